@@ -1,0 +1,107 @@
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { z } from "zod";
+
+/** The development default secret is written here so that restarts keep tokens valid. */
+const DEV_SECRET_FILE = "jwt-secret";
+
+const booleanString = z
+  .enum(["true", "false", "1", "0"])
+  .transform((value) => value === "true" || value === "1");
+
+/**
+ * Every setting of the platform, one schema for all processes (contract §8). Each has a
+ * development default that works on one machine; `NODE_ENV=production` refuses the
+ * development secret. Parsed once in each `main.ts` and passed down.
+ */
+export const configSchema = z.object({
+  NODE_ENV: z.enum(["development", "test", "production"]).default("development"),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  HOST: z.string().default("127.0.0.1"),
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  /** A service's RPC port and ops port; each service has its own defaults (see the README). */
+  SERVICE_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  OPS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  PUBLIC_URL: z.string().url().optional(),
+  DATABASE_URL: z.string().default("postgres://127.0.0.1:5432/evalp"),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  NATS_URL: z.string().default("nats://127.0.0.1:4222"),
+  REDIS_URL: z.string().default("redis://127.0.0.1:6379"),
+  /** Prefix of every Redis key, so that several deployments (or test runs) can share one Redis. */
+  REDIS_KEY_PREFIX: z.string().default("evalp:"),
+  SMTP_URL: z.string().optional(),
+  MAIL_DIR: z.string().default("var/mail"),
+  VAR_DIR: z.string().default("var"),
+  WEBHOOK_RETRY_SCHEDULE_MS: z.string().optional(),
+  WEBHOOK_ALLOW_PRIVATE: booleanString.optional(),
+  SIGNUP_ENABLED: booleanString.default(true),
+  LEGACY_API_KEYS: z.string().default(""),
+  JWT_SECRET: z.string().min(32).optional(),
+  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
+  /** Upstream Connect servers, as the gateway reaches them. */
+  CONTROL_URL: z.string().url().default("http://127.0.0.1:8081"),
+  PLATFORM_URL: z.string().url().default("http://127.0.0.1:8082"),
+  INTERVIEW_URL: z.string().url().default("http://127.0.0.1:8083"),
+  WEBHOOKS_URL: z.string().url().default("http://127.0.0.1:8084"),
+  /** How long the gateway waits for an upstream call before answering 504. */
+  UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  /** How long a draining process may take after SIGTERM before it exits anyway. */
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
+});
+
+type RawConfig = z.infer<typeof configSchema>;
+
+/** The parsed configuration, with the secret resolved and the public URL known. */
+export type Config = Omit<RawConfig, "JWT_SECRET" | "PUBLIC_URL" | "WEBHOOK_ALLOW_PRIVATE"> & {
+  JWT_SECRET: string;
+  PUBLIC_URL: string;
+  WEBHOOK_ALLOW_PRIVATE: boolean;
+  /** True when the secret came from the development file rather than the environment. */
+  usingDevelopmentSecret: boolean;
+};
+
+/** Thrown when the environment cannot make a valid configuration; main() prints it and exits 1. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+/**
+ * Parses the environment once. In development the JWT secret is generated on first use and
+ * kept under VAR_DIR; in production a missing or development secret stops the process.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = configSchema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`);
+    throw new ConfigError(`invalid configuration: ${problems.join("; ")}`);
+  }
+  const raw = parsed.data;
+  const production = raw.NODE_ENV === "production";
+  const secretFile = resolve(raw.VAR_DIR, DEV_SECRET_FILE);
+  let secret = raw.JWT_SECRET;
+  let usingDevelopmentSecret = false;
+  if (!secret) {
+    if (production) throw new ConfigError("JWT_SECRET is required when NODE_ENV=production");
+    secret = readOrCreateSecret(secretFile);
+    usingDevelopmentSecret = true;
+  } else if (production && existsSync(secretFile) && readFileSync(secretFile, "utf8").trim() === secret) {
+    throw new ConfigError("JWT_SECRET is the development secret; set a production secret");
+  }
+  return {
+    ...raw,
+    JWT_SECRET: secret,
+    PUBLIC_URL: raw.PUBLIC_URL ?? `http://${raw.HOST}:${raw.PORT}`,
+    // Private targets are allowed by default only outside production (contract §6).
+    WEBHOOK_ALLOW_PRIVATE: raw.WEBHOOK_ALLOW_PRIVATE ?? !production,
+    usingDevelopmentSecret,
+  };
+}
+
+function readOrCreateSecret(file: string): string {
+  if (existsSync(file)) return readFileSync(file, "utf8").trim();
+  mkdirSync(dirname(file), { recursive: true });
+  const secret = randomBytes(48).toString("base64url");
+  writeFileSync(file, `${secret}\n`, { mode: 0o600 });
+  return secret;
+}

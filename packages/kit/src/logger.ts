@@ -1,0 +1,34 @@
+import { pino, type Logger } from "pino";
+
+export type { Logger } from "pino";
+
+/**
+ * Paths redacted from every log line. Secrets must never reach a log (contract §8), so
+ * anything that can carry one is censored at the logger rather than at each call site.
+ */
+export const REDACTED_PATHS = [
+  "password",
+  "*.password",
+  "token",
+  "*.token",
+  "secret",
+  "*.secret",
+  "access_token",
+  "*.access_token",
+  "credential",
+  "*.credential",
+  "req.headers.authorization",
+  "req.headers.cookie",
+  'req.headers["x-api-key"]',
+  'res.headers["set-cookie"]',
+];
+
+/** One JSON logger per process, named for the service so lines from all processes can be told apart. */
+export function createLogger(service: string, level: string): Logger {
+  return pino({
+    level,
+    base: { service },
+    redact: { paths: REDACTED_PATHS, censor: "[redacted]" },
+    timestamp: pino.stdTimeFunctions.isoTime,
+  });
+}

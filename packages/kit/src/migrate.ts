@@ -1,0 +1,61 @@
+import { createHash } from "node:crypto";
+import { fileURLToPath } from "node:url";
+import pg from "pg";
+import { runner } from "node-pg-migrate";
+import { withDefaultUser } from "./db.js";
+
+/** One service's migrations: the schema it owns and the folders of its `.sql` files. */
+export type MigrationSet = { schema: string; dirs: string[] };
+
+/** The outbox table every emitting service has in its own schema (contract §6). */
+export const OUTBOX_MIGRATIONS_DIR = fileURLToPath(new URL("../migrations/outbox", import.meta.url));
+
+/**
+ * Applies every pending migration of each set, each schema tracked in its own `pgmigrations`
+ * table. A per-schema advisory lock means replicas racing at start cannot apply one twice.
+ */
+export async function migrate(databaseUrl: string, sets: MigrationSet[]): Promise<void> {
+  for (const set of sets) {
+    await runner({
+      databaseUrl: withDefaultUser(databaseUrl),
+      // Globs, so that several folders (the shared outbox and the service's own) form one ordered list.
+      dir: set.dirs.map((dir) => `${dir}/*.sql`),
+      useGlob: true,
+      direction: "up",
+      schema: set.schema,
+      createSchema: true,
+      migrationsTable: "pgmigrations",
+      migrationsSchema: set.schema,
+      count: Number.POSITIVE_INFINITY,
+      lockValue: advisoryLockId(set.schema),
+      checkOrder: true,
+      singleTransaction: true,
+      log: () => {},
+    });
+  }
+}
+
+function advisoryLockId(schema: string): number {
+  return createHash("sha256").update(`evalp-migrate:${schema}`).digest().readInt32BE(0);
+}
+
+/** Creates the database named in `databaseUrl` when it does not exist (connecting to `postgres`). */
+export async function ensureDatabase(databaseUrl: string): Promise<void> {
+  const url = new URL(withDefaultUser(databaseUrl));
+  const name = decodeURIComponent(url.pathname.replace(/^\//, ""));
+  if (!name) throw new Error("DATABASE_URL names no database");
+  url.pathname = "/postgres";
+  const client = new pg.Client({ connectionString: url.toString() });
+  await client.connect();
+  try {
+    const found = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]);
+    if (found.rowCount === 0) {
+      await client.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`).catch((error: { code?: string }) => {
+        // Another process created it between the check and the create.
+        if (error.code !== "42P04") throw error;
+      });
+    }
+  } finally {
+    await client.end();
+  }
+}

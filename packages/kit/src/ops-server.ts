@@ -1,0 +1,38 @@
+import { createServer, type Server } from "node:http";
+import type { Registry } from "prom-client";
+import { type ReadinessCheck, runReadiness } from "./readiness.js";
+
+/**
+ * The ops port of a service: `/healthz` (the process is up), `/readyz` (its dependencies
+ * answer) and `/metrics` (Prometheus text), apart from the RPC port so probes never queue
+ * behind application traffic.
+ */
+export function createOpsServer(options: { registry: Registry; checks: ReadinessCheck[] }): Server {
+  let draining = false;
+  const server = createServer((req, res) => {
+    const send = (status: number, body: unknown, type = "application/json") => {
+      res.writeHead(status, { "content-type": type });
+      res.end(typeof body === "string" ? body : JSON.stringify(body));
+    };
+    const path = (req.url ?? "/").split("?")[0];
+    if (req.method !== "GET") return send(405, { status: "method not allowed" });
+    if (path === "/healthz") return send(200, { status: "ok" });
+    if (path === "/readyz") {
+      if (draining) return send(503, { status: "draining" });
+      void runReadiness(options.checks).then(({ ready, failing }) =>
+        send(ready ? 200 : 503, ready ? { status: "ready" } : { status: "not_ready", failing }),
+      );
+      return;
+    }
+    if (path === "/metrics") {
+      void options.registry.metrics().then((text) => send(200, text, options.registry.contentType));
+      return;
+    }
+    return send(404, { status: "not found" });
+  });
+  // A draining process reports not-ready so load balancers stop sending it work.
+  server.on("close", () => {
+    draining = true;
+  });
+  return server;
+}

@@ -1,0 +1,56 @@
+import { createContextKey, type ContextValues, type Interceptor } from "@connectrpc/connect";
+import type { Logger } from "pino";
+
+/** Header that carries the gateway's request id to every service it calls (contract §1). */
+export const REQUEST_ID_HEADER = "x-request-id";
+/** Headers that say who acts, so that services can write audit events without re-authenticating. */
+export const ACTOR_KIND_HEADER = "x-evalp-actor-kind";
+export const ACTOR_ID_HEADER = "x-evalp-actor-id";
+
+/** Who a request acts for, as services see it. */
+export type Actor = { kind: string; id: string };
+
+/** What a service knows about the request an RPC serves. */
+export type RequestContext = { requestId: string | null; actor: Actor | null; logger: Logger };
+
+const contextKey = createContextKey<RequestContext | null>(null, { description: "evalp request context" });
+
+/** The request context set by `requestContextInterceptor`; RPC handlers read it from `ctx.values`. */
+export function requestContext(values: ContextValues): RequestContext {
+  const context = values.get(contextKey);
+  if (!context) throw new Error("requestContextInterceptor is not installed");
+  return context;
+}
+
+export function requestLogger(values: ContextValues): Logger {
+  return requestContext(values).logger;
+}
+
+/** Server interceptor: reads request id and actor from metadata and binds a child logger to them. */
+export function requestContextInterceptor(logger: Logger): Interceptor {
+  return (next) => async (req) => {
+    const requestId = req.header.get(REQUEST_ID_HEADER);
+    const kind = req.header.get(ACTOR_KIND_HEADER);
+    const id = req.header.get(ACTOR_ID_HEADER);
+    const child = logger.child({ request_id: requestId ?? undefined, rpc: req.method.name });
+    req.contextValues.set(contextKey, {
+      requestId,
+      actor: kind && id ? { kind, id } : null,
+      logger: child,
+    });
+    return next(req);
+  };
+}
+
+/** What a client call carries; the gateway sets it per request. */
+export type CallMetadata = { requestId: string; actor?: Actor | undefined };
+
+/** Builds the headers of one outgoing call from its metadata. */
+export function metadataHeaders(meta: CallMetadata): Record<string, string> {
+  const headers: Record<string, string> = { [REQUEST_ID_HEADER]: meta.requestId };
+  if (meta.actor) {
+    headers[ACTOR_KIND_HEADER] = meta.actor.kind;
+    headers[ACTOR_ID_HEADER] = meta.actor.id;
+  }
+  return headers;
+}

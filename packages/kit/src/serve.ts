@@ -1,0 +1,42 @@
+import type { ConnectRouter } from "@connectrpc/connect";
+import type { Logger } from "pino";
+import { createConnectServer, listen } from "./connect-server.js";
+import { createMetricsRegistry } from "./metrics.js";
+import { createOpsServer } from "./ops-server.js";
+import type { ReadinessCheck } from "./readiness.js";
+
+/** What a service is, apart from how it is run: its RPC routes and its readiness checks. */
+export type ServiceDefinition = {
+  name: string;
+  routes: (router: ConnectRouter) => void;
+  checks: ReadinessCheck[];
+};
+
+/** A listening service: where it listens and how to stop it. */
+export type RunningService = { rpcPort: number; opsPort: number; close(): Promise<void> };
+
+/**
+ * Listens with a service's RPC server (HTTP/2 Connect) and its ops server. Used alike by each
+ * service's `main.ts` and by the integration tests, which pass port 0.
+ */
+export async function serveService(
+  definition: ServiceDefinition,
+  options: { logger: Logger; host: string; rpcPort: number; opsPort: number },
+): Promise<RunningService> {
+  const rpc = createConnectServer({
+    routes: definition.routes,
+    logger: options.logger,
+    checks: definition.checks,
+  });
+  const ops = createOpsServer({ registry: createMetricsRegistry(definition.name), checks: definition.checks });
+  const rpcPort = await listen(rpc.server, options.rpcPort, options.host);
+  const opsPort = await listen(ops, options.opsPort, options.host);
+  return {
+    rpcPort,
+    opsPort,
+    async close() {
+      await rpc.close();
+      await new Promise<void>((resolve) => ops.close(() => resolve()));
+    },
+  };
+}

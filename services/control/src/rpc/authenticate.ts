@@ -1,0 +1,126 @@
+import { create } from "@bufbuild/protobuf";
+import { AppError, isScope, type Queryable, ROLE_SCOPES, SCOPES, AGENT_SCOPE } from "@evalp/kit";
+import {
+  type AuthenticateRequest,
+  type AuthenticateResponse,
+  AuthenticateResponseSchema,
+  MembershipRoleSchema,
+  type Principal,
+  PrincipalKind,
+  PrincipalSchema,
+} from "@evalp/proto/control/v1/auth";
+import { ACCESS_TOKEN_PREFIX, API_KEY_PATTERN, API_KEY_PREFIX, sha256 } from "../credentials.js";
+import type { Deps } from "../deps.js";
+import { parseLegacyKeys } from "../legacy-keys.js";
+
+const unauthenticated = () => new AppError("unauthenticated", "Missing or unknown credentials.");
+
+/**
+ * Resolves a presented credential into a principal. The credential's shape says which kind it
+ * is: `evs_` access tokens, `evk_` API keys, anything else a legacy key from configuration.
+ */
+export function authenticate(deps: Deps) {
+  const legacy = parseLegacyKeys(deps.config.LEGACY_API_KEYS);
+  return async (req: AuthenticateRequest): Promise<AuthenticateResponse> => {
+    const credential = req.credential;
+    let principal: Principal;
+    if (credential.startsWith(ACCESS_TOKEN_PREFIX)) principal = await sessionPrincipal(deps.pool, credential);
+    else if (credential.startsWith(API_KEY_PREFIX)) principal = await apiKeyPrincipal(deps.pool, credential);
+    else {
+      const hash = sha256(credential).toString("hex");
+      const environmentId = legacy.get(hash);
+      if (!environmentId) throw unauthenticated();
+      principal = await legacyPrincipal(deps.pool, hash, environmentId);
+    }
+    return create(AuthenticateResponseSchema, { principal });
+  };
+}
+
+async function sessionPrincipal(db: Queryable, token: string): Promise<Principal> {
+  const found = await db.query<{
+    user_id: string;
+    email: string;
+    active_organization_id: string | null;
+    expired: boolean;
+    revoked: boolean;
+  }>(
+    `SELECT s.user_id, u.email, s.active_organization_id,
+            s.expires_at <= clock_timestamp() AS expired, s.revoked_at IS NOT NULL AS revoked
+     FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = $1`,
+    [sha256(token)],
+  );
+  const session = found.rows[0];
+  if (!session || session.revoked) throw unauthenticated();
+  if (session.expired) throw new AppError("token_expired", "The access token has expired.");
+  const memberships = await db.query<{ organization_id: string; role: string }>(
+    `SELECT organization_id, role FROM memberships WHERE user_id = $1 AND status = 'active'
+     ORDER BY created_at, id`,
+    [session.user_id],
+  );
+  const active = memberships.rows.some((m) => m.organization_id === session.active_organization_id)
+    ? session.active_organization_id
+    : (memberships.rows[0]?.organization_id ?? null);
+  const activeRole = memberships.rows.find((m) => m.organization_id === active)?.role;
+  return create(PrincipalSchema, {
+    kind: PrincipalKind.SESSION,
+    principalId: session.user_id,
+    userId: session.user_id,
+    email: session.email,
+    activeOrganizationId: active ?? "",
+    scopes: activeRole ? [...(ROLE_SCOPES[activeRole as keyof typeof ROLE_SCOPES] ?? [])] : [],
+    memberships: memberships.rows.map((m) =>
+      create(MembershipRoleSchema, { organizationId: m.organization_id, role: m.role }),
+    ),
+  });
+}
+
+async function apiKeyPrincipal(db: Queryable, key: string): Promise<Principal> {
+  if (!API_KEY_PATTERN.test(key)) throw unauthenticated();
+  const found = await db.query<{
+    id: string;
+    name: string;
+    scopes: string[];
+    environment_id: string;
+    app_id: string;
+    organization_id: string;
+    created_by_user_id: string | null;
+    revoked: boolean;
+  }>(
+    `SELECT k.id, k.name, k.scopes, k.environment_id, e.app_id, a.organization_id, k.created_by_user_id,
+            k.revoked_at IS NOT NULL AS revoked
+     FROM api_keys k JOIN environments e ON e.id = k.environment_id JOIN apps a ON a.id = e.app_id
+     WHERE k.secret_hash = $1`,
+    [sha256(key)],
+  );
+  const row = found.rows[0];
+  if (!row) throw unauthenticated();
+  if (row.revoked) throw new AppError("api_key_revoked", "This API key has been revoked.");
+  return create(PrincipalSchema, {
+    kind: PrincipalKind.API_KEY,
+    principalId: row.id,
+    apiKeyName: row.name,
+    userId: row.created_by_user_id ?? "",
+    organizationId: row.organization_id,
+    appId: row.app_id,
+    environmentId: row.environment_id,
+    scopes: row.scopes.filter(isScope),
+  });
+}
+
+/** Legacy keys predate scoped keys: they reach their one environment with every scope but the agent's. */
+async function legacyPrincipal(db: Queryable, hash: string, environmentId: string): Promise<Principal> {
+  const found = await db.query<{ app_id: string; organization_id: string }>(
+    "SELECT e.app_id, a.organization_id FROM environments e JOIN apps a ON a.id = e.app_id WHERE e.id = $1",
+    [environmentId],
+  );
+  const row = found.rows[0];
+  if (!row) throw unauthenticated();
+  return create(PrincipalSchema, {
+    kind: PrincipalKind.LEGACY,
+    principalId: `legacy_${hash.slice(0, 12)}`,
+    organizationId: row.organization_id,
+    appId: row.app_id,
+    environmentId,
+    scopes: SCOPES.filter((scope) => scope !== AGENT_SCOPE),
+  });
+}

@@ -1,0 +1,39 @@
+import { create } from "@bufbuild/protobuf";
+import { AppError, newId, withTransaction } from "@evalp/kit";
+import {
+  type CreateEnvironmentRequest,
+  type CreateEnvironmentResponse,
+  CreateEnvironmentResponseSchema,
+} from "@evalp/proto/control/v1/organization";
+import { ENVIRONMENT_COLUMNS, type EnvironmentRow, environmentMessage } from "../db/rows.js";
+import { requireApp } from "../db/scope.js";
+import { isUniqueViolation } from "../db/unique.js";
+import type { Deps } from "../deps.js";
+
+/** A new environment of the app, created with its quotas at their defaults (revision 1). */
+export function createEnvironment(deps: Deps) {
+  return async (req: CreateEnvironmentRequest): Promise<CreateEnvironmentResponse> => {
+    try {
+      const row = await withTransaction(deps.pool, async (tx) => {
+        await requireApp(tx, req.organizationId, req.appId);
+        const inserted = await tx.query<EnvironmentRow>(
+          `INSERT INTO environments (id, app_id, slug, name) VALUES ($1, $2, $3, $4)
+           RETURNING ${ENVIRONMENT_COLUMNS}`,
+          [newId(), req.appId, req.slug, req.name],
+        );
+        const environment = inserted.rows[0] as EnvironmentRow;
+        await tx.query("INSERT INTO quotas (environment_id) VALUES ($1)", [environment.id]);
+        return environment;
+      });
+      return create(CreateEnvironmentResponseSchema, { environment: environmentMessage(row) });
+    } catch (error) {
+      if (isUniqueViolation(error, "environments_app_id_slug_key")) {
+        throw new AppError("already_exists", "An environment with this slug already exists.", {
+          resource: "environment",
+          field: "slug",
+        });
+      }
+      throw error;
+    }
+  };
+}

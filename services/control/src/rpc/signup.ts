@@ -1,0 +1,50 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { AppError, newId, withTransaction } from "@evalp/kit";
+import { type SignupRequest, type SignupResponse, SignupResponseSchema } from "@evalp/proto/control/v1/auth";
+import { openSession } from "../db/sessions.js";
+import { isUniqueViolation } from "../db/unique.js";
+import type { Deps } from "../deps.js";
+import { hashPassword } from "../passwords.js";
+
+/** A new user, their organization (they own it) and a first session, in one transaction. */
+export function signup(deps: Deps) {
+  return async (req: SignupRequest): Promise<SignupResponse> => {
+    const passwordHash = await hashPassword(req.password);
+    const userId = newId();
+    const organizationId = newId();
+    try {
+      return await withTransaction(deps.pool, async (tx) => {
+        await tx.query("INSERT INTO users (id, email, password_hash) VALUES ($1, $2, $3)", [
+          userId,
+          req.email,
+          passwordHash,
+        ]);
+        await tx.query("INSERT INTO organizations (id, name) VALUES ($1, $2)", [
+          organizationId,
+          req.organizationName,
+        ]);
+        await tx.query(
+          `INSERT INTO memberships (id, organization_id, user_id, role, status)
+           VALUES ($1, $2, $3, 'owner', 'active')`,
+          [newId(), organizationId, userId],
+        );
+        const session = await openSession(tx, userId, organizationId);
+        return create(SignupResponseSchema, {
+          userId,
+          organizationId,
+          accessToken: session.token,
+          expiresAt: timestampFromDate(session.expiresAt),
+        });
+      });
+    } catch (error) {
+      if (isUniqueViolation(error, "users_email_key")) {
+        throw new AppError("already_exists", "An account with this email already exists.", {
+          resource: "user",
+          field: "email",
+        });
+      }
+      throw error;
+    }
+  };
+}

@@ -1,0 +1,1 @@
+export { type Deps as InterviewDeps, migrations, SCHEMA, interviewService } from "./server.js";

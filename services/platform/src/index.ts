@@ -1,0 +1,1 @@
+export { type Deps as PlatformDeps, migrations, SCHEMA, platformService } from "./server.js";

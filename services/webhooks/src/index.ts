@@ -1,0 +1,1 @@
+export { type Deps as WebhooksDeps, migrations, SCHEMA, webhooksService } from "./server.js";
