@@ -1,0 +1,16 @@
+import { metadataHeaders } from "@evalp/kit";
+import type { FastifyRequest } from "fastify";
+
+/**
+ * Call options of an upstream RPC made for a request: the request id and the acting principal
+ * travel as metadata, so every service logs the same request id (contract §1).
+ */
+export function callOptions(request: FastifyRequest): { headers: Record<string, string> } {
+  const principal = request.access?.principal;
+  return {
+    headers: metadataHeaders({
+      requestId: request.id,
+      actor: principal ? { kind: principal.kind, id: principal.principalId } : undefined,
+    }),
+  };
+}

@@ -1,0 +1,16 @@
+import type { Access, RouteAccess } from "./principal.js";
+
+/** What the gateway's plugins attach to Fastify's request and route config. */
+declare module "fastify" {
+  interface FastifyContextConfig {
+    access?: RouteAccess;
+  }
+  interface FastifyRequest {
+    /** Set by the auth plugin on operator routes. */
+    access?: Access;
+    /** The credential as presented, for logout; never logged. */
+    credential?: string;
+    /** Set by the idempotency plugin when this request holds a key's lock. */
+    idempotency?: { recordKey: string; lockKey: string; fingerprint: string };
+  }
+}

@@ -1,0 +1,42 @@
+import { create } from "@bufbuild/protobuf";
+import { type PageInfo, type PageRequest, PageRequestSchema } from "@evalp/proto/common/v1/page";
+import type { FastifyRequest } from "fastify";
+import { RequestValidationError } from "../validation/json-body.js";
+import type { CursorCodec } from "./cursor.js";
+
+/** Default page size of cursor lists (contract §5). */
+export const DEFAULT_PAGE_SIZE = 50;
+
+/** The list a cursor belongs to: the path it was issued on, so it cannot page another list. */
+function listOf(request: FastifyRequest): string {
+  return request.url.split("?")[0] ?? "";
+}
+
+/** The upstream page of a request's `limit` and `cursor` (already validated for shape). */
+export function pageRequest(
+  request: FastifyRequest,
+  codec: CursorCodec,
+  query: { limit?: number; cursor?: string },
+): PageRequest {
+  const limit = query.limit ?? DEFAULT_PAGE_SIZE;
+  if (query.cursor === undefined) return create(PageRequestSchema, { limit });
+  const after = codec.decode(listOf(request), query.cursor);
+  if (!after) {
+    const message = "cursor was not issued by this service for this list";
+    throw new RequestValidationError([
+      {
+        type: "value_error",
+        loc: ["query", "cursor"],
+        msg: `Value error, ${message}`,
+        input: query.cursor,
+        ctx: { error: message },
+      },
+    ]);
+  }
+  return create(PageRequestSchema, { limit, after });
+}
+
+/** A page body `{items, next_cursor}` (contract §5; null on the last page). */
+export function pageBody<T>(request: FastifyRequest, codec: CursorCodec, items: T[], info: PageInfo | undefined) {
+  return { items, next_cursor: codec.next(listOf(request), info) };
+}

@@ -1,0 +1,41 @@
+import type { Scope } from "@evalp/kit";
+
+/** How a caller authenticated (contract §3); the `kind` of AuthPrincipal. */
+export type PrincipalKind = "session" | "api_key" | "legacy";
+
+/**
+ * The caller as the gateway knows it after authentication. A session reaches every
+ * organization it is a member of; a key reaches exactly one environment.
+ */
+export type Principal = {
+  kind: PrincipalKind;
+  principalId: string;
+  userId: string | null;
+  email: string | null;
+  apiKeyName: string | null;
+  /** Keys: where the key lives. */
+  keyReach: { organizationId: string; appId: string; environmentId: string } | null;
+  /** Sessions: role per organization, and the active organization. */
+  roles: Map<string, string>;
+  activeOrganizationId: string | null;
+  /** Scopes as reported by GET /v1/auth/principal (for sessions: the active organization's role). */
+  scopes: string[];
+};
+
+/** What a request may do once its principal was checked against the route's path. */
+export type Access = {
+  principal: Principal;
+  /** The scopes effective for this request (for sessions: the role in the path's organization). */
+  scopes: string[];
+  /** The organization the request acts in, when the path or the credential names one. */
+  organizationId: string | null;
+};
+
+/** What a route declares about who may call it. */
+export type RouteAccess = {
+  /** `none`: public; `operator`: any operator credential; `session`: access tokens and cookies only. */
+  auth: "none" | "operator" | "session";
+  scope?: Scope;
+  /** `required` on the (IK) endpoints and org-scoped mutations (contract §4); else honoured when sent. */
+  idempotency?: "required" | "optional" | "none";
+};

@@ -1,0 +1,3 @@
+export { buildApp, type GatewayDeps } from "./app.js";
+export { createRedis } from "./redis.js";
+export { createUpstreams, type Upstreams } from "./upstream.js";

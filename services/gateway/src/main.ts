@@ -1,0 +1,20 @@
+import { createLogger, createShutdownManager, loadConfig } from "@evalp/kit";
+import { buildApp } from "./app.js";
+import { createRedis } from "./redis.js";
+import { createUpstreams } from "./upstream.js";
+
+const config = loadConfig();
+const logger = createLogger("gateway", config.LOG_LEVEL);
+const shutdown = createShutdownManager(logger, config.SHUTDOWN_GRACE_MS);
+const redis = createRedis(config.REDIS_URL);
+shutdown.register("redis", async () => {
+  await redis.quit();
+});
+const upstreams = createUpstreams(config);
+shutdown.register("upstreams", async () => upstreams.close());
+const app = await buildApp({ config, logger, redis, upstreams });
+// Fastify's close stops accepting, answers 503 to new requests and waits for in-flight ones.
+shutdown.register("http", () => app.close());
+await app.listen({ port: config.PORT, host: config.HOST });
+shutdown.listen();
+logger.info({ url: config.PUBLIC_URL }, "gateway listening");

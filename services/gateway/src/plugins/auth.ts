@@ -1,0 +1,120 @@
+import { AppError, grants, isRole, isUuid, notFound, ROLE_SCOPES } from "@evalp/kit";
+import { PrincipalKind as WireKind, type Principal as WirePrincipal } from "@evalp/proto/control/v1/auth";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { callOptions } from "../http/call.js";
+import type { Access, Principal, PrincipalKind } from "../http/principal.js";
+import type { Upstreams } from "../upstream.js";
+
+/** The session cookie (contract §3). */
+export const SESSION_COOKIE = "evp_session";
+
+const KINDS: Record<WireKind, PrincipalKind | null> = {
+  [WireKind.UNSPECIFIED]: null,
+  [WireKind.SESSION]: "session",
+  [WireKind.API_KEY]: "api_key",
+  [WireKind.LEGACY]: "legacy",
+};
+
+/** The credential of a request: `Authorization: Bearer`, then `X-API-Key`, then the session cookie. */
+export function presentedCredential(request: FastifyRequest): string | null {
+  const authorization = request.headers.authorization;
+  if (authorization) {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    return match?.[1] ?? null;
+  }
+  const apiKey = request.headers["x-api-key"];
+  if (typeof apiKey === "string" && apiKey.length > 0) return apiKey;
+  return request.cookies[SESSION_COOKIE] ?? null;
+}
+
+function toPrincipal(wire: WirePrincipal): Principal {
+  const kind = KINDS[wire.kind];
+  if (!kind) throw new Error("upstream returned a principal of no kind");
+  const isKey = kind !== "session";
+  return {
+    kind,
+    principalId: wire.principalId,
+    userId: wire.userId || null,
+    email: wire.email ?? null,
+    apiKeyName: wire.apiKeyName ?? null,
+    keyReach: isKey
+      ? { organizationId: wire.organizationId, appId: wire.appId, environmentId: wire.environmentId }
+      : null,
+    roles: new Map(wire.memberships.map((m) => [m.organizationId, m.role])),
+    activeOrganizationId: wire.activeOrganizationId || null,
+    scopes: wire.scopes,
+  };
+}
+
+/** Path parameters that name resources in the organization → app → environment chain. */
+const PATH_IDS = [
+  ["organization_id", "organization"],
+  ["app_id", "app"],
+  ["environment_id", "environment"],
+] as const;
+
+/**
+ * What the principal may do on this path (contract §3). Another organization is 404 (its
+ * existence is never revealed); for a key, another app or environment of its own organization
+ * is 403. A session's scopes are its role's in the path's organization.
+ */
+export function resolveAccess(principal: Principal, params: Record<string, string>): Access {
+  const organizationId = params.organization_id;
+  if (organizationId === undefined) {
+    const own = principal.keyReach?.organizationId ?? principal.activeOrganizationId;
+    return { principal, scopes: principal.scopes, organizationId: own };
+  }
+  for (const [param, resource] of PATH_IDS) {
+    const value = params[param];
+    if (value !== undefined && !isUuid(value)) throw notFound(resource);
+  }
+  const reach = principal.keyReach;
+  if (reach) {
+    if (reach.organizationId !== organizationId) throw notFound("organization");
+    const outside =
+      (params.app_id !== undefined && params.app_id !== reach.appId) ||
+      (params.environment_id !== undefined && params.environment_id !== reach.environmentId);
+    if (outside) {
+      throw new AppError("forbidden", "This key does not reach that app or environment.", {
+        reason: "outside_key_reach",
+      });
+    }
+    return { principal, scopes: principal.scopes, organizationId };
+  }
+  const role = principal.roles.get(organizationId);
+  if (!role || !isRole(role)) throw notFound("organization");
+  return { principal, scopes: [...ROLE_SCOPES[role]], organizationId };
+}
+
+/**
+ * Authenticates every route that declares `auth` other than `none`, then checks reach and the
+ * route's scope, before the body is even read: a caller who may not call learns nothing more.
+ */
+export function registerAuth(app: FastifyInstance, upstreams: Upstreams): void {
+  app.addHook("onRequest", async (request) => {
+    const declared = request.routeOptions.config.access;
+    if (!declared || declared.auth === "none") return;
+    const credential = presentedCredential(request);
+    if (!credential) throw new AppError("unauthenticated", "Authentication required.");
+    const { principal: wire } = await upstreams.auth.authenticate({ credential }, callOptions(request));
+    if (!wire) throw new Error("upstream returned no principal");
+    const principal = toPrincipal(wire);
+    request.credential = credential;
+    if (declared.auth === "session" && principal.kind !== "session") {
+      throw new AppError("forbidden", "This endpoint takes a user session, not an API key.", {
+        reason: "session_required",
+      });
+    }
+    const access = resolveAccess(principal, request.params as Record<string, string>);
+    request.access = access;
+    if (declared.scope && !grants(access.scopes, declared.scope)) {
+      throw new AppError("forbidden", `Requires the ${declared.scope} scope.`, {
+        required_scope: declared.scope,
+      });
+    }
+  });
+  app.addHook("onSend", async (request, reply) => {
+    // Legacy keys are for migration only; every answer to one says so.
+    if (request.access?.principal.kind === "legacy") reply.header("Deprecation", "true");
+  });
+}

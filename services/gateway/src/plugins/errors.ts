@@ -1,0 +1,59 @@
+import { ConnectError } from "@connectrpc/connect";
+import { AppError, fromConnectError } from "@evalp/kit";
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { RequestValidationError } from "../validation/json-body.js";
+
+/** The application error body (contract §2). */
+export function errorBody(error: AppError, requestId: string) {
+  return { detail: { code: error.code, message: error.message, context: error.context, request_id: requestId } };
+}
+
+/** Fastify's own client errors that the contract names. */
+const FASTIFY_CODES: Record<string, () => AppError> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: () => new AppError("payload_too_large", "The request body is over 1 MiB."),
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: () =>
+    new AppError("unsupported_media_type", "Send the request body as application/json."),
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: () =>
+    new AppError("payload_too_large", "The request body does not match its Content-Length."),
+};
+
+/** Anything thrown while serving a request, as the error the client is told about. */
+export function toAppError(error: unknown): AppError {
+  if (error instanceof AppError) return error;
+  if (error instanceof ConnectError) return fromConnectError(error);
+  const code = (error as FastifyError | undefined)?.code;
+  const known = code ? FASTIFY_CODES[code] : undefined;
+  if (known) return known();
+  return new AppError("internal", undefined, {}, { cause: error });
+}
+
+/** Seconds a client should wait before retrying an unavailable backend. */
+const RETRY_AFTER_UNAVAILABLE = "1";
+
+/**
+ * The gateway alone renders error bodies: validation problems in the Pydantic shape, everything
+ * else as the application envelope, and 5xx without internals (the cause is logged instead).
+ */
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    if (error instanceof RequestValidationError) {
+      return reply.code(422).type("application/json").send({ detail: error.items });
+    }
+    const appError = toAppError(error);
+    if (appError.status >= 500) {
+      request.log.error({ err: appError.cause ?? error, code: appError.code }, "request failed");
+    }
+    if (appError.code === "unavailable" && !appError.headers["Retry-After"]) {
+      reply.header("Retry-After", RETRY_AFTER_UNAVAILABLE);
+    }
+    for (const [name, value] of Object.entries(appError.headers)) reply.header(name, value);
+    return reply.code(appError.status).type("application/json").send(errorBody(appError, request.id));
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const error = new AppError("not_found", `No route ${request.method} ${request.url.split("?")[0]}.`, {
+      resource: "route",
+    });
+    return reply.code(404).type("application/json").send(errorBody(error, request.id));
+  });
+}

@@ -1,0 +1,131 @@
+import { createHash } from "node:crypto";
+import { AppError } from "@evalp/kit";
+import canonicalize from "canonicalize";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { Redis } from "ioredis";
+
+/** Records live 24 h (contract §4). */
+const RECORD_TTL_SECONDS = 24 * 60 * 60;
+/**
+ * The in-flight lock outlives any request (upstream calls time out well before), and expires
+ * on its own if the gateway dies holding it, so a key is never stuck.
+ */
+const LOCK_TTL_MS = 60_000;
+const HEADER = "idempotency-key";
+const MAX_KEY_LENGTH = 255;
+
+type StoredResponse = { fingerprint: string; status: number; body: string; headers: Record<string, string> };
+
+/** Response headers that belong to the outcome and come back on a replay. */
+const REPLAYED_HEADERS = ["location", "retry-after"];
+
+/** SHA-256 of method, path and the canonical JSON (RFC 8785) of the body (contract §4). */
+export function requestFingerprint(method: string, path: string, body: unknown): string {
+  const canonical = body === undefined ? "" : (canonicalize(body) ?? "");
+  return createHash("sha256").update(`${method}\n${path}\n${canonical}`).digest("hex");
+}
+
+/** Whom a key belongs to: the credential's organization (or participant session), else the caller. */
+function keyScope(request: FastifyRequest): string {
+  const access = request.access;
+  if (access?.organizationId) return `org:${access.organizationId}`;
+  if (access) return `principal:${access.principal.principalId}`;
+  return "anonymous";
+}
+
+/** A replayed body says so where its shape has `idempotent_replay` (contract §4). */
+function markReplayed(body: string): string {
+  try {
+    const parsed = JSON.parse(body) as unknown;
+    if (parsed && typeof parsed === "object" && !Array.isArray(parsed) && "idempotent_replay" in parsed) {
+      return JSON.stringify({ ...parsed, idempotent_replay: true });
+    }
+  } catch {
+    // Not JSON: replay verbatim.
+  }
+  return body;
+}
+
+function unavailable(cause: unknown): AppError {
+  return new AppError("unavailable", undefined, {}, { cause });
+}
+
+/**
+ * Idempotency-Key (contract §4): a Redis lock (`SET NX PX`) admits one execution per key; the
+ * final response (< 500) is stored with the request fingerprint and replayed verbatim. Runs
+ * after authentication (keys are scoped to the credential's organization) and before
+ * validation, so that a stored 422 replays too.
+ */
+export function registerIdempotency(app: FastifyInstance, redis: Redis, prefix: string): void {
+  app.addHook("preValidation", async (request, reply) => {
+    const mode = request.routeOptions.config.access?.idempotency ?? "none";
+    const key = request.headers[HEADER];
+    if (mode === "none" || typeof key !== "string" || key.length === 0 || key.length > MAX_KEY_LENGTH) return;
+    const route = request.routeOptions.url ?? request.url;
+    const id = createHash("sha256").update(`${keyScope(request)}\n${request.method}\n${route}\n${key}`).digest("hex");
+    const recordKey = `${prefix}idem:rec:${id}`;
+    const lockKey = `${prefix}idem:lock:${id}`;
+    const fingerprint = requestFingerprint(request.method, request.url.split("?")[0] ?? "", request.body);
+
+    const replay = async (): Promise<boolean> => {
+      const stored = await redis.get(recordKey).catch((error: unknown) => {
+        throw unavailable(error);
+      });
+      if (!stored) return false;
+      const record = JSON.parse(stored) as StoredResponse;
+      if (record.fingerprint !== fingerprint) {
+        throw new AppError("idempotency_key_reused", "This Idempotency-Key was used with a different request.");
+      }
+      await sendReplay(reply, record);
+      return true;
+    };
+
+    if (await replay()) return reply;
+    const locked = await redis.set(lockKey, request.id, "PX", LOCK_TTL_MS, "NX").catch((error: unknown) => {
+      throw unavailable(error);
+    });
+    if (locked !== "OK") {
+      // The first request may have finished between our read and our lock attempt.
+      if (await replay()) return reply;
+      throw new AppError(
+        "idempotency_key_in_use",
+        "A request with this Idempotency-Key is still running.",
+        {},
+        { headers: { "Retry-After": "1" } },
+      );
+    }
+    request.idempotency = { recordKey, lockKey, fingerprint };
+    return undefined;
+  });
+
+  app.addHook("onSend", async (request, reply, payload) => {
+    const held = request.idempotency;
+    if (!held) return payload;
+    request.idempotency = undefined;
+    const status = reply.statusCode;
+    const multi = redis.multi();
+    if (status < 500 && typeof payload === "string") {
+      const headers: Record<string, string> = {};
+      for (const name of REPLAYED_HEADERS) {
+        const value = reply.getHeader(name);
+        if (value !== undefined) headers[name] = String(value);
+      }
+      const record: StoredResponse = { fingerprint: held.fingerprint, status, body: payload, headers };
+      multi.set(held.recordKey, JSON.stringify(record), "EX", RECORD_TTL_SECONDS);
+    }
+    multi.del(held.lockKey);
+    // A failure to store is logged, not sent: the response itself is already final. The lock
+    // then expires on its own and a retry executes again.
+    await multi.exec().catch((error: unknown) => request.log.error({ err: error }, "idempotency store failed"));
+    return payload;
+  });
+}
+
+async function sendReplay(reply: FastifyReply, record: StoredResponse): Promise<void> {
+  for (const [name, value] of Object.entries(record.headers)) reply.header(name, value);
+  await reply
+    .code(record.status)
+    .header("Idempotent-Replayed", "true")
+    .type("application/json")
+    .send(markReplayed(record.body));
+}

@@ -1,0 +1,73 @@
+import { type TSchema, Type } from "@sinclair/typebox";
+
+/** Idempotency-Key where it is required (contract §4); lower case because Fastify lower-cases headers. */
+export const IdempotentHeaders = Type.Object({
+  "idempotency-key": Type.String({ minLength: 1, maxLength: 255, title: "Idempotency-Key" }),
+});
+
+/** Idempotency-Key where it is optional and honoured when sent. */
+export const OptionalIdempotencyHeaders = Type.Object({
+  "idempotency-key": Type.Optional(Type.String({ minLength: 1, maxLength: 255, title: "Idempotency-Key" })),
+});
+
+/** `limit` and `cursor` of every cursor list (contract §5). */
+export const PageQuery = Type.Object({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
+  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
+});
+
+export const Uuid = Type.String({ format: "uuid" });
+export const DateTime = Type.String({ format: "date-time" });
+
+/** A page envelope of `item`. */
+export function Page<T extends TSchema>(item: T, name: string) {
+  return Type.Object({ items: Type.Array(item), next_cursor: Type.Union([Type.String(), Type.Null()]) }, { title: name });
+}
+
+/** Path parameters of the ORG / APP / ENV prefixes (ids are checked for shape by the auth plugin: 404). */
+export const OrgParams = Type.Object({ organization_id: Type.String() });
+export const AppParams = Type.Object({ organization_id: Type.String(), app_id: Type.String() });
+export const EnvParams = Type.Object({
+  organization_id: Type.String(),
+  app_id: Type.String(),
+  environment_id: Type.String(),
+});
+
+/** The application error body (contract §2), for the OpenAPI document. */
+export const ErrorBody = Type.Object(
+  {
+    detail: Type.Object({
+      code: Type.String(),
+      message: Type.String(),
+      context: Type.Record(Type.String(), Type.Unknown()),
+      request_id: Type.String(),
+    }),
+  },
+  { title: "ApplicationError" },
+);
+
+/** The validation error body (contract §2), for the OpenAPI document. */
+export const ValidationErrorBody = Type.Object(
+  {
+    detail: Type.Array(
+      Type.Object({
+        loc: Type.Array(Type.String()),
+        msg: Type.String(),
+        type: Type.String(),
+        ctx: Type.Record(Type.String(), Type.Unknown()),
+        input: Type.Unknown(),
+      }),
+    ),
+  },
+  { title: "ValidationError" },
+);
+
+/** The error responses every authenticated route can give, for the OpenAPI document. */
+export const COMMON_ERRORS = {
+  401: ErrorBody,
+  403: ErrorBody,
+  404: ErrorBody,
+  422: ValidationErrorBody,
+  429: ErrorBody,
+  503: ErrorBody,
+};

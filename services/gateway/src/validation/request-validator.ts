@@ -1,0 +1,132 @@
+import { type SchemaOptions, type TUnsafe, Type } from "@sinclair/typebox";
+import { Ajv, type ValidateFunction } from "ajv";
+import addFormats from "ajv-formats";
+import { ajvErrorsToPydantic, type Location, type PydanticItem } from "./pydantic-errors.js";
+
+/** A JSON Schema object, typically built with TypeBox. */
+export type JsonSchema = object;
+
+/** The schemas a route declares, named as Fastify names them. */
+export type RequestSchemas = {
+  body?: JsonSchema;
+  querystring?: JsonSchema;
+  params?: JsonSchema;
+  headers?: JsonSchema;
+};
+
+/** The parts of a request as Fastify hands them over (header names in lower case). */
+export type RequestParts = {
+  body: unknown;
+  query: unknown;
+  params: unknown;
+  headers: Record<string, unknown>;
+};
+
+/** Validates every declared part of a request; the empty list means valid. */
+export type RequestValidator = (parts: RequestParts) => PydanticItem[];
+
+function createAjv(textParts: boolean): Ajv {
+  const ajv = new Ajv({
+    allErrors: true,
+    // TypeBox adds symbols and keywords Ajv does not know.
+    strict: false,
+    // Query, path and header values are text: `?limit=5` must reach the handler as 5, a lone `?tag=a` as
+    // ["a"], and an absent parameter as its default. The JSON body is taken exactly as sent.
+    coerceTypes: textParts ? "array" : false,
+    useDefaults: textParts,
+  });
+  addFormats.default(ajv);
+  return ajv;
+}
+
+/** A compiler with a cache: compiling is expensive, validating is not, and schemas live as long as routes. */
+function cachedCompiler(ajv: Ajv): (schema: JsonSchema) => ValidateFunction {
+  const cache = new WeakMap<JsonSchema, ValidateFunction>();
+  return (schema) => {
+    let validate = cache.get(schema);
+    if (!validate) {
+      validate = ajv.compile(schema);
+      cache.set(schema, validate);
+    }
+    return validate;
+  };
+}
+
+// One pair for the process, shared by every route.
+const compileText = cachedCompiler(createAjv(true));
+const compileBody = cachedCompiler(createAjv(false));
+const lowerCased = new WeakMap<JsonSchema, JsonSchema>();
+
+/**
+ * The headers schema with lower-case property names, because that is how Fastify delivers headers.
+ * A name declared in another spelling keeps it as its `title`, which is how `loc` names the header.
+ */
+function headersSchema(schema: JsonSchema): JsonSchema {
+  const cached = lowerCased.get(schema);
+  if (cached) return cached;
+  const { properties, required } = schema as { properties?: Record<string, object>; required?: string[] };
+  const lowered = {
+    ...schema,
+    ...(properties && {
+      properties: Object.fromEntries(
+        Object.entries(properties).map(([name, property]) => [
+          name.toLowerCase(),
+          name === name.toLowerCase() || "title" in property ? property : { ...property, title: name },
+        ]),
+      ),
+    }),
+    ...(required && { required: required.map((name) => name.toLowerCase()) }),
+  };
+  lowerCased.set(schema, lowered);
+  return lowered;
+}
+
+type Part = { name: keyof RequestParts; location: Location; schema: JsonSchema; validate: ValidateFunction };
+
+const MISSING_BODY: PydanticItem = { type: "missing", loc: ["body"], msg: "Field required", input: null, ctx: {} };
+
+/**
+ * Compiles a route's schemas into one validator reporting every problem of a request at once, in
+ * FastAPI's order (path, query, header, body). Query, path and header values are coerced in place
+ * (the handler reads the coerced values) while their `input` is reported as received; extra body
+ * properties are reported, never stripped.
+ */
+export function compileRequestValidator(schemas: RequestSchemas): RequestValidator {
+  const parts: Part[] = [];
+  const add = (name: Part["name"], location: Location, schema: JsonSchema | undefined) => {
+    if (!schema) return;
+    const validate = location === "body" ? compileBody(schema) : compileText(schema);
+    parts.push({ name, location, schema, validate });
+  };
+  add("params", "path", schemas.params);
+  add("query", "query", schemas.querystring);
+  add("headers", "header", schemas.headers && headersSchema(schemas.headers));
+  add("body", "body", schemas.body);
+
+  return (request) => {
+    const items: PydanticItem[] = [];
+    for (const { name, location, schema, validate } of parts) {
+      const value = request[name];
+      if (name === "body" && (value === undefined || value === null)) {
+        items.push(structuredClone(MISSING_BODY));
+        continue;
+      }
+      // Coercion rewrites the value in place; keep what the client sent for `input`.
+      const received = location === "body" ? value : structuredClone(value);
+      if (!validate(value ?? {})) items.push(...ajvErrorsToPydantic(validate.errors ?? [], location, received, schema));
+    }
+    return items;
+  };
+}
+
+/**
+ * A string enum as a single `{type: "string", enum}` schema: Ajv then reports one `enum` error, which
+ * renders as Pydantic's `Input should be 'a', 'b' or 'c'`, where a TypeBox union of literals would
+ * fail once per branch.
+ */
+export function StringEnum<const T extends readonly string[]>(
+  values: T,
+  options: SchemaOptions = {},
+): TUnsafe<T[number]> {
+  return Type.Unsafe<T[number]>({ ...options, type: "string", enum: [...values] });
+}

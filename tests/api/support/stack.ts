@@ -1,0 +1,96 @@
+import { controlService, migrations as controlMigrations } from "@evalp/control";
+import { buildApp, createRedis, createUpstreams } from "@evalp/gateway";
+import { interviewService, migrations as interviewMigrations } from "@evalp/interview";
+import {
+  type Config,
+  createLogger,
+  createPool,
+  loadConfig,
+  type Pool,
+  type RunningService,
+  type ServiceDefinition,
+  serveService,
+} from "@evalp/kit";
+import { platformService, migrations as platformMigrations } from "@evalp/platform";
+import { createTestDatabase, uniqueRedisPrefix } from "@evalp/testing";
+import { webhooksService, migrations as webhooksMigrations } from "@evalp/webhooks";
+import type { Redis } from "ioredis";
+
+export const MIGRATIONS = [controlMigrations, platformMigrations, interviewMigrations, webhooksMigrations];
+
+/** One running platform for a test file: its own database and Redis prefix, real services. */
+export type Stack = {
+  url: string;
+  config: Config;
+  /** The control schema's pool, for asserting what was (not) written. */
+  db: Pool;
+  redis: Redis;
+  /** Stops one upstream service, as an outage would. */
+  stop(service: "control"): Promise<void>;
+  close(): Promise<void>;
+};
+
+/**
+ * Starts the gateway and the four services in this process on free ports, each on real
+ * Postgres (a fresh database cloned from the migrated template) and real Redis.
+ */
+export async function startStack(env: Record<string, string> = {}): Promise<Stack> {
+  const database = await createTestDatabase(MIGRATIONS);
+  const logger = createLogger("test", process.env.TEST_LOG_LEVEL ?? "silent");
+  const baseConfig = loadConfig({
+    NODE_ENV: "test",
+    DATABASE_URL: database.url,
+    REDIS_KEY_PREFIX: uniqueRedisPrefix(),
+    JWT_SECRET: "test-secret-test-secret-test-secret-0123456789",
+    DATABASE_POOL_SIZE: "4",
+    ...env,
+  });
+  const pools: Pool[] = [];
+  const pool = (schema: string) => {
+    const created = createPool({ databaseUrl: database.url, schema, max: 4 });
+    pools.push(created);
+    return created;
+  };
+  const serve = (definition: ServiceDefinition) =>
+    serveService(definition, { logger, host: "127.0.0.1", rpcPort: 0, opsPort: 0 });
+  const controlPool = pool("control");
+  const services: Record<string, RunningService> = {
+    control: await serve(controlService({ pool: controlPool, config: baseConfig, logger })),
+    platform: await serve(platformService({ pool: pool("platform"), logger })),
+    interview: await serve(interviewService({ pool: pool("interview"), logger })),
+    webhooks: await serve(webhooksService({ pool: pool("webhooks"), logger })),
+  };
+  const at = (name: string) => `http://127.0.0.1:${services[name]?.rpcPort}`;
+  const config: Config = {
+    ...baseConfig,
+    CONTROL_URL: at("control"),
+    PLATFORM_URL: at("platform"),
+    INTERVIEW_URL: at("interview"),
+    WEBHOOKS_URL: at("webhooks"),
+  };
+  const redis = createRedis(config.REDIS_URL);
+  const upstreams = createUpstreams(config);
+  const app = await buildApp({ config, logger, redis, upstreams });
+  await app.listen({ port: 0, host: "127.0.0.1" });
+  const address = app.server.address() as { port: number };
+  const url = `http://127.0.0.1:${address.port}`;
+  return {
+    url,
+    config: { ...config, PUBLIC_URL: url },
+    db: controlPool,
+    redis,
+    async stop(name) {
+      await services[name]?.close();
+    },
+    async close() {
+      await app.close();
+      upstreams.close();
+      await Promise.all(Object.values(services).map((service) => service.close()));
+      const keys = await redis.keys(`${config.REDIS_KEY_PREFIX}*`);
+      if (keys.length > 0) await redis.del(...keys);
+      await redis.quit();
+      await Promise.all(pools.map((p) => p.end()));
+      await database.drop();
+    },
+  };
+}
