@@ -31,13 +31,16 @@ export function toAppError(error: unknown): AppError {
 const RETRY_AFTER_UNAVAILABLE = "1";
 
 /**
+ * Error bodies are sent as strings: a 422 can be a validation list or an application error
+ * (`idempotency_key_reused`), and neither may be reshaped by a route's response schema.
+ *
  * The gateway alone renders error bodies: validation problems in the Pydantic shape, everything
  * else as the application envelope, and 5xx without internals (the cause is logged instead).
  */
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     if (error instanceof RequestValidationError) {
-      return reply.code(422).type("application/json").send({ detail: error.items });
+      return reply.code(422).type("application/json").send(JSON.stringify({ detail: error.items }));
     }
     const appError = toAppError(error);
     if (appError.status >= 500) {
@@ -47,13 +50,13 @@ export function registerErrorHandling(app: FastifyInstance): void {
       reply.header("Retry-After", RETRY_AFTER_UNAVAILABLE);
     }
     for (const [name, value] of Object.entries(appError.headers)) reply.header(name, value);
-    return reply.code(appError.status).type("application/json").send(errorBody(appError, request.id));
+    return reply.code(appError.status).type("application/json").send(JSON.stringify(errorBody(appError, request.id)));
   });
 
   app.setNotFoundHandler((request, reply) => {
     const error = new AppError("not_found", `No route ${request.method} ${request.url.split("?")[0]}.`, {
       resource: "route",
     });
-    return reply.code(404).type("application/json").send(errorBody(error, request.id));
+    return reply.code(404).type("application/json").send(JSON.stringify(errorBody(error, request.id)));
   });
 }

@@ -25,6 +25,11 @@ export function requestFingerprint(method: string, path: string, body: unknown):
   return createHash("sha256").update(`${method}\n${path}\n${canonical}`).digest("hex");
 }
 
+/** The Redis identity of one key in its scope (contract §4: organization, method, route). */
+export function idempotencyId(scope: string, method: string, route: string, key: string): string {
+  return createHash("sha256").update(`${scope}\n${method}\n${route}\n${key}`).digest("hex");
+}
+
 /** Whom a key belongs to: the credential's organization (or participant session), else the caller. */
 function keyScope(request: FastifyRequest): string {
   const access = request.access;
@@ -61,8 +66,7 @@ export function registerIdempotency(app: FastifyInstance, redis: Redis, prefix: 
     const mode = request.routeOptions.config.access?.idempotency ?? "none";
     const key = request.headers[HEADER];
     if (mode === "none" || typeof key !== "string" || key.length === 0 || key.length > MAX_KEY_LENGTH) return;
-    const route = request.routeOptions.url ?? request.url;
-    const id = createHash("sha256").update(`${keyScope(request)}\n${request.method}\n${route}\n${key}`).digest("hex");
+    const id = idempotencyId(keyScope(request), request.method, request.routeOptions.url ?? request.url, key);
     const recordKey = `${prefix}idem:rec:${id}`;
     const lockKey = `${prefix}idem:lock:${id}`;
     const fingerprint = requestFingerprint(request.method, request.url.split("?")[0] ?? "", request.body);
@@ -93,6 +97,17 @@ export function registerIdempotency(app: FastifyInstance, redis: Redis, prefix: 
         {},
         { headers: { "Retry-After": "1" } },
       );
+    }
+    // The holder before us may have stored its response and released the lock between our
+    // first read and our lock: read again under the lock, or it would execute twice.
+    try {
+      if (await replay()) {
+        await redis.del(lockKey).catch(() => {});
+        return reply;
+      }
+    } catch (error) {
+      await redis.del(lockKey).catch(() => {});
+      throw error;
     }
     request.idempotency = { recordKey, lockKey, fingerprint };
     return undefined;

@@ -67,7 +67,7 @@ export const COMMON_ERRORS = {
   401: ErrorBody,
   403: ErrorBody,
   404: ErrorBody,
-  422: ValidationErrorBody,
+  422: Type.Union([ValidationErrorBody, ErrorBody]),
   429: ErrorBody,
   503: ErrorBody,
 };

@@ -11,7 +11,9 @@
 export function uuidParseError(value: string): string {
   const crateError = uuidCrateError(value);
   if (crateError !== null) return crateError;
-  return value.startsWith("{") ? "invalid character: found `{` at 1" : "invalid group count: expected 5, found 1";
+  return value.startsWith("{")
+    ? "invalid character: found `{` at 1"
+    : "invalid group count: expected 5, found 1";
 }
 
 /** The crate's `InvalidUuid::into_err`, or null where the crate would parse the value. */
@@ -30,7 +32,9 @@ function uuidCrateError(value: string): string | null {
   }
   // Only ASCII is left, so lengths in characters are lengths in bytes.
   if (hyphenAt.length === 0 && prefix === 0) {
-    return uuid.length === 32 ? null : `invalid length: expected length 32 for simple format, found ${uuid.length}`;
+    return uuid.length === 32
+      ? null
+      : `invalid length: expected length 32 for simple format, found ${uuid.length}`;
   }
   if (hyphenAt.length !== 4) return `invalid group count: expected 5, found ${hyphenAt.length + 1}`;
   let start = 0;
@@ -155,7 +159,10 @@ function displayCharacter(character: string): string {
   if (/^[\p{L}\p{N}\p{P}\p{S}]$/u.test(character)) return pythonRepr(character);
   if (character === " ") return "SPACE";
   const code = character.codePointAt(0) ?? 0;
-  return `U+${code.toString(16).toUpperCase().padStart(code < 0xffff ? 4 : 8, "0")}`;
+  return `U+${code
+    .toString(16)
+    .toUpperCase()
+    .padStart(code < 0xffff ? 4 : 8, "0")}`;
 }
 
 /** Python's repr() of a JSON scalar, as Pydantic puts it in messages such as `Input should be 'a' or 'b'`. */

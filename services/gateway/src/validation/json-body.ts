@@ -21,7 +21,13 @@ export class RequestValidationError extends Error {
  */
 export function jsonInvalid(offset: number, message: string): RequestValidationError {
   return new RequestValidationError([
-    { type: "json_invalid", loc: ["body", String(offset)], msg: "JSON decode error", input: {}, ctx: { error: message } },
+    {
+      type: "json_invalid",
+      loc: ["body", String(offset)],
+      msg: "JSON decode error",
+      input: {},
+      ctx: { error: message },
+    },
   ]);
 }
 
@@ -124,15 +130,15 @@ function stringEnd(text: string, i: number): number | JsonError {
     if (code === 0x22) return j + 1;
     if (code < 0x20) return { index: j, message: "Invalid control character at" };
     if (code !== 0x5c) continue;
-    const escape = text[j + 1];
-    if (escape === undefined) break;
-    if (escape === "u") {
+    const escaped = text[j + 1];
+    if (escaped === undefined) break;
+    if (escaped === "u") {
       // Python wants the four digits and one more character (the closing quote at least) to follow.
       if (j + 6 >= text.length || !/^[0-9a-fA-F]{4}$/.test(text.slice(j + 2, j + 6))) {
         return { index: j + 1, message: "Invalid \\uXXXX escape" };
       }
       j += 5;
-    } else if ('"\\/bfnrt'.includes(escape)) j++;
+    } else if ('"\\/bfnrt'.includes(escaped)) j++;
     else return { index: j, message: "Invalid \\escape" };
   }
   return { index: i, message: "Unterminated string starting at" };

@@ -1,8 +1,21 @@
 import type { ErrorObject } from "ajv";
-import { dateParseError, emailSyntaxError, isNaiveDateTime, pythonRepr, uuidParseError } from "./format-reasons.js";
+import {
+  dateParseError,
+  emailSyntaxError,
+  isNaiveDateTime,
+  pythonRepr,
+  uuidParseError,
+} from "./format-reasons.js";
+import { collapseUnions } from "./union-errors.js";
 
 /** One entry of a 422 `detail` list, exactly as FastAPI renders a Pydantic v2 error (all five keys). */
-export type PydanticItem = { loc: string[]; msg: string; type: string; ctx: Record<string, unknown>; input: unknown };
+export type PydanticItem = {
+  loc: string[];
+  msg: string;
+  type: string;
+  ctx: Record<string, unknown>;
+  input: unknown;
+};
 
 /** Where a value came from; the first element of every `loc`. */
 export type Location = "body" | "query" | "path" | "header";
@@ -39,7 +52,10 @@ export function ajvErrorsToPydantic(
   return [...byLoc.values()]
     .map((entry) => ({ ...entry, key: documentKey(schema, entry.path) }))
     .sort((a, b) => compareKeys(a.key, b.key) || a.order - b.order)
-    .map(({ error, path }) => ({ loc: locOf(location, path, schema), ...describe(error, location, received, path) }));
+    .map(({ error, path }) => ({
+      loc: locOf(location, path, schema),
+      ...problemOf(error, location, received, path),
+    }));
 }
 
 /**
@@ -94,12 +110,17 @@ function titleCaseHeader(name: string): string {
     .join("-");
 }
 
-function describe(error: ErrorObject, location: Location, received: unknown, path: string[]): Problem {
+function problemOf(error: ErrorObject, location: Location, received: unknown, path: string[]): Problem {
   const params = error.params as Json;
   const input = valueAt(received, path);
   if (typeof params.missingProperty === "string") {
     // Pydantic shows the object that lacks the field; FastAPI has no object for query and headers.
-    return problem("missing", "Field required", {}, location === "body" ? valueAt(received, path.slice(0, -1)) : null);
+    return problem(
+      "missing",
+      "Field required",
+      {},
+      location === "body" ? valueAt(received, path.slice(0, -1)) : null,
+    );
   }
   const limit = params.limit as number;
   switch (error.keyword) {
@@ -115,9 +136,19 @@ function describe(error: ErrorObject, location: Location, received: unknown, pat
       return problem(type, `Input should be ${expected}`, { expected }, input);
     }
     case "minLength":
-      return problem("string_too_short", `String should have at least ${count(limit, "character")}`, { min_length: limit }, input);
+      return problem(
+        "string_too_short",
+        `String should have at least ${count(limit, "character")}`,
+        { min_length: limit },
+        input,
+      );
     case "maxLength":
-      return problem("string_too_long", `String should have at most ${count(limit, "character")}`, { max_length: limit }, input);
+      return problem(
+        "string_too_long",
+        `String should have at most ${count(limit, "character")}`,
+        { max_length: limit },
+        input,
+      );
     case "minItems":
     case "maxItems":
     case "minProperties":
@@ -128,10 +159,22 @@ function describe(error: ErrorObject, location: Location, received: unknown, pat
     case "exclusiveMinimum":
     case "exclusiveMaximum":
       return boundProblem(String(params.comparison), limit, input);
-    case "multipleOf":
-      return problem("multiple_of", `Input should be a multiple of ${limit}`, { multiple_of: limit }, input);
+    case "multipleOf": {
+      const factor = params.multipleOf;
+      return problem(
+        "multiple_of",
+        `Input should be a multiple of ${factor}`,
+        { multiple_of: factor },
+        input,
+      );
+    }
     case "pattern":
-      return problem("string_pattern_mismatch", `String should match pattern '${params.pattern}'`, { pattern: params.pattern }, input);
+      return problem(
+        "string_pattern_mismatch",
+        `String should match pattern '${params.pattern}'`,
+        { pattern: params.pattern },
+        input,
+      );
     case "format":
       return formatProblem(String(params.format), input, error.message);
     default:
@@ -176,14 +219,22 @@ const TYPE_PROBLEMS: Record<string, [string, string, string?, string?]> = {
 /** Query, path and header values arrive as strings, so for them a failed type is a failed parse. */
 function typeProblem(types: string, input: unknown, fromText: boolean): Problem {
   const expected = types.split(",").find((type) => type !== "null") ?? "null";
-  const [type, msg, parseType, parseMsg] = TYPE_PROBLEMS[expected] ?? ["value_error", `Value error, must be ${expected}`];
-  if (fromText && typeof input === "string" && parseType && parseMsg) return problem(parseType, parseMsg, {}, input);
+  const [type, msg, parseType, parseMsg] = TYPE_PROBLEMS[expected] ?? [
+    "value_error",
+    `Value error, must be ${expected}`,
+  ];
+  if (fromText && typeof input === "string" && parseType && parseMsg)
+    return problem(parseType, parseMsg, {}, input);
   return problem(type, msg, {}, input);
 }
 
 function lengthProblem(keyword: string, limit: number, input: unknown): Problem {
   const fieldType = keyword.endsWith("Items") ? "List" : "Dictionary";
-  const actual = Array.isArray(input) ? input.length : typeof input === "object" && input ? Object.keys(input).length : 0;
+  const actual = Array.isArray(input)
+    ? input.length
+    : typeof input === "object" && input
+      ? Object.keys(input).length
+      : 0;
   const [type, bound, key] = keyword.startsWith("min")
     ? ["too_short", "at least", "min_length"]
     : ["too_long", "at most", "max_length"];
@@ -212,13 +263,24 @@ function formatProblem(format: string, input: unknown, ajvMessage: string | unde
     }
     case "date-time":
     case "iso-date-time": {
-      if (isNaiveDateTime(text)) return problem("timezone_aware", "Input should have timezone info", {}, input);
+      if (isNaiveDateTime(text))
+        return problem("timezone_aware", "Input should have timezone info", {}, input);
       const error = dateParseError(text) ?? "unexpected extra characters at the end of the input";
-      return problem("datetime_from_date_parsing", `Input should be a valid datetime or date, ${error}`, { error }, input);
+      return problem(
+        "datetime_from_date_parsing",
+        `Input should be a valid datetime or date, ${error}`,
+        { error },
+        input,
+      );
     }
     case "date": {
       const error = dateParseError(text) ?? "unexpected extra characters at the end of the input";
-      return problem("date_from_datetime_parsing", `Input should be a valid date or datetime, ${error}`, { error }, input);
+      return problem(
+        "date_from_datetime_parsing",
+        `Input should be a valid date or datetime, ${error}`,
+        { error },
+        input,
+      );
     }
     case "email": {
       const reason = emailSyntaxError(text);
@@ -296,49 +358,4 @@ function compareKeys(a: readonly number[], b: readonly number[]): number {
     if (difference !== 0) return difference;
   }
   return a.length - b.length;
-}
-
-/**
- * Replaces each failed `anyOf`/`oneOf` (innermost first) by the errors of one branch, as Pydantic
- * reports one field: a `null` branch is the field being optional and says nothing; branches that are
- * all literals become one literal error listing every value; otherwise the first branch whose type
- * matched (or simply the first) speaks. A union that failed without branch errors (`oneOf` matching
- * twice) stays and becomes a value error.
- */
-function collapseUnions(errors: ErrorObject[]): ErrorObject[] {
-  let list = errors;
-  const unions = list
-    .filter((error) => error.keyword === "anyOf" || error.keyword === "oneOf")
-    .sort((a, b) => b.schemaPath.length - a.schemaPath.length);
-  for (const union of unions) {
-    const prefix = `${union.schemaPath}/`;
-    const branches = new Map<string, ErrorObject[]>();
-    for (const error of list) {
-      if (!error.schemaPath.startsWith(prefix)) continue;
-      const branch = error.schemaPath.slice(prefix.length).split("/")[0] ?? "";
-      branches.set(branch, [...(branches.get(branch) ?? []), error]);
-    }
-    const replaced = new Set([...branches.values()].flat());
-    const kept = chooseBranch(union, [...branches.values()]);
-    list = list.flatMap((error) => (error === union ? kept : replaced.has(error) ? [] : [error]));
-  }
-  return list;
-}
-
-function chooseBranch(union: ErrorObject, branches: ErrorObject[][]): ErrorObject[] {
-  const atUnion = (error: ErrorObject) => error.instancePath === union.instancePath;
-  const isType = (error: ErrorObject, type?: string) =>
-    atUnion(error) && error.keyword === "type" && (type === undefined || error.params.type === type);
-  const isLiteral = (error: ErrorObject) => atUnion(error) && (error.keyword === "const" || error.keyword === "enum");
-  const candidates = branches.filter((branch) => !branch.every((error) => isType(error, "null")));
-  const [first] = candidates;
-  if (!first) return [union];
-  if (candidates.every((branch) => branch.some(isLiteral) && branch.every((e) => isLiteral(e) || isType(e)))) {
-    const allowedValues = candidates
-      .flat()
-      .filter(isLiteral)
-      .flatMap((error) => (error.keyword === "const" ? [error.params.allowedValue] : error.params.allowedValues));
-    return [{ ...union, keyword: "const", params: { allowedValues } }];
-  }
-  return candidates.find((branch) => !branch.some((error) => isType(error))) ?? first;
 }

@@ -83,7 +83,13 @@ function headersSchema(schema: JsonSchema): JsonSchema {
 
 type Part = { name: keyof RequestParts; location: Location; schema: JsonSchema; validate: ValidateFunction };
 
-const MISSING_BODY: PydanticItem = { type: "missing", loc: ["body"], msg: "Field required", input: null, ctx: {} };
+const MISSING_BODY: PydanticItem = {
+  type: "missing",
+  loc: ["body"],
+  msg: "Field required",
+  input: null,
+  ctx: {},
+};
 
 /**
  * Compiles a route's schemas into one validator reporting every problem of a request at once, in
@@ -113,7 +119,8 @@ export function compileRequestValidator(schemas: RequestSchemas): RequestValidat
       }
       // Coercion rewrites the value in place; keep what the client sent for `input`.
       const received = location === "body" ? value : structuredClone(value);
-      if (!validate(value ?? {})) items.push(...ajvErrorsToPydantic(validate.errors ?? [], location, received, schema));
+      if (!validate(value ?? {}))
+        items.push(...ajvErrorsToPydantic(validate.errors ?? [], location, received, schema));
     }
     return items;
   };

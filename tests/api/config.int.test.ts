@@ -1,0 +1,86 @@
+import { createHash, randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { apiClient, type ApiClient } from "./support/client.js";
+import { createKey, createTenant, expectError, type Tenant } from "./support/fixtures.js";
+import { type Stack, startStack } from "./support/stack.js";
+
+const LEGACY_KEY = `legacy-${randomUUID()}`;
+const LEGACY_ENVIRONMENT = randomUUID();
+const RATE_LIMIT = 8;
+
+let stack: Stack;
+let api: ApiClient;
+let tenant: Tenant;
+
+beforeAll(async () => {
+  stack = await startStack({
+    RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT),
+    LEGACY_API_KEYS: `${createHash("sha256").update(LEGACY_KEY).digest("hex")}:${LEGACY_ENVIRONMENT}`,
+  });
+  api = apiClient(stack.url);
+  tenant = await createTenant(api);
+  // The environment a legacy key was configured for, as a migrating client's would exist.
+  await stack.db.query("INSERT INTO environments (id, app_id, slug, name) VALUES ($1, $2, 'legacy', 'Legacy')", [
+    LEGACY_ENVIRONMENT,
+    tenant.appId,
+  ]);
+});
+afterAll(async () => {
+  await stack?.close();
+});
+
+describe("legacy keys (LEGACY_API_KEYS)", () => {
+  it("authenticate as kind legacy in their environment, every answer carrying Deprecation: true", async () => {
+    const principal = await api.get("/v1/auth/principal", { token: LEGACY_KEY });
+    expect(principal.status).toBe(200);
+    expect(principal.headers.get("deprecation")).toBe("true");
+    expect(principal.body).toMatchObject({ kind: "legacy", api_key_name: null, email: null });
+    expect(principal.body.scopes).not.toContain("interviews:agent");
+    const keys = await api.get(`${tenant.app}/environments/${LEGACY_ENVIRONMENT}/api-keys`, { token: LEGACY_KEY });
+    expect(keys.status).toBe(200);
+    expect(keys.headers.get("deprecation")).toBe("true");
+    // Its reach is its own environment.
+    expectError(await api.get(`${tenant.env}/api-keys`, { token: LEGACY_KEY }), 403, "forbidden");
+    // Ordinary credentials get no Deprecation header.
+    expect((await api.get("/v1/auth/principal", { token: tenant.token })).headers.get("deprecation")).toBeNull();
+  });
+});
+
+describe("rate limit (RATE_LIMIT_PER_MINUTE)", () => {
+  it("counts per credential and answers 429 rate_limited with Retry-After past the limit", async () => {
+    const key = await createKey(api, tenant, ["org:read"]);
+    const statuses: number[] = [];
+    let last: Awaited<ReturnType<ApiClient["get"]>> | undefined;
+    for (let i = 0; i < RATE_LIMIT + 2; i++) {
+      last = await api.get(tenant.org, { token: key.secret });
+      statuses.push(last.status);
+    }
+    expect(statuses.slice(0, RATE_LIMIT).every((status) => status === 200)).toBe(true);
+    expect(statuses.slice(RATE_LIMIT)).toEqual([429, 429]);
+    const limited = last as Awaited<ReturnType<ApiClient["get"]>>;
+    expectError(limited, 429, "rate_limited");
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(limited.headers.get("ratelimit-limit")).toBe(String(RATE_LIMIT));
+    expect(limited.headers.get("ratelimit-remaining")).toBe("0");
+    // Another credential has its own budget.
+    expect((await api.get("/v1/auth/principal", { token: tenant.token })).status).toBe(200);
+  });
+});
+
+describe("SIGNUP_ENABLED=false", () => {
+  it("turns sign-up off with 404", async () => {
+    const closed = await startStack({ SIGNUP_ENABLED: "false" });
+    try {
+      const response = await apiClient(closed.url).post("/auth/signup", {
+        email: "late@example.com",
+        password: "password123",
+        organization_name: "Late",
+      });
+      expectError(response, 404, "not_found");
+      const users = await closed.db.query("SELECT count(*)::int AS n FROM users");
+      expect(users.rows[0].n).toBe(0);
+    } finally {
+      await closed.close();
+    }
+  });
+});

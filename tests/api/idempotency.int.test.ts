@@ -1,0 +1,138 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { apiClient, type ApiClient } from "./support/client.js";
+import { createTenant, expectError, ik, type Tenant } from "./support/fixtures.js";
+import { type Stack, startStack } from "./support/stack.js";
+import { idempotencyId } from "@evalp/gateway";
+
+let stack: Stack;
+let api: ApiClient;
+let tenant: Tenant;
+
+beforeAll(async () => {
+  stack = await startStack();
+  api = apiClient(stack.url);
+  tenant = await createTenant(api);
+});
+afterAll(async () => {
+  await stack?.close();
+});
+
+const appCount = async (slug: string) =>
+  (await stack.db.query("SELECT count(*)::int AS n FROM apps WHERE slug = $1", [slug])).rows[0].n as number;
+
+describe("Idempotency-Key (contract §4)", () => {
+  it("is required on org-scoped mutations: 422 at header Idempotency-Key, reported with body problems", async () => {
+    const missing = await api.post(`${tenant.org}/apps`, { slug: "x" }, { token: tenant.token });
+    expect(missing.status).toBe(422);
+    expect(missing.body.detail).toEqual([
+      { type: "missing", loc: ["header", "Idempotency-Key"], msg: "Field required", input: null, ctx: {} },
+      { type: "missing", loc: ["body", "name"], msg: "Field required", input: { slug: "x" }, ctx: {} },
+    ]);
+    const tooLong = await api.post(`${tenant.org}/apps`, { slug: "x", name: "X" }, { token: tenant.token, idempotencyKey: "k".repeat(256) });
+    expect(tooLong.body.detail).toEqual([
+      expect.objectContaining({ type: "string_too_long", loc: ["header", "Idempotency-Key"], ctx: { max_length: 255 } }),
+    ]);
+    expect(await appCount("x")).toBe(0);
+  });
+
+  it("replays the stored response verbatim with Idempotent-Replayed, executing once", async () => {
+    const key = ik();
+    const body = { slug: "replayed", name: "Replayed" };
+    const first = await api.post(`${tenant.org}/apps`, body, { token: tenant.token, idempotencyKey: key });
+    expect(first.status).toBe(201);
+    expect(first.headers.get("idempotent-replayed")).toBeNull();
+    const second = await api.post(`${tenant.org}/apps`, body, { token: tenant.token, idempotencyKey: key });
+    expect(second.status).toBe(201);
+    expect(second.text).toBe(first.text);
+    expect(second.headers.get("idempotent-replayed")).toBe("true");
+    expect(second.headers.get("x-request-id")).not.toBe(first.headers.get("x-request-id"));
+    expect(await appCount("replayed")).toBe(1);
+  });
+
+  it("replays an error with the first request's request_id, and 422 idempotency_key_reused for another request", async () => {
+    const key = ik();
+    const taken = { slug: "replayed-error", name: "One" };
+    await api.post(`${tenant.org}/apps`, taken, { token: tenant.token, idempotencyKey: ik() });
+    const first = await api.post(`${tenant.org}/apps`, taken, { token: tenant.token, idempotencyKey: key });
+    expectError(first, 409, "already_exists");
+    const second = await api.post(`${tenant.org}/apps`, taken, { token: tenant.token, idempotencyKey: key });
+    expect(second.status).toBe(409);
+    expect(second.body.detail.request_id).toBe(first.body.detail.request_id);
+    expect(second.headers.get("x-request-id")).not.toBe(first.body.detail.request_id);
+    expect(second.headers.get("idempotent-replayed")).toBe("true");
+
+    const reused = await api.post(`${tenant.org}/apps`, { slug: "different", name: "Two" }, { token: tenant.token, idempotencyKey: key });
+    expectError(reused, 422, "idempotency_key_reused");
+    expect(await appCount("different")).toBe(0);
+  });
+
+  it("scopes keys to the route: the same key on another route executes there", async () => {
+    const key = ik();
+    const app = await api.post(`${tenant.org}/apps`, { slug: "scoped", name: "Scoped" }, { token: tenant.token, idempotencyKey: key });
+    expect(app.status).toBe(201);
+    const env = await api.post(`${tenant.app}/environments`, { slug: "scoped", name: "Scoped" }, { token: tenant.token, idempotencyKey: key });
+    expect(env.status).toBe(201);
+    expect(env.headers.get("idempotent-replayed")).toBeNull();
+  });
+
+  it("never executes two concurrent requests with one key: one runs, the others get 409 or its replay", async () => {
+    const key = ik();
+    const body = { slug: "concurrent", name: "Concurrent" };
+    const responses = await Promise.all(
+      Array.from({ length: 12 }, () => api.post(`${tenant.org}/apps`, body, { token: tenant.token, idempotencyKey: key })),
+    );
+    const executed = responses.filter((r) => r.status === 201 && r.headers.get("idempotent-replayed") === null);
+    expect(executed).toHaveLength(1);
+    for (const response of responses) {
+      if (response.status === 409) {
+        expectError(response, 409, "idempotency_key_in_use");
+        expect(response.headers.get("retry-after")).toBe("1");
+      } else {
+        expect(response.status).toBe(201);
+        expect(response.body.id).toBe(executed[0]?.body.id);
+      }
+    }
+    expect(await appCount("concurrent")).toBe(1);
+  });
+
+  it("answers 409 idempotency_key_in_use with Retry-After while the key is held, executing nothing", async () => {
+    const key = ik();
+    // What a request still executing leaves in Redis: the key's lock.
+    const id = idempotencyId(`org:${tenant.organizationId}`, "POST", "/v1/organizations/:organization_id/apps", key);
+    await stack.redis.set(`${stack.config.REDIS_KEY_PREFIX}idem:lock:${id}`, "other-request", "PX", 5_000);
+    const blocked = await api.post(`${tenant.org}/apps`, { slug: "held", name: "Held" }, { token: tenant.token, idempotencyKey: key });
+    expectError(blocked, 409, "idempotency_key_in_use");
+    expect(blocked.headers.get("retry-after")).toBe("1");
+    expect(await appCount("held")).toBe(0);
+  });
+
+  it("releases the lock when done and keeps the record for 24 hours", async () => {
+    const key = ik();
+    const first = await api.post(`${tenant.org}/apps`, { slug: "stored", name: "Stored" }, { token: tenant.token, idempotencyKey: key });
+    expect(first.status).toBe(201);
+    const id = idempotencyId(`org:${tenant.organizationId}`, "POST", "/v1/organizations/:organization_id/apps", key);
+    expect(await stack.redis.exists(`${stack.config.REDIS_KEY_PREFIX}idem:lock:${id}`)).toBe(0);
+    const ttl = await stack.redis.ttl(`${stack.config.REDIS_KEY_PREFIX}idem:rec:${id}`);
+    expect(ttl).toBeGreaterThan(24 * 3600 - 60);
+    expect(ttl).toBeLessThanOrEqual(24 * 3600);
+  });
+
+  it("does not store a 5xx, so a retry with the same key executes again", async () => {
+    const key = ik();
+    const body = { slug: "after-failure", name: "After failure" };
+    // A fault inside the control service after authentication: its table is briefly gone.
+    await stack.db.query("ALTER TABLE apps RENAME TO apps_away");
+    let failed: Awaited<ReturnType<ApiClient["post"]>>;
+    try {
+      failed = await api.post(`${tenant.org}/apps`, body, { token: tenant.token, idempotencyKey: key });
+    } finally {
+      await stack.db.query("ALTER TABLE apps_away RENAME TO apps");
+    }
+    const detail = expectError(failed, 500, "internal");
+    expect(JSON.stringify(detail)).not.toMatch(/apps|relation|SELECT|INSERT|at \w+ \(/);
+    const retried = await api.post(`${tenant.org}/apps`, body, { token: tenant.token, idempotencyKey: key });
+    expect(retried.status).toBe(201);
+    expect(retried.headers.get("idempotent-replayed")).toBeNull();
+    expect(await appCount("after-failure")).toBe(1);
+  });
+});
