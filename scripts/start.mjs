@@ -42,7 +42,9 @@ process.on("SIGTERM", () => stop(0));
 
 const readyz = `http://${config.HOST}:${config.PORT}/readyz`;
 for (let attempt = 0; attempt < 150 && !stopping; attempt++) {
-  const ready = await fetch(readyz).then((r) => r.ok).catch(() => false);
+  const ready = await fetch(readyz)
+    .then((r) => r.ok)
+    .catch(() => false);
   if (ready) {
     console.error(`\nevalp is ready: ${config.PUBLIC_URL}  (API docs: ${config.PUBLIC_URL}/docs)\n`);
     break;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { apiClient, type ApiClient } from "./support/client.js";
+import { type ApiClient, apiClient } from "./support/client.js";
 import { expectError, ik, signUp } from "./support/fixtures.js";
 import { type Stack, startStack } from "./support/stack.js";
 
@@ -42,7 +42,10 @@ describe("POST /auth/signup", () => {
       token: response.body.access_token,
     });
     expect(organization.status).toBe(200);
-    expect(organization.body).toMatchObject({ id: response.body.organization_id, name: "Analytical Engines" });
+    expect(organization.body).toMatchObject({
+      id: response.body.organization_id,
+      name: "Analytical Engines",
+    });
   });
 
   it("answers 409 already_exists for an email already signed up, whatever its case", async () => {
@@ -59,7 +62,8 @@ describe("POST /auth/signup", () => {
     const response = await api.post("/auth/signup", { email: "not-an-email", password: "short", extra: 1 });
     expect(response.status).toBe(422);
     const items = response.body.detail as Array<Record<string, unknown>>;
-    for (const item of items) expect(Object.keys(item).sort()).toEqual(["ctx", "input", "loc", "msg", "type"]);
+    for (const item of items)
+      expect(Object.keys(item).sort()).toEqual(["ctx", "input", "loc", "msg", "type"]);
     const byLoc = Object.fromEntries(items.map((item) => [(item.loc as string[]).join("."), item]));
     expect(byLoc["body.password"]).toEqual({
       type: "string_too_short",
@@ -109,14 +113,22 @@ describe("POST /auth/login and /auth/logout", () => {
     expect(logout.status).toBe(204);
     expect(logout.text).toBe("");
     expectError(await api.get("/v1/auth/principal", { token }), 401, "unauthenticated");
-    expectError(await api.get("/v1/auth/principal", { cookie: `evp_session=${token}` }), 401, "unauthenticated");
+    expectError(
+      await api.get("/v1/auth/principal", { cookie: `evp_session=${token}` }),
+      401,
+      "unauthenticated",
+    );
     // The signup token is another session and stays valid.
     expect((await api.get("/v1/auth/principal", { token: user.token })).status).toBe(200);
   });
 
   it("answers 401 invalid_credentials alike for a wrong password and an unknown email", async () => {
     const user = await signUp(api);
-    expectError(await api.post("/auth/login", { email: user.email, password: "wrong password" }), 401, "invalid_credentials");
+    expectError(
+      await api.post("/auth/login", { email: user.email, password: "wrong password" }),
+      401,
+      "invalid_credentials",
+    );
     expectError(
       await api.post("/auth/login", { email: "nobody@example.com", password: "wrong password" }),
       401,
@@ -135,7 +147,11 @@ describe("authentication", () => {
   it("answers 401 unauthenticated without credentials, with unknown ones, and with a malformed header", async () => {
     expectError(await api.get("/v1/auth/principal"), 401, "unauthenticated");
     expectError(await api.get("/v1/auth/principal", { token: "evs_nope" }), 401, "unauthenticated");
-    expectError(await api.get("/v1/auth/principal", { apiKey: "evk_AAAAAAAA_BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB" }), 401, "unauthenticated");
+    expectError(
+      await api.get("/v1/auth/principal", { apiKey: "evk_AAAAAAAA_BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB" }),
+      401,
+      "unauthenticated",
+    );
     expectError(
       await api.get("/v1/auth/principal", { headers: { authorization: "Basic dXNlcjpwYXNz" } }),
       401,
@@ -145,7 +161,11 @@ describe("authentication", () => {
 
   it("creates organizations for sessions only, the caller becoming owner", async () => {
     const user = await signUp(api);
-    const created = await api.post("/v1/organizations", { name: "Second" }, { token: user.token, idempotencyKey: ik() });
+    const created = await api.post(
+      "/v1/organizations",
+      { name: "Second" },
+      { token: user.token, idempotencyKey: ik() },
+    );
     expect(created.status).toBe(201);
     expect(created.body).toEqual({ id: expect.any(String), name: "Second", created_at: expect.any(String) });
     const read = await api.get(`/v1/organizations/${created.body.id}`, { token: user.token });

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { apiClient, type ApiClient } from "./support/client.js";
+import { type ApiClient, apiClient } from "./support/client.js";
 import { createKey, createTenant, expectError, type Tenant } from "./support/fixtures.js";
 import { type Stack, startStack } from "./support/stack.js";
 
@@ -20,10 +20,10 @@ beforeAll(async () => {
   api = apiClient(stack.url);
   tenant = await createTenant(api);
   // The environment a legacy key was configured for, as a migrating client's would exist.
-  await stack.db.query("INSERT INTO environments (id, app_id, slug, name) VALUES ($1, $2, 'legacy', 'Legacy')", [
-    LEGACY_ENVIRONMENT,
-    tenant.appId,
-  ]);
+  await stack.db.query(
+    "INSERT INTO environments (id, app_id, slug, name) VALUES ($1, $2, 'legacy', 'Legacy')",
+    [LEGACY_ENVIRONMENT, tenant.appId],
+  );
 });
 afterAll(async () => {
   await stack?.close();
@@ -36,13 +36,17 @@ describe("legacy keys (LEGACY_API_KEYS)", () => {
     expect(principal.headers.get("deprecation")).toBe("true");
     expect(principal.body).toMatchObject({ kind: "legacy", api_key_name: null, email: null });
     expect(principal.body.scopes).not.toContain("interviews:agent");
-    const keys = await api.get(`${tenant.app}/environments/${LEGACY_ENVIRONMENT}/api-keys`, { token: LEGACY_KEY });
+    const keys = await api.get(`${tenant.app}/environments/${LEGACY_ENVIRONMENT}/api-keys`, {
+      token: LEGACY_KEY,
+    });
     expect(keys.status).toBe(200);
     expect(keys.headers.get("deprecation")).toBe("true");
     // Its reach is its own environment.
     expectError(await api.get(`${tenant.env}/api-keys`, { token: LEGACY_KEY }), 403, "forbidden");
     // Ordinary credentials get no Deprecation header.
-    expect((await api.get("/v1/auth/principal", { token: tenant.token })).headers.get("deprecation")).toBeNull();
+    expect(
+      (await api.get("/v1/auth/principal", { token: tenant.token })).headers.get("deprecation"),
+    ).toBeNull();
   });
 });
 

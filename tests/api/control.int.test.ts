@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { apiClient, type ApiClient } from "./support/client.js";
+import { type ApiClient, apiClient } from "./support/client.js";
 import { createKey, createTenant, expectError, ik, signUp, type Tenant } from "./support/fixtures.js";
 import { type Stack, startStack } from "./support/stack.js";
 
@@ -42,13 +42,19 @@ describe("apps", () => {
 
   it("answers 409 already_exists for a slug taken in the organization", async () => {
     const body = { slug: "dupe", name: "One" };
-    expect((await api.post(`${tenant.org}/apps`, body, { token: tenant.token, idempotencyKey: ik() })).status).toBe(201);
+    expect(
+      (await api.post(`${tenant.org}/apps`, body, { token: tenant.token, idempotencyKey: ik() })).status,
+    ).toBe(201);
     const again = await api.post(`${tenant.org}/apps`, body, { token: tenant.token, idempotencyKey: ik() });
     expect(expectError(again, 409, "already_exists").context).toMatchObject({ field: "slug" });
   });
 
   it("validates the slug pattern and reports it with its pattern", async () => {
-    const response = await api.post(`${tenant.org}/apps`, { slug: "Bad_Slug", name: "" }, { token: tenant.token, idempotencyKey: ik() });
+    const response = await api.post(
+      `${tenant.org}/apps`,
+      { slug: "Bad_Slug", name: "" },
+      { token: tenant.token, idempotencyKey: ik() },
+    );
     expect(response.status).toBe(422);
     expect(response.body.detail).toEqual([
       {
@@ -70,10 +76,18 @@ describe("apps", () => {
 
   it("answers 404 for an app of another organization and for a malformed id", async () => {
     const other = await createTenant(api);
-    expectError(await api.get(`${tenant.org}/apps/${other.appId}`, { token: tenant.token }), 404, "not_found");
+    expectError(
+      await api.get(`${tenant.org}/apps/${other.appId}`, { token: tenant.token }),
+      404,
+      "not_found",
+    );
     expectError(await api.get(`${other.app}`, { token: tenant.token }), 404, "not_found");
     expectError(await api.get(`${tenant.org}/apps/not-a-uuid`, { token: tenant.token }), 404, "not_found");
-    expectError(await api.get("/v1/organizations/not-a-uuid/apps", { token: tenant.token }), 404, "not_found");
+    expectError(
+      await api.get("/v1/organizations/not-a-uuid/apps", { token: tenant.token }),
+      404,
+      "not_found",
+    );
   });
 });
 
@@ -126,13 +140,19 @@ describe("cursor paging (contract §5)", () => {
       },
     ]);
     const notInt = await api.get(`${tenant.org}/apps?limit=ten`, { token: tenant.token });
-    expect(notInt.body.detail[0]).toMatchObject({ type: "int_parsing", loc: ["query", "limit"], input: "ten" });
+    expect(notInt.body.detail[0]).toMatchObject({
+      type: "int_parsing",
+      loc: ["query", "limit"],
+      input: "ten",
+    });
     const tooMany = await api.get(`${tenant.org}/apps?limit=101`, { token: tenant.token });
     expect(tooMany.body.detail[0]).toMatchObject({ type: "less_than_equal", ctx: { le: 100 } });
   });
 
   it("answers 422 value_error for a cursor the service did not issue", async () => {
-    const forged = Buffer.from(JSON.stringify(["2026-01-01T00:00:00.000Z", tenant.appId])).toString("base64url");
+    const forged = Buffer.from(JSON.stringify(["2026-01-01T00:00:00.000Z", tenant.appId])).toString(
+      "base64url",
+    );
     for (const cursor of ["garbage", `${forged}.AAAAAAAAAAAAAAAAAAAAAA`]) {
       const response = await api.get(`${tenant.org}/apps?cursor=${cursor}`, { token: tenant.token });
       expect(response.status).toBe(422);
@@ -143,16 +163,23 @@ describe("cursor paging (contract §5)", () => {
     // A cursor issued for one list is not accepted by another.
     const owner = await signUp(api);
     const org = `/v1/organizations/${owner.organizationId}`;
-    for (const slug of ["a", "b"]) await api.post(`${org}/apps`, { slug, name: slug }, { token: owner.token, idempotencyKey: ik() });
+    for (const slug of ["a", "b"])
+      await api.post(`${org}/apps`, { slug, name: slug }, { token: owner.token, idempotencyKey: ik() });
     const first = await api.get(`${org}/apps?limit=1`, { token: owner.token });
-    const elsewhere = await api.get(`${tenant.app}/environments?cursor=${first.body.next_cursor}`, { token: tenant.token });
+    const elsewhere = await api.get(`${tenant.app}/environments?cursor=${first.body.next_cursor}`, {
+      token: tenant.token,
+    });
     expect(elsewhere.status).toBe(422);
   });
 });
 
 describe("environments", () => {
   it("creates an environment with its quotas and lists it", async () => {
-    const created = await api.post(`${tenant.app}/environments`, { slug: "staging", name: "Staging" }, { token: tenant.token, idempotencyKey: ik() });
+    const created = await api.post(
+      `${tenant.app}/environments`,
+      { slug: "staging", name: "Staging" },
+      { token: tenant.token, idempotencyKey: ik() },
+    );
     expect(created.status).toBe(201);
     expect(created.body).toEqual({
       id: expect.any(String),
@@ -161,7 +188,10 @@ describe("environments", () => {
       name: "Staging",
       created_at: expect.stringMatching(TIMESTAMP),
     });
-    const quota = await stack.db.query("SELECT revision, schema_version, programs FROM quotas WHERE environment_id = $1", [created.body.id]);
+    const quota = await stack.db.query(
+      "SELECT revision, schema_version, programs FROM quotas WHERE environment_id = $1",
+      [created.body.id],
+    );
     expect(quota.rows).toEqual([{ revision: 1, schema_version: 1, programs: 100 }]);
     const list = await api.get(`${tenant.app}/environments`, { token: tenant.token });
     expect(list.status).toBe(200);
@@ -170,7 +200,11 @@ describe("environments", () => {
   });
 
   it("answers 409 for a slug taken in the app", async () => {
-    const again = await api.post(`${tenant.app}/environments`, { slug: "production", name: "Again" }, { token: tenant.token, idempotencyKey: ik() });
+    const again = await api.post(
+      `${tenant.app}/environments`,
+      { slug: "production", name: "Again" },
+      { token: tenant.token, idempotencyKey: ik() },
+    );
     expectError(again, 409, "already_exists");
   });
 });
@@ -212,7 +246,11 @@ describe("API keys", () => {
 
   it("answers 403 forbidden with the required scope when a key lacks it", async () => {
     const key = await createKey(api, tenant, ["org:read"]);
-    const denied = await api.post(`${tenant.org}/apps`, { slug: "nope", name: "Nope" }, { token: key.secret, idempotencyKey: ik() });
+    const denied = await api.post(
+      `${tenant.org}/apps`,
+      { slug: "nope", name: "Nope" },
+      { token: key.secret, idempotencyKey: ik() },
+    );
     expect(expectError(denied, 403, "forbidden").context).toEqual({ required_scope: "apps:write" });
     expectError(await api.get(`${tenant.env}/api-keys`, { token: key.secret }), 403, "forbidden");
     // Session-only endpoints refuse keys.
@@ -221,10 +259,26 @@ describe("API keys", () => {
 
   it("reaches its own environment only: 403 for another app or environment, 404 for another organization", async () => {
     const key = await createKey(api, tenant, ["org:read", "keys:write"]);
-    const sibling = await api.post(`${tenant.org}/apps`, { slug: "sibling", name: "Sibling" }, { token: tenant.token, idempotencyKey: ik() });
-    expectError(await api.get(`${tenant.org}/apps/${sibling.body.id}`, { token: key.secret }), 403, "forbidden");
-    const staging = await api.post(`${tenant.app}/environments`, { slug: "qa", name: "QA" }, { token: tenant.token, idempotencyKey: ik() });
-    expectError(await api.get(`${tenant.app}/environments/${staging.body.id}/api-keys`, { token: key.secret }), 403, "forbidden");
+    const sibling = await api.post(
+      `${tenant.org}/apps`,
+      { slug: "sibling", name: "Sibling" },
+      { token: tenant.token, idempotencyKey: ik() },
+    );
+    expectError(
+      await api.get(`${tenant.org}/apps/${sibling.body.id}`, { token: key.secret }),
+      403,
+      "forbidden",
+    );
+    const staging = await api.post(
+      `${tenant.app}/environments`,
+      { slug: "qa", name: "QA" },
+      { token: tenant.token, idempotencyKey: ik() },
+    );
+    expectError(
+      await api.get(`${tenant.app}/environments/${staging.body.id}/api-keys`, { token: key.secret }),
+      403,
+      "forbidden",
+    );
     const other = await createTenant(api);
     expectError(await api.get(other.org, { token: key.secret }), 404, "not_found");
     expectError(await api.get(`${other.env}/api-keys`, { token: key.secret }), 404, "not_found");
@@ -233,16 +287,40 @@ describe("API keys", () => {
 
   it("refuses scopes the creator lacks (403) and interviews:agent with others (422)", async () => {
     const limited = await createKey(api, tenant, ["keys:write"]);
-    const widen = await api.post(`${tenant.env}/api-keys`, { name: "wide", scopes: ["keys:write", "apps:write"] }, { token: limited.secret, idempotencyKey: ik() });
+    const widen = await api.post(
+      `${tenant.env}/api-keys`,
+      { name: "wide", scopes: ["keys:write", "apps:write"] },
+      { token: limited.secret, idempotencyKey: ik() },
+    );
     expect(expectError(widen, 403, "forbidden").context).toEqual({ required_scope: "apps:write" });
-    const agent = await api.post(`${tenant.env}/api-keys`, { name: "agent", scopes: ["interviews:agent", "org:read"] }, { token: tenant.token, idempotencyKey: ik() });
+    const agent = await api.post(
+      `${tenant.env}/api-keys`,
+      { name: "agent", scopes: ["interviews:agent", "org:read"] },
+      { token: tenant.token, idempotencyKey: ik() },
+    );
     expect(agent.status).toBe(422);
     expect(agent.body.detail).toEqual([
-      expect.objectContaining({ type: "value_error", loc: ["body", "scopes"], input: ["interviews:agent", "org:read"] }),
+      expect.objectContaining({
+        type: "value_error",
+        loc: ["body", "scopes"],
+        input: ["interviews:agent", "org:read"],
+      }),
     ]);
-    const unknown = await api.post(`${tenant.env}/api-keys`, { name: "x", scopes: ["root"] }, { token: tenant.token, idempotencyKey: ik() });
-    expect(unknown.body.detail[0]).toMatchObject({ type: "enum", loc: ["body", "scopes", "0"], input: "root" });
-    const none = await api.post(`${tenant.env}/api-keys`, { name: "x", scopes: [] }, { token: tenant.token, idempotencyKey: ik() });
+    const unknown = await api.post(
+      `${tenant.env}/api-keys`,
+      { name: "x", scopes: ["root"] },
+      { token: tenant.token, idempotencyKey: ik() },
+    );
+    expect(unknown.body.detail[0]).toMatchObject({
+      type: "enum",
+      loc: ["body", "scopes", "0"],
+      input: "root",
+    });
+    const none = await api.post(
+      `${tenant.env}/api-keys`,
+      { name: "x", scopes: [] },
+      { token: tenant.token, idempotencyKey: ik() },
+    );
     expect(none.body.detail[0]).toEqual({
       type: "too_short",
       loc: ["body", "scopes"],
@@ -254,12 +332,18 @@ describe("API keys", () => {
 
   it("revokes a key: 200 summary with revoked_at, then 401 api_key_revoked", async () => {
     const key = await createKey(api, tenant, ["org:read"]);
-    const revoked = await api.post(`${tenant.env}/api-keys/${key.id}/revoke`, undefined, { token: tenant.token, idempotencyKey: ik() });
+    const revoked = await api.post(`${tenant.env}/api-keys/${key.id}/revoke`, undefined, {
+      token: tenant.token,
+      idempotencyKey: ik(),
+    });
     expect(revoked.status).toBe(200);
     expect(revoked.body).toMatchObject({ id: key.id, revoked_at: expect.stringMatching(TIMESTAMP) });
     expectError(await api.get(tenant.org, { token: key.secret }), 401, "api_key_revoked");
     expectError(await api.get(tenant.org, { apiKey: key.secret }), 401, "api_key_revoked");
-    const unknown = await api.post(`${tenant.env}/api-keys/${tenant.appId}/revoke`, undefined, { token: tenant.token, idempotencyKey: ik() });
+    const unknown = await api.post(`${tenant.env}/api-keys/${tenant.appId}/revoke`, undefined, {
+      token: tenant.token,
+      idempotencyKey: ik(),
+    });
     expectError(unknown, 404, "not_found");
   });
 });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { apiClient, type ApiClient } from "./support/client.js";
+import { type ApiClient, apiClient } from "./support/client.js";
 import { createTenant, expectError, ik, type Tenant } from "./support/fixtures.js";
 import { type Stack, startStack } from "./support/stack.js";
 
@@ -21,7 +21,9 @@ describe("general HTTP rules (contract §1, §2)", () => {
     const kept = await api.get("/v1/auth/principal", { headers: { "x-request-id": "client.req-42_A" } });
     expect(kept.headers.get("x-request-id")).toBe("client.req-42_A");
     expect(kept.body.detail.request_id).toBe("client.req-42_A");
-    const replaced = await api.get("/v1/auth/principal", { headers: { "x-request-id": "bad id with spaces" } });
+    const replaced = await api.get("/v1/auth/principal", {
+      headers: { "x-request-id": "bad id with spaces" },
+    });
     expect(replaced.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
     const generated = await api.get("/healthz");
     expect(generated.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
@@ -62,12 +64,21 @@ describe("general HTTP rules (contract §1, §2)", () => {
     });
     expect(response.status).toBe(422);
     expect(response.body.detail).toEqual([
-      { type: "json_invalid", loc: ["body", "13"], msg: "JSON decode error", input: {}, ctx: expect.any(Object) },
+      {
+        type: "json_invalid",
+        loc: ["body", "13"],
+        msg: "JSON decode error",
+        input: {},
+        ctx: expect.any(Object),
+      },
     ]);
   });
 
   it("answers 422 missing at body when a required body is absent", async () => {
-    const response = await api.post(`${tenant.org}/apps`, undefined, { token: tenant.token, idempotencyKey: ik() });
+    const response = await api.post(`${tenant.org}/apps`, undefined, {
+      token: tenant.token,
+      idempotencyKey: ik(),
+    });
     expect(response.status).toBe(422);
     expect(response.body.detail).toEqual([
       { type: "missing", loc: ["body"], msg: "Field required", input: null, ctx: {} },
@@ -125,7 +136,11 @@ describe("a backend that is down", () => {
     const separate = await startStack();
     try {
       const client = apiClient(separate.url);
-      const user = await client.post("/auth/signup", { email: "down@example.com", password: "password123", organization_name: "Down" });
+      const user = await client.post("/auth/signup", {
+        email: "down@example.com",
+        password: "password123",
+        organization_name: "Down",
+      });
       await separate.stop("control");
       const response = await client.get("/v1/auth/principal", { token: user.body.access_token });
       const detail = expectError(response, 503, "unavailable");

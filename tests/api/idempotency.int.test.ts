@@ -1,8 +1,8 @@
+import { idempotencyId } from "@evalp/gateway";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { apiClient, type ApiClient } from "./support/client.js";
+import { type ApiClient, apiClient } from "./support/client.js";
 import { createTenant, expectError, ik, type Tenant } from "./support/fixtures.js";
 import { type Stack, startStack } from "./support/stack.js";
-import { idempotencyId } from "@evalp/gateway";
 
 let stack: Stack;
 let api: ApiClient;
@@ -28,9 +28,17 @@ describe("Idempotency-Key (contract §4)", () => {
       { type: "missing", loc: ["header", "Idempotency-Key"], msg: "Field required", input: null, ctx: {} },
       { type: "missing", loc: ["body", "name"], msg: "Field required", input: { slug: "x" }, ctx: {} },
     ]);
-    const tooLong = await api.post(`${tenant.org}/apps`, { slug: "x", name: "X" }, { token: tenant.token, idempotencyKey: "k".repeat(256) });
+    const tooLong = await api.post(
+      `${tenant.org}/apps`,
+      { slug: "x", name: "X" },
+      { token: tenant.token, idempotencyKey: "k".repeat(256) },
+    );
     expect(tooLong.body.detail).toEqual([
-      expect.objectContaining({ type: "string_too_long", loc: ["header", "Idempotency-Key"], ctx: { max_length: 255 } }),
+      expect.objectContaining({
+        type: "string_too_long",
+        loc: ["header", "Idempotency-Key"],
+        ctx: { max_length: 255 },
+      }),
     ]);
     expect(await appCount("x")).toBe(0);
   });
@@ -61,16 +69,28 @@ describe("Idempotency-Key (contract §4)", () => {
     expect(second.headers.get("x-request-id")).not.toBe(first.body.detail.request_id);
     expect(second.headers.get("idempotent-replayed")).toBe("true");
 
-    const reused = await api.post(`${tenant.org}/apps`, { slug: "different", name: "Two" }, { token: tenant.token, idempotencyKey: key });
+    const reused = await api.post(
+      `${tenant.org}/apps`,
+      { slug: "different", name: "Two" },
+      { token: tenant.token, idempotencyKey: key },
+    );
     expectError(reused, 422, "idempotency_key_reused");
     expect(await appCount("different")).toBe(0);
   });
 
   it("scopes keys to the route: the same key on another route executes there", async () => {
     const key = ik();
-    const app = await api.post(`${tenant.org}/apps`, { slug: "scoped", name: "Scoped" }, { token: tenant.token, idempotencyKey: key });
+    const app = await api.post(
+      `${tenant.org}/apps`,
+      { slug: "scoped", name: "Scoped" },
+      { token: tenant.token, idempotencyKey: key },
+    );
     expect(app.status).toBe(201);
-    const env = await api.post(`${tenant.app}/environments`, { slug: "scoped", name: "Scoped" }, { token: tenant.token, idempotencyKey: key });
+    const env = await api.post(
+      `${tenant.app}/environments`,
+      { slug: "scoped", name: "Scoped" },
+      { token: tenant.token, idempotencyKey: key },
+    );
     expect(env.status).toBe(201);
     expect(env.headers.get("idempotent-replayed")).toBeNull();
   });
@@ -79,9 +99,13 @@ describe("Idempotency-Key (contract §4)", () => {
     const key = ik();
     const body = { slug: "concurrent", name: "Concurrent" };
     const responses = await Promise.all(
-      Array.from({ length: 12 }, () => api.post(`${tenant.org}/apps`, body, { token: tenant.token, idempotencyKey: key })),
+      Array.from({ length: 12 }, () =>
+        api.post(`${tenant.org}/apps`, body, { token: tenant.token, idempotencyKey: key }),
+      ),
     );
-    const executed = responses.filter((r) => r.status === 201 && r.headers.get("idempotent-replayed") === null);
+    const executed = responses.filter(
+      (r) => r.status === 201 && r.headers.get("idempotent-replayed") === null,
+    );
     expect(executed).toHaveLength(1);
     for (const response of responses) {
       if (response.status === 409) {
@@ -98,9 +122,18 @@ describe("Idempotency-Key (contract §4)", () => {
   it("answers 409 idempotency_key_in_use with Retry-After while the key is held, executing nothing", async () => {
     const key = ik();
     // What a request still executing leaves in Redis: the key's lock.
-    const id = idempotencyId(`org:${tenant.organizationId}`, "POST", "/v1/organizations/:organization_id/apps", key);
+    const id = idempotencyId(
+      `org:${tenant.organizationId}`,
+      "POST",
+      "/v1/organizations/:organization_id/apps",
+      key,
+    );
     await stack.redis.set(`${stack.config.REDIS_KEY_PREFIX}idem:lock:${id}`, "other-request", "PX", 5_000);
-    const blocked = await api.post(`${tenant.org}/apps`, { slug: "held", name: "Held" }, { token: tenant.token, idempotencyKey: key });
+    const blocked = await api.post(
+      `${tenant.org}/apps`,
+      { slug: "held", name: "Held" },
+      { token: tenant.token, idempotencyKey: key },
+    );
     expectError(blocked, 409, "idempotency_key_in_use");
     expect(blocked.headers.get("retry-after")).toBe("1");
     expect(await appCount("held")).toBe(0);
@@ -108,9 +141,18 @@ describe("Idempotency-Key (contract §4)", () => {
 
   it("releases the lock when done and keeps the record for 24 hours", async () => {
     const key = ik();
-    const first = await api.post(`${tenant.org}/apps`, { slug: "stored", name: "Stored" }, { token: tenant.token, idempotencyKey: key });
+    const first = await api.post(
+      `${tenant.org}/apps`,
+      { slug: "stored", name: "Stored" },
+      { token: tenant.token, idempotencyKey: key },
+    );
     expect(first.status).toBe(201);
-    const id = idempotencyId(`org:${tenant.organizationId}`, "POST", "/v1/organizations/:organization_id/apps", key);
+    const id = idempotencyId(
+      `org:${tenant.organizationId}`,
+      "POST",
+      "/v1/organizations/:organization_id/apps",
+      key,
+    );
     expect(await stack.redis.exists(`${stack.config.REDIS_KEY_PREFIX}idem:lock:${id}`)).toBe(0);
     const ttl = await stack.redis.ttl(`${stack.config.REDIS_KEY_PREFIX}idem:rec:${id}`);
     expect(ttl).toBeGreaterThan(24 * 3600 - 60);

@@ -1,6 +1,6 @@
+import type { JsonObject } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { ErrorDetailSchema } from "@evalp/proto/common/v1/error";
-import type { JsonObject } from "@bufbuild/protobuf";
 import { AppError, ERROR_CATALOG, isErrorCode } from "./errors.js";
 import { requestLogger } from "./request-context.js";
 

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { fileURLToPath } from "node:url";
-import pg from "pg";
 import { runner } from "node-pg-migrate";
+import pg from "pg";
 import { withDefaultUser } from "./db.js";
 
 /** One service's migrations: the schema it owns and the folders of its `.sql` files. */

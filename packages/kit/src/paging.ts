@@ -1,6 +1,6 @@
+import { create } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { PageInfo, PagePosition, PageRequest } from "@evalp/proto/common/v1/page";
-import { create } from "@bufbuild/protobuf";
 import { PageInfoSchema, PagePositionSchema } from "@evalp/proto/common/v1/page";
 
 /** A row that can be keyset-paged newest first. */
@@ -24,7 +24,11 @@ export function pageClause(
       params: [timestampDate(after.createdAt), after.id, limit + 1],
     };
   }
-  return { where: "TRUE", tail: `ORDER BY created_at DESC, id DESC LIMIT $${nextParam}`, params: [limit + 1] };
+  return {
+    where: "TRUE",
+    tail: `ORDER BY created_at DESC, id DESC LIMIT $${nextParam}`,
+    params: [limit + 1],
+  };
 }
 
 /** Cuts the extra row a page query fetched and says where the next page starts. */

@@ -1,4 +1,4 @@
-import { createContextKey, type ContextValues, type Interceptor } from "@connectrpc/connect";
+import { type ContextValues, createContextKey, type Interceptor } from "@connectrpc/connect";
 import type { Logger } from "pino";
 
 /** Header that carries the gateway's request id to every service it calls (contract §1). */

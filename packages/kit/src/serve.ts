@@ -28,7 +28,10 @@ export async function serveService(
     logger: options.logger,
     checks: definition.checks,
   });
-  const ops = createOpsServer({ registry: createMetricsRegistry(definition.name), checks: definition.checks });
+  const ops = createOpsServer({
+    registry: createMetricsRegistry(definition.name),
+    checks: definition.checks,
+  });
   const rpcPort = await listen(rpc.server, options.rpcPort, options.host);
   const opsPort = await listen(ops, options.opsPort, options.host);
   return {

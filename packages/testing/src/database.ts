@@ -31,7 +31,9 @@ function templateName(sets: MigrationSet[]): string {
   for (const set of sets) {
     hash.update(`schema:${set.schema}\n`);
     for (const dir of set.dirs) {
-      for (const file of readdirSync(dir).filter((name) => name.endsWith(".sql")).sort()) {
+      for (const file of readdirSync(dir)
+        .filter((name) => name.endsWith(".sql"))
+        .sort()) {
         hash.update(`${file}\n${readFileSync(join(dir, file), "utf8")}\n`);
       }
     }
@@ -81,6 +83,7 @@ export async function createTestDatabase(sets: MigrationSet[]): Promise<TestData
   return {
     url: urlFor(name),
     name,
-    drop: () => withAdmin((admin) => admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => {}),
+    drop: () =>
+      withAdmin((admin) => admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => {}),
   };
 }

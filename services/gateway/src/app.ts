@@ -1,6 +1,6 @@
 import "./http/fastify-types.js";
-import cookie from "@fastify/cookie";
 import { type Config, newId, type ReadinessCheck } from "@evalp/kit";
+import cookie from "@fastify/cookie";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";

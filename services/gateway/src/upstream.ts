@@ -20,7 +20,9 @@ export type Upstreams = {
   close(): void;
 };
 
-export function createUpstreams(config: Pick<Config, Uppercase<`${Plane}_url`> | "UPSTREAM_TIMEOUT_MS">): Upstreams {
+export function createUpstreams(
+  config: Pick<Config, Uppercase<`${Plane}_url`> | "UPSTREAM_TIMEOUT_MS">,
+): Upstreams {
   const urls: Record<Plane, string> = {
     control: config.CONTROL_URL,
     platform: config.PLATFORM_URL,

@@ -1,1 +1,1 @@
-export { type Deps as InterviewDeps, migrations, SCHEMA, interviewService } from "./server.js";
+export { type Deps as InterviewDeps, interviewService, migrations, SCHEMA } from "./server.js";

@@ -1,5 +1,5 @@
 import { createLogger, createPool, createShutdownManager, loadConfig, serveService } from "@evalp/kit";
-import { SCHEMA, interviewService } from "./server.js";
+import { interviewService, SCHEMA } from "./server.js";
 
 const config = loadConfig();
 const logger = createLogger("interview", config.LOG_LEVEL);

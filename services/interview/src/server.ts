@@ -1,5 +1,12 @@
 import { fileURLToPath } from "node:url";
-import { type Logger, type MigrationSet, OUTBOX_MIGRATIONS_DIR, type Pool, pingPool, type ServiceDefinition } from "@evalp/kit";
+import {
+  type Logger,
+  type MigrationSet,
+  OUTBOX_MIGRATIONS_DIR,
+  type Pool,
+  pingPool,
+  type ServiceDefinition,
+} from "@evalp/kit";
 
 /** The interview plane owns the `interview` schema. */
 export const SCHEMA = "interview";

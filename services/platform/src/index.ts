@@ -1,1 +1,1 @@
-export { type Deps as PlatformDeps, migrations, SCHEMA, platformService } from "./server.js";
+export { type Deps as PlatformDeps, migrations, platformService, SCHEMA } from "./server.js";

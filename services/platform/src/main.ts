@@ -1,5 +1,5 @@
 import { createLogger, createPool, createShutdownManager, loadConfig, serveService } from "@evalp/kit";
-import { SCHEMA, platformService } from "./server.js";
+import { platformService, SCHEMA } from "./server.js";
 
 const config = loadConfig();
 const logger = createLogger("platform", config.LOG_LEVEL);

@@ -43,8 +43,10 @@ export function apiClient(baseUrl: string) {
   return {
     call,
     get: <T = any>(path: string, options?: RequestOptions) => call<T>("GET", path, undefined, options),
-    post: <T = any>(path: string, body?: unknown, options?: RequestOptions) => call<T>("POST", path, body, options),
-    patch: <T = any>(path: string, body?: unknown, options?: RequestOptions) => call<T>("PATCH", path, body, options),
+    post: <T = any>(path: string, body?: unknown, options?: RequestOptions) =>
+      call<T>("POST", path, body, options),
+    patch: <T = any>(path: string, body?: unknown, options?: RequestOptions) =>
+      call<T>("PATCH", path, body, options),
   };
 }
 

@@ -26,16 +26,29 @@ export async function signUp(api: ApiClient, name = "Acme") {
   const password = "correct horse battery staple";
   const signup = await api.post("/auth/signup", { email, password, organization_name: name });
   expect(signup.status).toBe(201);
-  return { email, password, token: signup.body.access_token as string, organizationId: signup.body.organization_id as string };
+  return {
+    email,
+    password,
+    token: signup.body.access_token as string,
+    organizationId: signup.body.organization_id as string,
+  };
 }
 
 export async function createTenant(api: ApiClient): Promise<Tenant> {
   const user = await signUp(api);
   const org = `/v1/organizations/${user.organizationId}`;
-  const app = await api.post(`${org}/apps`, { slug: `app-${counter}`, name: "Survey" }, { token: user.token, idempotencyKey: ik() });
+  const app = await api.post(
+    `${org}/apps`,
+    { slug: `app-${counter}`, name: "Survey" },
+    { token: user.token, idempotencyKey: ik() },
+  );
   expect(app.status).toBe(201);
   const appPath = `${org}/apps/${app.body.id}`;
-  const env = await api.post(`${appPath}/environments`, { slug: "production", name: "Production" }, { token: user.token, idempotencyKey: ik() });
+  const env = await api.post(
+    `${appPath}/environments`,
+    { slug: "production", name: "Production" },
+    { token: user.token, idempotencyKey: ik() },
+  );
   expect(env.status).toBe(201);
   return {
     ...user,
@@ -49,16 +62,33 @@ export async function createTenant(api: ApiClient): Promise<Tenant> {
 
 /** Creates an API key in the tenant's environment and returns its secret and summary. */
 export async function createKey(api: ApiClient, tenant: Tenant, scopes: string[], name = "backend") {
-  const created = await api.post(`${tenant.env}/api-keys`, { name, scopes }, { token: tenant.token, idempotencyKey: ik() });
+  const created = await api.post(
+    `${tenant.env}/api-keys`,
+    { name, scopes },
+    { token: tenant.token, idempotencyKey: ik() },
+  );
   expect(created.status).toBe(201);
   return { secret: created.body.secret as string, id: created.body.id as string, body: created.body };
 }
 
 /** Asserts an application error body (contract §2) and returns its detail. */
-export function expectError(response: { status: number; body: any; headers: Headers }, status: number, code: string) {
+export function expectError(
+  response: { status: number; body: any; headers: Headers },
+  status: number,
+  code: string,
+) {
   expect(response.status, JSON.stringify(response.body)).toBe(status);
   expect(Object.keys(response.body)).toEqual(["detail"]);
-  expect(response.body.detail).toMatchObject({ code, message: expect.any(String), context: expect.any(Object) });
+  expect(response.body.detail).toMatchObject({
+    code,
+    message: expect.any(String),
+    context: expect.any(Object),
+  });
   expect(response.body.detail.request_id).toBe(response.headers.get("x-request-id"));
-  return response.body.detail as { code: string; message: string; context: Record<string, unknown>; request_id: string };
+  return response.body.detail as {
+    code: string;
+    message: string;
+    context: Record<string, unknown>;
+    request_id: string;
+  };
 }

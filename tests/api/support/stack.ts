@@ -1,6 +1,6 @@
-import { controlService, migrations as controlMigrations } from "@evalp/control";
+import { migrations as controlMigrations, controlService } from "@evalp/control";
 import { buildApp, createRedis, createUpstreams } from "@evalp/gateway";
-import { interviewService, migrations as interviewMigrations } from "@evalp/interview";
+import { migrations as interviewMigrations, interviewService } from "@evalp/interview";
 import {
   type Config,
   createLogger,
@@ -11,9 +11,9 @@ import {
   type ServiceDefinition,
   serveService,
 } from "@evalp/kit";
-import { platformService, migrations as platformMigrations } from "@evalp/platform";
+import { migrations as platformMigrations, platformService } from "@evalp/platform";
 import { createTestDatabase, uniqueRedisPrefix } from "@evalp/testing";
-import { webhooksService, migrations as webhooksMigrations } from "@evalp/webhooks";
+import { migrations as webhooksMigrations, webhooksService } from "@evalp/webhooks";
 import type { Redis } from "ioredis";
 
 export const MIGRATIONS = [controlMigrations, platformMigrations, interviewMigrations, webhooksMigrations];

@@ -36,7 +36,11 @@ export const ENVIRONMENT_COLUMNS = "id, app_id, slug, name, created_at";
 export const API_KEY_COLUMNS = "id, environment_id, name, key_prefix, scopes, created_at, revoked_at";
 
 export function organizationMessage(row: OrganizationRow): Organization {
-  return create(OrganizationSchema, { id: row.id, name: row.name, createdAt: timestampFromDate(row.created_at) });
+  return create(OrganizationSchema, {
+    id: row.id,
+    name: row.name,
+    createdAt: timestampFromDate(row.created_at),
+  });
 }
 
 export function appMessage(row: AppRow): App {

@@ -1,5 +1,5 @@
 import { create } from "@bufbuild/protobuf";
-import { AppError, isScope, type Queryable, ROLE_SCOPES, SCOPES, AGENT_SCOPE } from "@evalp/kit";
+import { AGENT_SCOPE, AppError, isScope, type Queryable, ROLE_SCOPES, SCOPES } from "@evalp/kit";
 import {
   type AuthenticateRequest,
   type AuthenticateResponse,

@@ -1,6 +1,10 @@
 import { create } from "@bufbuild/protobuf";
 import { isUuid, notFound } from "@evalp/kit";
-import { type GetAppRequest, type GetAppResponse, GetAppResponseSchema } from "@evalp/proto/control/v1/organization";
+import {
+  type GetAppRequest,
+  type GetAppResponse,
+  GetAppResponseSchema,
+} from "@evalp/proto/control/v1/organization";
 import { APP_COLUMNS, type AppRow, appMessage } from "../db/rows.js";
 import type { Deps } from "../deps.js";
 

@@ -37,6 +37,11 @@ export function pageRequest(
 }
 
 /** A page body `{items, next_cursor}` (contract §5; null on the last page). */
-export function pageBody<T>(request: FastifyRequest, codec: CursorCodec, items: T[], info: PageInfo | undefined) {
+export function pageBody<T>(
+  request: FastifyRequest,
+  codec: CursorCodec,
+  items: T[],
+  info: PageInfo | undefined,
+) {
   return { items, next_cursor: codec.next(listOf(request), info) };
 }

@@ -5,7 +5,9 @@ import { RequestValidationError } from "../validation/json-body.js";
 
 /** The application error body (contract §2). */
 export function errorBody(error: AppError, requestId: string) {
-  return { detail: { code: error.code, message: error.message, context: error.context, request_id: requestId } };
+  return {
+    detail: { code: error.code, message: error.message, context: error.context, request_id: requestId },
+  };
 }
 
 /** Fastify's own client errors that the contract names. */
@@ -40,7 +42,10 @@ const RETRY_AFTER_UNAVAILABLE = "1";
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     if (error instanceof RequestValidationError) {
-      return reply.code(422).type("application/json").send(JSON.stringify({ detail: error.items }));
+      return reply
+        .code(422)
+        .type("application/json")
+        .send(JSON.stringify({ detail: error.items }));
     }
     const appError = toAppError(error);
     if (appError.status >= 500) {
@@ -50,13 +55,19 @@ export function registerErrorHandling(app: FastifyInstance): void {
       reply.header("Retry-After", RETRY_AFTER_UNAVAILABLE);
     }
     for (const [name, value] of Object.entries(appError.headers)) reply.header(name, value);
-    return reply.code(appError.status).type("application/json").send(JSON.stringify(errorBody(appError, request.id)));
+    return reply
+      .code(appError.status)
+      .type("application/json")
+      .send(JSON.stringify(errorBody(appError, request.id)));
   });
 
   app.setNotFoundHandler((request, reply) => {
     const error = new AppError("not_found", `No route ${request.method} ${request.url.split("?")[0]}.`, {
       resource: "route",
     });
-    return reply.code(404).type("application/json").send(JSON.stringify(errorBody(error, request.id)));
+    return reply
+      .code(404)
+      .type("application/json")
+      .send(JSON.stringify(errorBody(error, request.id)));
   });
 }

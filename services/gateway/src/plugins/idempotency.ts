@@ -78,7 +78,10 @@ export function registerIdempotency(app: FastifyInstance, redis: Redis, prefix: 
       if (!stored) return false;
       const record = JSON.parse(stored) as StoredResponse;
       if (record.fingerprint !== fingerprint) {
-        throw new AppError("idempotency_key_reused", "This Idempotency-Key was used with a different request.");
+        throw new AppError(
+          "idempotency_key_reused",
+          "This Idempotency-Key was used with a different request.",
+        );
       }
       await sendReplay(reply, record);
       return true;
@@ -131,7 +134,9 @@ export function registerIdempotency(app: FastifyInstance, redis: Redis, prefix: 
     multi.del(held.lockKey);
     // A failure to store is logged, not sent: the response itself is already final. The lock
     // then expires on its own and a retry executes again.
-    await multi.exec().catch((error: unknown) => request.log.error({ err: error }, "idempotency store failed"));
+    await multi
+      .exec()
+      .catch((error: unknown) => request.log.error({ err: error }, "idempotency store failed"));
     return payload;
   });
 }

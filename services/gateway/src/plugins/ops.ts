@@ -7,7 +7,10 @@ import { PLANES, type Upstreams } from "../upstream.js";
  * `/healthz` (the process is up), `/readyz` (Redis and every upstream service answer), and
  * `/metrics` with a request-duration histogram by route and status.
  */
-export function registerOps(app: FastifyInstance, deps: { upstreams: Upstreams; checks: ReadinessCheck[] }): void {
+export function registerOps(
+  app: FastifyInstance,
+  deps: { upstreams: Upstreams; checks: ReadinessCheck[] },
+): void {
   const registry = createMetricsRegistry("gateway");
   const duration = new Histogram({
     name: "http_request_duration_seconds",
@@ -18,7 +21,11 @@ export function registerOps(app: FastifyInstance, deps: { upstreams: Upstreams; 
   });
   app.addHook("onResponse", async (request, reply) => {
     duration.observe(
-      { method: request.method, route: request.routeOptions.url ?? "unmatched", status: String(reply.statusCode) },
+      {
+        method: request.method,
+        route: request.routeOptions.url ?? "unmatched",
+        status: String(reply.statusCode),
+      },
       reply.elapsedTime / 1000,
     );
   });

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
-import rateLimit from "@fastify/rate-limit";
 import { AppError } from "@evalp/kit";
+import rateLimit from "@fastify/rate-limit";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Redis } from "ioredis";
 import { presentedCredential } from "./auth.js";

@@ -16,13 +16,17 @@ export function registerValidation(app: FastifyInstance): void {
   app.setValidatorCompiler(() => () => true);
 
   app.removeContentTypeParser("application/json");
-  app.addContentTypeParser("application/json", { parseAs: "string", bodyLimit: BODY_LIMIT_BYTES }, (_req, body, done) => {
-    try {
-      done(null, parseJsonBody(body as string));
-    } catch (error) {
-      done(error as Error, undefined);
-    }
-  });
+  app.addContentTypeParser(
+    "application/json",
+    { parseAs: "string", bodyLimit: BODY_LIMIT_BYTES },
+    (_req, body, done) => {
+      try {
+        done(null, parseJsonBody(body as string));
+      } catch (error) {
+        done(error as Error, undefined);
+      }
+    },
+  );
 
   app.addHook("preValidation", async (request) => {
     const schema = request.routeOptions.schema as (FastifySchema & RequestSchemas) | undefined;

@@ -21,7 +21,10 @@ export const DateTime = Type.String({ format: "date-time" });
 
 /** A page envelope of `item`. */
 export function Page<T extends TSchema>(item: T, name: string) {
-  return Type.Object({ items: Type.Array(item), next_cursor: Type.Union([Type.String(), Type.Null()]) }, { title: name });
+  return Type.Object(
+    { items: Type.Array(item), next_cursor: Type.Union([Type.String(), Type.Null()]) },
+    { title: name },
+  );
 }
 
 /** Path parameters of the ORG / APP / ENV prefixes (ids are checked for shape by the auth plugin: 404). */

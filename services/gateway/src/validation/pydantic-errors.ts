@@ -219,12 +219,12 @@ const TYPE_PROBLEMS: Record<string, [string, string, string?, string?]> = {
 /** Query, path and header values arrive as strings, so for them a failed type is a failed parse. */
 function typeProblem(types: string, input: unknown, fromText: boolean): Problem {
   const expected = types.split(",").find((type) => type !== "null") ?? "null";
-  const [type, msg, parseType, parseMsg] = TYPE_PROBLEMS[expected] ?? [
-    "value_error",
-    `Value error, must be ${expected}`,
-  ];
-  if (fromText && typeof input === "string" && parseType && parseMsg)
+  const known = TYPE_PROBLEMS[expected];
+  if (!known) return valueError(`must be ${expected}`, input);
+  const [type, msg, parseType, parseMsg] = known;
+  if (fromText && typeof input === "string" && parseType && parseMsg) {
     return problem(parseType, parseMsg, {}, input);
+  }
   return problem(type, msg, {}, input);
 }
 
@@ -263,8 +263,9 @@ function formatProblem(format: string, input: unknown, ajvMessage: string | unde
     }
     case "date-time":
     case "iso-date-time": {
-      if (isNaiveDateTime(text))
+      if (isNaiveDateTime(text)) {
         return problem("timezone_aware", "Input should have timezone info", {}, input);
+      }
       const error = dateParseError(text) ?? "unexpected extra characters at the end of the input";
       return problem(
         "datetime_from_date_parsing",

@@ -119,8 +119,9 @@ export function compileRequestValidator(schemas: RequestSchemas): RequestValidat
       }
       // Coercion rewrites the value in place; keep what the client sent for `input`.
       const received = location === "body" ? value : structuredClone(value);
-      if (!validate(value ?? {}))
+      if (!validate(value ?? {})) {
         items.push(...ajvErrorsToPydantic(validate.errors ?? [], location, received, schema));
+      }
     }
     return items;
   };

@@ -19,7 +19,10 @@ const SignupBody = Type.Object(
   { additionalProperties: false },
 );
 const LoginBody = Type.Object(
-  { email: Type.String({ minLength: 1, maxLength: 320 }), password: Type.String({ minLength: 1, maxLength: 256 }) },
+  {
+    email: Type.String({ minLength: 1, maxLength: 320 }),
+    password: Type.String({ minLength: 1, maxLength: 256 }),
+  },
   { additionalProperties: false },
 );
 
@@ -48,14 +51,20 @@ export function sessionRoutes(app: FastifyInstance, deps: RouteDeps): void {
         body: SignupBody,
         headers: OptionalIdempotencyHeaders,
         response: {
-          201: Type.Object({ user_id: Uuid, organization_id: Uuid, access_token: Type.String(), expires_at: DateTime }),
+          201: Type.Object({
+            user_id: Uuid,
+            organization_id: Uuid,
+            access_token: Type.String(),
+            expires_at: DateTime,
+          }),
           409: ErrorBody,
           422: COMMON_ERRORS[422],
         },
       },
     },
     async (request, reply) => {
-      if (!deps.config.SIGNUP_ENABLED) throw new AppError("not_found", "Sign-up is disabled.", { resource: "route" });
+      if (!deps.config.SIGNUP_ENABLED)
+        throw new AppError("not_found", "Sign-up is disabled.", { resource: "route" });
       const body = request.body as { email: string; password: string; organization_name: string };
       const answer = await deps.upstreams.auth.signup(
         { email: body.email, password: body.password, organizationName: body.organization_name },
@@ -82,7 +91,11 @@ export function sessionRoutes(app: FastifyInstance, deps: RouteDeps): void {
         body: LoginBody,
         headers: OptionalIdempotencyHeaders,
         response: {
-          200: Type.Object({ access_token: Type.String(), token_type: Type.Literal("bearer"), expires_at: DateTime }),
+          200: Type.Object({
+            access_token: Type.String(),
+            token_type: Type.Literal("bearer"),
+            expires_at: DateTime,
+          }),
           401: ErrorBody,
           422: COMMON_ERRORS[422],
         },

@@ -34,7 +34,11 @@ const CreateApiKeyBody = Type.Object(
 type EnvPath = { organization_id: string; app_id: string; environment_id: string };
 
 function environmentRef(params: EnvPath) {
-  return { organizationId: params.organization_id, appId: params.app_id, environmentId: params.environment_id };
+  return {
+    organizationId: params.organization_id,
+    appId: params.app_id,
+    environmentId: params.environment_id,
+  };
 }
 
 function apiKeyJson(key: ApiKey | undefined) {
@@ -59,7 +63,13 @@ function checkRequestedScopes(request: FastifyRequest, requested: Scope[]): Scop
   if (scopes.includes(AGENT_SCOPE) && scopes.length > 1) {
     const message = `${AGENT_SCOPE} is granted alone`;
     throw new RequestValidationError([
-      { type: "value_error", loc: ["body", "scopes"], msg: `Value error, ${message}`, input: requested, ctx: { error: message } },
+      {
+        type: "value_error",
+        loc: ["body", "scopes"],
+        msg: `Value error, ${message}`,
+        input: requested,
+        ctx: { error: message },
+      },
     ]);
   }
   const held = request.access?.scopes ?? [];
@@ -86,7 +96,10 @@ export function apiKeyRoutes(app: FastifyInstance, deps: RouteDeps): void {
         params: EnvParams,
         headers: IdempotentHeaders,
         body: CreateApiKeyBody,
-        response: { 201: Type.Composite([ApiKeySummary, Type.Object({ secret: Type.String() })]), ...COMMON_ERRORS },
+        response: {
+          201: Type.Composite([ApiKeySummary, Type.Object({ secret: Type.String() })]),
+          ...COMMON_ERRORS,
+        },
       },
     },
     async (request, reply) => {

@@ -5,7 +5,17 @@ import { callOptions } from "../../http/call.js";
 import { pageBody, pageRequest } from "../../http/paging.js";
 import { iso } from "../../http/timestamps.js";
 import type { RouteDeps } from "../deps.js";
-import { AppParams, COMMON_ERRORS, DateTime, ErrorBody, IdempotentHeaders, OrgParams, Page, PageQuery, Uuid } from "../schemas.js";
+import {
+  AppParams,
+  COMMON_ERRORS,
+  DateTime,
+  ErrorBody,
+  IdempotentHeaders,
+  OrgParams,
+  Page,
+  PageQuery,
+  Uuid,
+} from "../schemas.js";
 
 /** Slugs of apps and environments (contract §5b). */
 export const Slug = Type.String({ pattern: "^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$" });
@@ -60,7 +70,12 @@ export function appRoutes(app: FastifyInstance, deps: RouteDeps): void {
       const { organization_id } = request.params as { organization_id: string };
       const body = request.body as { slug: string; name: string; description?: string | null };
       const answer = await deps.upstreams.organizations.createApp(
-        { organizationId: organization_id, slug: body.slug, name: body.name, description: body.description ?? undefined },
+        {
+          organizationId: organization_id,
+          slug: body.slug,
+          name: body.name,
+          description: body.description ?? undefined,
+        },
         callOptions(request),
       );
       return reply.code(201).send(appJson(answer.app));

@@ -5,7 +5,16 @@ import { callOptions } from "../../http/call.js";
 import { pageBody, pageRequest } from "../../http/paging.js";
 import { iso } from "../../http/timestamps.js";
 import type { RouteDeps } from "../deps.js";
-import { AppParams, COMMON_ERRORS, DateTime, ErrorBody, IdempotentHeaders, Page, PageQuery, Uuid } from "../schemas.js";
+import {
+  AppParams,
+  COMMON_ERRORS,
+  DateTime,
+  ErrorBody,
+  IdempotentHeaders,
+  Page,
+  PageQuery,
+  Uuid,
+} from "../schemas.js";
 import { Slug } from "./apps.js";
 
 const EnvironmentBody = Type.Object(

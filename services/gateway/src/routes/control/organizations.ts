@@ -6,7 +6,10 @@ import { iso } from "../../http/timestamps.js";
 import type { RouteDeps } from "../deps.js";
 import { COMMON_ERRORS, DateTime, OptionalIdempotencyHeaders, OrgParams, Uuid } from "../schemas.js";
 
-const OrganizationBody = Type.Object({ id: Uuid, name: Type.String(), created_at: DateTime }, { title: "Organization" });
+const OrganizationBody = Type.Object(
+  { id: Uuid, name: Type.String(), created_at: DateTime },
+  { title: "Organization" },
+);
 
 function organizationJson(organization: Organization | undefined) {
   if (!organization) throw new Error("upstream returned no organization");
@@ -22,7 +25,10 @@ export function organizationRoutes(app: FastifyInstance, deps: RouteDeps): void 
       schema: {
         tags: ["control"],
         summary: "Create an organization",
-        body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false }),
+        body: Type.Object(
+          { name: Type.String({ minLength: 1, maxLength: 200 }) },
+          { additionalProperties: false },
+        ),
         headers: OptionalIdempotencyHeaders,
         response: { 201: OrganizationBody, ...COMMON_ERRORS },
       },
