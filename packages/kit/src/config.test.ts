@@ -1,0 +1,47 @@
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "./config.js";
+
+const varDir = () => mkdtempSync(join(tmpdir(), "evalp-config-"));
+
+describe("loadConfig", () => {
+  it("has the contract's development defaults", () => {
+    const config = loadConfig({ VAR_DIR: varDir() });
+    expect(config.DATABASE_URL).toBe("postgres://127.0.0.1:5432/evalp");
+    expect(config.NATS_URL).toBe("nats://127.0.0.1:4222");
+    expect(config.REDIS_URL).toBe("redis://127.0.0.1:6379");
+    expect(config.PORT).toBe(8080);
+    expect(config.PUBLIC_URL).toBe("http://127.0.0.1:8080");
+    expect(config.RATE_LIMIT_PER_MINUTE).toBe(600);
+    expect(config.SIGNUP_ENABLED).toBe(true);
+    expect(config.WEBHOOK_ALLOW_PRIVATE).toBe(true);
+  });
+
+  it("generates the development secret once and keeps it under VAR_DIR", () => {
+    const dir = varDir();
+    const first = loadConfig({ VAR_DIR: dir });
+    expect(first.usingDevelopmentSecret).toBe(true);
+    expect(first.JWT_SECRET.length).toBeGreaterThanOrEqual(32);
+    expect(readFileSync(join(dir, "jwt-secret"), "utf8").trim()).toBe(first.JWT_SECRET);
+    expect(loadConfig({ VAR_DIR: dir }).JWT_SECRET).toBe(first.JWT_SECRET);
+  });
+
+  it("refuses to start in production without a secret, or on the development one", () => {
+    const dir = varDir();
+    expect(() => loadConfig({ NODE_ENV: "production", VAR_DIR: dir })).toThrow(ConfigError);
+    const developmentSecret = loadConfig({ VAR_DIR: dir }).JWT_SECRET;
+    expect(() => loadConfig({ NODE_ENV: "production", VAR_DIR: dir, JWT_SECRET: developmentSecret })).toThrow(
+      /development secret/,
+    );
+    const production = loadConfig({ NODE_ENV: "production", VAR_DIR: dir, JWT_SECRET: "p".repeat(40) });
+    expect(production.WEBHOOK_ALLOW_PRIVATE).toBe(false);
+  });
+
+  it("names every invalid variable", () => {
+    expect(() => loadConfig({ VAR_DIR: varDir(), PORT: "eighty", SIGNUP_ENABLED: "maybe" })).toThrow(
+      /PORT.*SIGNUP_ENABLED|SIGNUP_ENABLED.*PORT/,
+    );
+  });
+});
