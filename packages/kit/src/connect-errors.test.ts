@@ -5,7 +5,9 @@ import { AppError } from "./errors.js";
 
 describe("errors across the wire", () => {
   it("carries the contract code and context through a ConnectError", () => {
-    const sent = toConnectError(new AppError("revision_conflict", "Stale.", { expected_revision: 1, current_revision: 2 }));
+    const sent = toConnectError(
+      new AppError("revision_conflict", "Stale.", { expected_revision: 1, current_revision: 2 }),
+    );
     expect(sent.code).toBe(Code.Aborted);
     const received = fromConnectError(sent);
     expect(received.code).toBe("revision_conflict");
@@ -14,7 +16,11 @@ describe("errors across the wire", () => {
   });
 
   it("maps Postgres unique and foreign-key violations, and hides anything else as internal", () => {
-    const unique = Object.assign(new Error("duplicate key value"), { code: "23505", severity: "ERROR", table: "apps" });
+    const unique = Object.assign(new Error("duplicate key value"), {
+      code: "23505",
+      severity: "ERROR",
+      table: "apps",
+    });
     expect(fromConnectError(toConnectError(unique)).code).toBe("already_exists");
     const foreign = Object.assign(new Error("violates foreign key"), { code: "23503", severity: "ERROR" });
     expect(fromConnectError(toConnectError(foreign)).code).toBe("not_found");
@@ -26,8 +32,12 @@ describe("errors across the wire", () => {
   });
 
   it("maps a peer that is down or slow by its Connect code", () => {
-    expect(fromConnectError(new ConnectError("connect ECONNREFUSED", Code.Unavailable)).code).toBe("unavailable");
-    expect(fromConnectError(new ConnectError("deadline", Code.DeadlineExceeded)).code).toBe("upstream_timeout");
+    expect(fromConnectError(new ConnectError("connect ECONNREFUSED", Code.Unavailable)).code).toBe(
+      "unavailable",
+    );
+    expect(fromConnectError(new ConnectError("deadline", Code.DeadlineExceeded)).code).toBe(
+      "upstream_timeout",
+    );
     expect(fromConnectError(new ConnectError("boom", Code.Unknown)).code).toBe("internal");
   });
 });

@@ -24,11 +24,12 @@ export const REDACTED_PATHS = [
 ];
 
 /** One JSON logger per process, named for the service so lines from all processes can be told apart. */
-export function createLogger(service: string, level: string): Logger {
-  return pino({
+export function createLogger(service: string, level: string, destination?: pino.DestinationStream): Logger {
+  const options = {
     level,
     base: { service },
     redact: { paths: REDACTED_PATHS, censor: "[redacted]" },
     timestamp: pino.stdTimeFunctions.isoTime,
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }

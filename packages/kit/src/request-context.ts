@@ -1,4 +1,10 @@
-import { type ContextValues, createContextKey, type Interceptor } from "@connectrpc/connect";
+import {
+  Code,
+  ConnectError,
+  type ContextValues,
+  createContextKey,
+  type Interceptor,
+} from "@connectrpc/connect";
 import type { Logger } from "pino";
 
 /** Header that carries the gateway's request id to every service it calls (contract §1). */
@@ -38,7 +44,19 @@ export function requestContextInterceptor(logger: Logger): Interceptor {
       actor: kind && id ? { kind, id } : null,
       logger: child,
     });
-    return next(req);
+    // One line per RPC, so the gateway's request id can be followed into every service it touched.
+    const started = performance.now();
+    let code = "ok";
+    try {
+      return await next(req);
+    } catch (error) {
+      code = error instanceof ConnectError ? Code[error.code] : "unknown";
+      throw error;
+    } finally {
+      // Readiness polls would drown the log at info.
+      const level = req.service.typeName === "evalp.common.v1.HealthService" ? "debug" : "info";
+      child[level]({ code, duration_ms: Math.round((performance.now() - started) * 10) / 10 }, "rpc");
+    }
   };
 }
 

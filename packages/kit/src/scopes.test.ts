@@ -32,7 +32,14 @@ describe("ROLE_SCOPES", () => {
     expect(ROLE_SCOPES.member).toContain("apps:write");
     expect(ROLE_SCOPES.member).toHaveLength(SCOPES.length - 3);
     expect([...ROLE_SCOPES.viewer].sort()).toEqual(
-      ["org:read", "bundles:read", "webhooks:read", "evaluations:read", "analytics:read", "audit:read"].sort(),
+      [
+        "org:read",
+        "bundles:read",
+        "webhooks:read",
+        "evaluations:read",
+        "analytics:read",
+        "audit:read",
+      ].sort(),
     );
   });
 });

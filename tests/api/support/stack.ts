@@ -34,9 +34,16 @@ export type Stack = {
  * Starts the gateway and the four services in this process on free ports, each on real
  * Postgres (a fresh database cloned from the migrated template) and real Redis.
  */
-export async function startStack(env: Record<string, string> = {}): Promise<Stack> {
+export async function startStack(
+  env: Record<string, string> = {},
+  options: { logLines?: string[] } = {},
+): Promise<Stack> {
   const database = await createTestDatabase(MIGRATIONS);
-  const logger = createLogger("test", process.env.TEST_LOG_LEVEL ?? "silent");
+  // With `logLines`, every process's log lines are kept there for the test to read.
+  const sink = options.logLines;
+  const logger = sink
+    ? createLogger("test", "info", { write: (line: string) => void sink.push(line) })
+    : createLogger("test", process.env.TEST_LOG_LEVEL ?? "silent");
   const baseConfig = loadConfig({
     NODE_ENV: "test",
     DATABASE_URL: database.url,
@@ -52,7 +59,12 @@ export async function startStack(env: Record<string, string> = {}): Promise<Stac
     return created;
   };
   const serve = (definition: ServiceDefinition) =>
-    serveService(definition, { logger, host: "127.0.0.1", rpcPort: 0, opsPort: 0 });
+    serveService(definition, {
+      logger: logger.child({ service: definition.name }),
+      host: "127.0.0.1",
+      rpcPort: 0,
+      opsPort: 0,
+    });
   const controlPool = pool("control");
   const services: Record<string, RunningService> = {
     control: await serve(controlService({ pool: controlPool, config: baseConfig, logger })),
@@ -70,7 +82,7 @@ export async function startStack(env: Record<string, string> = {}): Promise<Stac
   };
   const redis = createRedis(config.REDIS_URL);
   const upstreams = createUpstreams(config);
-  const app = await buildApp({ config, logger, redis, upstreams });
+  const app = await buildApp({ config, logger: logger.child({ service: "gateway" }), redis, upstreams });
   await app.listen({ port: 0, host: "127.0.0.1" });
   const address = app.server.address() as { port: number };
   const url = `http://127.0.0.1:${address.port}`;
