@@ -1,19 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { type ApiClient, apiClient } from "./support/client.js";
 import { createTenant, expectError, ik, type Tenant } from "./support/fixtures.js";
-import { type Stack, startStack } from "./support/stack.js";
+import { type Stack, startStack, useStack } from "./support/stack.js";
 
+const context = useStack();
 let stack: Stack;
 let api: ApiClient;
 let tenant: Tenant;
 
 beforeAll(async () => {
-  stack = await startStack();
-  api = apiClient(stack.url);
+  ({ stack, api } = context);
   tenant = await createTenant(api);
-});
-afterAll(async () => {
-  await stack?.close();
 });
 
 describe("general HTTP rules (contract §1, §2)", () => {

@@ -1,20 +1,17 @@
 import { idempotencyId } from "@evalp/gateway";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ApiClient, apiClient } from "./support/client.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { ApiClient } from "./support/client.js";
 import { createTenant, expectError, ik, type Tenant } from "./support/fixtures.js";
-import { type Stack, startStack } from "./support/stack.js";
+import { type Stack, useStack } from "./support/stack.js";
 
+const context = useStack();
 let stack: Stack;
 let api: ApiClient;
 let tenant: Tenant;
 
 beforeAll(async () => {
-  stack = await startStack();
-  api = apiClient(stack.url);
+  ({ stack, api } = context);
   tenant = await createTenant(api);
-});
-afterAll(async () => {
-  await stack?.close();
 });
 
 const appCount = async (slug: string) =>

@@ -15,6 +15,8 @@ import { migrations as platformMigrations, platformService } from "@evalp/platfo
 import { createTestDatabase, uniqueRedisPrefix } from "@evalp/testing";
 import { migrations as webhooksMigrations, webhooksService } from "@evalp/webhooks";
 import type { Redis } from "ioredis";
+import { afterAll, beforeAll } from "vitest";
+import { type ApiClient, apiClient } from "./client.js";
 
 export const MIGRATIONS = [controlMigrations, platformMigrations, interviewMigrations, webhooksMigrations];
 
@@ -105,4 +107,20 @@ export async function startStack(
       await database.drop();
     },
   };
+}
+
+/**
+ * Registers a stack for the test file around its tests (started before the first, closed after
+ * the last) and hands back a holder filled in by then.
+ */
+export function useStack(env: Record<string, string> = {}): { stack: Stack; api: ApiClient } {
+  const holder = {} as { stack: Stack; api: ApiClient };
+  beforeAll(async () => {
+    holder.stack = await startStack(env);
+    holder.api = apiClient(holder.stack.url);
+  });
+  afterAll(async () => {
+    await holder.stack?.close();
+  });
+  return holder;
 }
