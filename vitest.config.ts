@@ -11,7 +11,7 @@ export default defineConfig({
       {
         test: {
           name: "unit",
-          include: ["packages/*/src/**/*.test.ts", "services/*/src/**/*.test.ts"],
+          include: ["packages/*/src/**/*.test.ts", "services/*/src/**/*.test.ts", "tests/deploy/**/*.test.ts"],
         },
       },
       {
