@@ -9,18 +9,20 @@ export type PagedRow = { id: string; created_at: Date };
 /**
  * The SQL tail of a keyset page, newest first by (created_at, id). Keyset rather than offset
  * paging keeps pages stable while rows are inserted: an item never repeats or goes missing.
- * `nextParam` is the number of the first free `$n` placeholder.
+ * `nextParam` is the number of the first free `$n` placeholder; `alias` qualifies the columns
+ * (`"m."`) when the query joins tables.
  */
 export function pageClause(
   page: PageRequest | undefined,
   nextParam: number,
+  alias = "",
 ): { where: string; tail: string; params: unknown[] } {
   const limit = page?.limit && page.limit > 0 ? page.limit : 50;
   const after = page?.after;
   if (after?.createdAt) {
     return {
-      where: `(created_at, id) < ($${nextParam}, $${nextParam + 1})`,
-      tail: `ORDER BY created_at DESC, id DESC LIMIT $${nextParam + 2}`,
+      where: `(${alias}created_at, ${alias}id) < ($${nextParam}, $${nextParam + 1})`,
+      tail: `ORDER BY ${alias}created_at DESC, ${alias}id DESC LIMIT $${nextParam + 2}`,
       params: [timestampDate(after.createdAt), after.id, limit + 1],
     };
   }

@@ -1,4 +1,6 @@
 import { createLogger, createPool, createShutdownManager, loadConfig, serveService } from "@evalp/kit";
+import { createBackgroundTasks } from "./background.js";
+import { createMailer } from "./mailer.js";
 import { controlService, SCHEMA } from "./server.js";
 
 const config = loadConfig();
@@ -6,7 +8,10 @@ const logger = createLogger("control", config.LOG_LEVEL);
 const shutdown = createShutdownManager(logger, config.SHUTDOWN_GRACE_MS);
 const pool = createPool({ databaseUrl: config.DATABASE_URL, schema: SCHEMA, max: config.DATABASE_POOL_SIZE });
 shutdown.register("postgres", () => pool.end());
-const running = await serveService(controlService({ pool, config, logger }), {
+const tasks = createBackgroundTasks(logger);
+shutdown.register("background tasks", () => tasks.drain());
+const mailer = createMailer({ smtpUrl: config.SMTP_URL, mailDir: config.MAIL_DIR, logger });
+const running = await serveService(controlService({ pool, config, logger, mailer, tasks }), {
   logger,
   host: config.HOST,
   rpcPort: config.SERVICE_PORT ?? 8081,

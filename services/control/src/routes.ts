@@ -1,22 +1,40 @@
 import type { ConnectRouter } from "@connectrpc/connect";
 import { ApiKeyService } from "@evalp/proto/control/v1/api_key";
+import { AuditService } from "@evalp/proto/control/v1/audit";
 import { AuthService } from "@evalp/proto/control/v1/auth";
+import { MembershipService } from "@evalp/proto/control/v1/membership";
 import { OrganizationService } from "@evalp/proto/control/v1/organization";
+import { QuotaService } from "@evalp/proto/control/v1/quota";
+import { SubjectService } from "@evalp/proto/control/v1/subject";
 import type { Deps } from "./deps.js";
+import { acceptInvitation } from "./rpc/accept-invitation.js";
 import { authenticate } from "./rpc/authenticate.js";
+import { confirmPasswordReset } from "./rpc/confirm-password-reset.js";
 import { createApiKey } from "./rpc/create-api-key.js";
 import { createApp } from "./rpc/create-app.js";
 import { createEnvironment } from "./rpc/create-environment.js";
+import { createMembership } from "./rpc/create-membership.js";
 import { createOrganization } from "./rpc/create-organization.js";
+import { createProgram } from "./rpc/create-program.js";
+import { getActiveOrganization } from "./rpc/get-active-organization.js";
 import { getApp } from "./rpc/get-app.js";
 import { getOrganization } from "./rpc/get-organization.js";
+import { getQuotas } from "./rpc/get-quotas.js";
+import { getSubject } from "./rpc/get-subject.js";
+import { importSubjects } from "./rpc/import-subjects.js";
 import { listApiKeys } from "./rpc/list-api-keys.js";
 import { listApps } from "./rpc/list-apps.js";
+import { listAuditEvents } from "./rpc/list-audit-events.js";
 import { listEnvironments } from "./rpc/list-environments.js";
+import { listMemberships } from "./rpc/list-memberships.js";
+import { listPrograms } from "./rpc/list-programs.js";
 import { login } from "./rpc/login.js";
 import { logout } from "./rpc/logout.js";
+import { requestPasswordReset } from "./rpc/request-password-reset.js";
 import { revokeApiKey } from "./rpc/revoke-api-key.js";
+import { setActiveOrganization } from "./rpc/set-active-organization.js";
 import { signup } from "./rpc/signup.js";
+import { updateQuotas } from "./rpc/update-quotas.js";
 
 /** Every control-plane RPC, one file each under `rpc/`. */
 export function routes(deps: Deps) {
@@ -26,6 +44,10 @@ export function routes(deps: Deps) {
       login: login(deps),
       logout: logout(deps),
       authenticate: authenticate(deps),
+      requestPasswordReset: requestPasswordReset(deps),
+      confirmPasswordReset: confirmPasswordReset(deps),
+      getActiveOrganization: getActiveOrganization(deps),
+      setActiveOrganization: setActiveOrganization(deps),
     });
     router.service(OrganizationService, {
       createOrganization: createOrganization(deps),
@@ -36,10 +58,23 @@ export function routes(deps: Deps) {
       createEnvironment: createEnvironment(deps),
       listEnvironments: listEnvironments(deps),
     });
+    router.service(MembershipService, {
+      createMembership: createMembership(deps),
+      listMemberships: listMemberships(deps),
+      acceptInvitation: acceptInvitation(deps),
+    });
     router.service(ApiKeyService, {
       createApiKey: createApiKey(deps),
       listApiKeys: listApiKeys(deps),
       revokeApiKey: revokeApiKey(deps),
+    });
+    router.service(AuditService, { listAuditEvents: listAuditEvents(deps) });
+    router.service(QuotaService, { getQuotas: getQuotas(deps), updateQuotas: updateQuotas(deps) });
+    router.service(SubjectService, {
+      importSubjects: importSubjects(deps),
+      getSubject: getSubject(deps),
+      createProgram: createProgram(deps),
+      listPrograms: listPrograms(deps),
     });
   };
 }

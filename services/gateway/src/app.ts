@@ -5,6 +5,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { createCursorCodec } from "./http/cursor.js";
+import { createAttemptLimiter } from "./plugins/attempt-limit.js";
 import { registerAuth } from "./plugins/auth.js";
 import { registerErrorHandling } from "./plugins/errors.js";
 import { registerIdempotency } from "./plugins/idempotency.js";
@@ -13,12 +14,18 @@ import { registerOps } from "./plugins/ops.js";
 import { registerRateLimit } from "./plugins/rate-limit.js";
 import { clientRequestId, registerRequestLog } from "./plugins/request-log.js";
 import { BODY_LIMIT_BYTES, registerValidation } from "./plugins/validation.js";
+import { passwordResetRoutes } from "./routes/auth/password-reset.js";
 import { sessionRoutes } from "./routes/auth/session.js";
 import { apiKeyRoutes } from "./routes/control/api-keys.js";
 import { appRoutes } from "./routes/control/apps.js";
+import { auditRoutes } from "./routes/control/audit.js";
 import { environmentRoutes } from "./routes/control/environments.js";
+import { membershipRoutes } from "./routes/control/memberships.js";
 import { organizationRoutes } from "./routes/control/organizations.js";
 import { principalRoutes } from "./routes/control/principal.js";
+import { quotaRoutes } from "./routes/control/quotas.js";
+import { activeOrganizationRoutes } from "./routes/control/session.js";
+import { subjectRoutes } from "./routes/control/subjects.js";
 import type { RouteDeps } from "./routes/deps.js";
 import type { Upstreams } from "./upstream.js";
 
@@ -73,12 +80,19 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     config: deps.config,
     upstreams: deps.upstreams,
     cursors: createCursorCodec(deps.config.JWT_SECRET),
+    attempts: createAttemptLimiter(deps.redis, deps.config.REDIS_KEY_PREFIX),
   };
   sessionRoutes(app, routeDeps);
+  passwordResetRoutes(app, routeDeps);
   principalRoutes(app);
+  activeOrganizationRoutes(app, routeDeps);
   organizationRoutes(app, routeDeps);
   appRoutes(app, routeDeps);
   environmentRoutes(app, routeDeps);
   apiKeyRoutes(app, routeDeps);
+  membershipRoutes(app, routeDeps);
+  auditRoutes(app, routeDeps);
+  quotaRoutes(app, routeDeps);
+  subjectRoutes(app, routeDeps);
   return app;
 }

@@ -3,8 +3,12 @@ import { createConnectTransport, Http2SessionManager } from "@connectrpc/connect
 import type { Config } from "@evalp/kit";
 import { HealthService } from "@evalp/proto/common/v1/health";
 import { ApiKeyService } from "@evalp/proto/control/v1/api_key";
+import { AuditService } from "@evalp/proto/control/v1/audit";
 import { AuthService } from "@evalp/proto/control/v1/auth";
+import { MembershipService } from "@evalp/proto/control/v1/membership";
 import { OrganizationService } from "@evalp/proto/control/v1/organization";
+import { QuotaService } from "@evalp/proto/control/v1/quota";
+import { SubjectService } from "@evalp/proto/control/v1/subject";
 
 /** The planes the gateway calls, by name. */
 export const PLANES = ["control", "platform", "interview", "webhooks"] as const;
@@ -15,6 +19,10 @@ export type Upstreams = {
   auth: Client<typeof AuthService>;
   organizations: Client<typeof OrganizationService>;
   apiKeys: Client<typeof ApiKeyService>;
+  memberships: Client<typeof MembershipService>;
+  audit: Client<typeof AuditService>;
+  quotas: Client<typeof QuotaService>;
+  subjects: Client<typeof SubjectService>;
   health: Record<Plane, Client<typeof HealthService>>;
   /** Closes every HTTP/2 session; in-flight calls fail. Called last at shutdown. */
   close(): void;
@@ -47,6 +55,10 @@ export function createUpstreams(
     auth: createClient(AuthService, transports.control),
     organizations: createClient(OrganizationService, transports.control),
     apiKeys: createClient(ApiKeyService, transports.control),
+    memberships: createClient(MembershipService, transports.control),
+    audit: createClient(AuditService, transports.control),
+    quotas: createClient(QuotaService, transports.control),
+    subjects: createClient(SubjectService, transports.control),
     health: Object.fromEntries(
       PLANES.map((plane) => [plane, createClient(HealthService, transports[plane])]),
     ) as Record<Plane, Client<typeof HealthService>>,

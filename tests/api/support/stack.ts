@@ -1,4 +1,12 @@
-import { migrations as controlMigrations, controlService } from "@evalp/control";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  migrations as controlMigrations,
+  controlService,
+  createBackgroundTasks,
+  createMailer,
+} from "@evalp/control";
 import { buildApp, createRedis, createUpstreams } from "@evalp/gateway";
 import { migrations as interviewMigrations, interviewService } from "@evalp/interview";
 import {
@@ -52,6 +60,7 @@ export async function startStack(
     REDIS_KEY_PREFIX: uniqueRedisPrefix(),
     JWT_SECRET: "test-secret-test-secret-test-secret-0123456789",
     DATABASE_POOL_SIZE: "4",
+    MAIL_DIR: mkdtempSync(join(tmpdir(), "evalp-mail-")),
     ...env,
   });
   const pools: Pool[] = [];
@@ -68,8 +77,10 @@ export async function startStack(
       opsPort: 0,
     });
   const controlPool = pool("control");
+  const tasks = createBackgroundTasks(logger);
+  const mailer = createMailer({ mailDir: baseConfig.MAIL_DIR, logger });
   const services: Record<string, RunningService> = {
-    control: await serve(controlService({ pool: controlPool, config: baseConfig, logger })),
+    control: await serve(controlService({ pool: controlPool, config: baseConfig, logger, mailer, tasks })),
     platform: await serve(platformService({ pool: pool("platform"), logger })),
     interview: await serve(interviewService({ pool: pool("interview"), logger })),
     webhooks: await serve(webhooksService({ pool: pool("webhooks"), logger })),
@@ -100,6 +111,7 @@ export async function startStack(
       await app.close();
       upstreams.close();
       await Promise.all(Object.values(services).map((service) => service.close()));
+      await tasks.drain();
       const keys = await redis.keys(`${config.REDIS_KEY_PREFIX}*`);
       if (keys.length > 0) await redis.del(...keys);
       await redis.quit();

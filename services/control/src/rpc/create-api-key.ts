@@ -1,21 +1,25 @@
 import { create } from "@bufbuild/protobuf";
-import { newId } from "@evalp/kit";
+import type { HandlerContext } from "@connectrpc/connect";
+import { newId, requestContext, withTransaction } from "@evalp/kit";
 import {
   type CreateApiKeyRequest,
   type CreateApiKeyResponse,
   CreateApiKeyResponseSchema,
 } from "@evalp/proto/control/v1/api_key";
 import { newApiKey, sha256 } from "../credentials.js";
+import { writeAudit } from "../db/audit.js";
 import { API_KEY_COLUMNS, type ApiKeyRow, apiKeyMessage } from "../db/rows.js";
 import { requireEnvironment } from "../db/scope.js";
 import type { Deps } from "../deps.js";
 
 /** Issues a key for the environment. The whole key is in this response only; only its hash is kept. */
 export function createApiKey(deps: Deps) {
-  return async (req: CreateApiKeyRequest): Promise<CreateApiKeyResponse> => {
-    await requireEnvironment(deps.pool, req.environment);
+  return async (req: CreateApiKeyRequest, ctx: HandlerContext): Promise<CreateApiKeyResponse> => {
+    const context = requestContext(ctx.values);
     const key = newApiKey();
-    const inserted = await deps.pool.query<ApiKeyRow>(
+    const row = await withTransaction(deps.pool, async (tx) => {
+    await requireEnvironment(tx, req.environment);
+    const inserted = await tx.query<ApiKeyRow>(
       `INSERT INTO api_keys (id, environment_id, name, key_prefix, secret_hash, scopes, created_by_user_id)
        VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${API_KEY_COLUMNS}`,
       [
@@ -28,9 +32,18 @@ export function createApiKey(deps: Deps) {
         req.createdByUserId ?? null,
       ],
     );
-    return create(CreateApiKeyResponseSchema, {
-      apiKey: apiKeyMessage(inserted.rows[0] as ApiKeyRow),
-      secret: key.secret,
+    const created = inserted.rows[0] as ApiKeyRow;
+    await writeAudit(tx, context, {
+      organizationId: req.environment?.organizationId ?? "",
+      appId: req.environment?.appId,
+      environmentId: created.environment_id,
+      action: "api_key.created",
+      resourceType: "api_key",
+      resourceId: created.id,
+      metadata: { name: created.name, key_prefix: created.key_prefix, scopes: created.scopes },
     });
+    return created;
+    });
+    return create(CreateApiKeyResponseSchema, { apiKey: apiKeyMessage(row), secret: key.secret });
   };
 }

@@ -1,10 +1,12 @@
 import { create } from "@bufbuild/protobuf";
-import { AppError, newId, withTransaction } from "@evalp/kit";
+import type { HandlerContext } from "@connectrpc/connect";
+import { AppError, newId, requestContext, withTransaction } from "@evalp/kit";
 import {
   type CreateEnvironmentRequest,
   type CreateEnvironmentResponse,
   CreateEnvironmentResponseSchema,
 } from "@evalp/proto/control/v1/organization";
+import { writeAudit } from "../db/audit.js";
 import { ENVIRONMENT_COLUMNS, type EnvironmentRow, environmentMessage } from "../db/rows.js";
 import { requireApp } from "../db/scope.js";
 import { isUniqueViolation } from "../db/unique.js";
@@ -12,7 +14,8 @@ import type { Deps } from "../deps.js";
 
 /** A new environment of the app, created with its quotas at their defaults (revision 1). */
 export function createEnvironment(deps: Deps) {
-  return async (req: CreateEnvironmentRequest): Promise<CreateEnvironmentResponse> => {
+  return async (req: CreateEnvironmentRequest, ctx: HandlerContext): Promise<CreateEnvironmentResponse> => {
+    const context = requestContext(ctx.values);
     try {
       const row = await withTransaction(deps.pool, async (tx) => {
         await requireApp(tx, req.organizationId, req.appId);
@@ -23,6 +26,15 @@ export function createEnvironment(deps: Deps) {
         );
         const environment = inserted.rows[0] as EnvironmentRow;
         await tx.query("INSERT INTO quotas (environment_id) VALUES ($1)", [environment.id]);
+        await writeAudit(tx, context, {
+          organizationId: req.organizationId,
+          appId: req.appId,
+          environmentId: environment.id,
+          action: "environment.created",
+          resourceType: "environment",
+          resourceId: environment.id,
+          metadata: { slug: environment.slug, name: environment.name },
+        });
         return environment;
       });
       return create(CreateEnvironmentResponseSchema, { environment: environmentMessage(row) });

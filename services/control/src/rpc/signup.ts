@@ -1,7 +1,9 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { AppError, newId, withTransaction } from "@evalp/kit";
+import type { HandlerContext } from "@connectrpc/connect";
+import { AppError, newId, requestContext, withTransaction } from "@evalp/kit";
 import { type SignupRequest, type SignupResponse, SignupResponseSchema } from "@evalp/proto/control/v1/auth";
+import { writeAudit } from "../db/audit.js";
 import { openSession } from "../db/sessions.js";
 import { isUniqueViolation } from "../db/unique.js";
 import type { Deps } from "../deps.js";
@@ -9,7 +11,8 @@ import { hashPassword } from "../passwords.js";
 
 /** A new user, their organization (they own it) and a first session, in one transaction. */
 export function signup(deps: Deps) {
-  return async (req: SignupRequest): Promise<SignupResponse> => {
+  return async (req: SignupRequest, ctx: HandlerContext): Promise<SignupResponse> => {
+    const context = requestContext(ctx.values);
     const passwordHash = await hashPassword(req.password);
     const userId = newId();
     const organizationId = newId();
@@ -29,6 +32,14 @@ export function signup(deps: Deps) {
            VALUES ($1, $2, $3, 'owner', 'active')`,
           [newId(), organizationId, userId],
         );
+        await writeAudit(tx, context, {
+          organizationId,
+          action: "organization.created",
+          resourceType: "organization",
+          resourceId: organizationId,
+          metadata: { name: req.organizationName, signup: true },
+          actor: { kind: "user", id: userId },
+        });
         const session = await openSession(tx, userId, organizationId);
         return create(SignupResponseSchema, {
           userId,

@@ -103,6 +103,7 @@ export function sessionRoutes(app: FastifyInstance, deps: RouteDeps): void {
     },
     async (request, reply) => {
       const body = request.body as { email: string; password: string };
+      await deps.attempts.check("login", body.email, request.ip);
       const answer = await deps.upstreams.auth.login(body, callOptions(request));
       const expiresAt = iso(answer.expiresAt);
       setSessionCookie(reply, answer.accessToken, new Date(expiresAt), secureCookie);

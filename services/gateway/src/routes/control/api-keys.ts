@@ -8,6 +8,7 @@ import { iso, isoOrNull } from "../../http/timestamps.js";
 import { RequestValidationError } from "../../validation/json-body.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
+import { type EnvPath, environmentRef } from "../environment.js";
 import { COMMON_ERRORS, DateTime, EnvParams, IdempotentHeaders, Page, PageQuery, Uuid } from "../schemas.js";
 
 const ApiKeySummary = Type.Object(
@@ -30,16 +31,6 @@ const CreateApiKeyBody = Type.Object(
   },
   { additionalProperties: false },
 );
-
-type EnvPath = { organization_id: string; app_id: string; environment_id: string };
-
-function environmentRef(params: EnvPath) {
-  return {
-    organizationId: params.organization_id,
-    appId: params.app_id,
-    environmentId: params.environment_id,
-  };
-}
 
 function apiKeyJson(key: ApiKey | undefined) {
   if (!key) throw new Error("upstream returned no api key");

@@ -1,0 +1,20 @@
+import type { JsonValue } from "../json.js";
+
+/**
+ * What an op returns when its inputs have the wrong type (contract §7): the evaluator turns it into a
+ * null value and a trace step with `"error": "type_error"`. A symbol, so no JSON value can be taken
+ * for it.
+ */
+export const TYPE_ERROR: unique symbol = Symbol("type_error");
+
+/** The outcome of applying one op to its evaluated args. */
+export type OpResult = JsonValue | typeof TYPE_ERROR;
+
+/**
+ * Arithmetic results leave the evaluator only as JSON numbers: a non-finite result (overflow, `pow`
+ * giving NaN or Infinity) is null, and -0 is 0 so that results print and compare one way.
+ */
+export function finiteOrNull(n: number): number | null {
+  if (!Number.isFinite(n)) return null;
+  return n === 0 ? 0 : n;
+}

@@ -1,0 +1,96 @@
+import { create } from "@bufbuild/protobuf";
+import { notFound, type Queryable } from "@evalp/kit";
+import { type QuotaCounters, QuotaCountersSchema, type Quotas, QuotasSchema } from "@evalp/proto/control/v1/quota";
+
+/** The seven counters of contract §5b, as the API names them. */
+export const COUNTERS = [
+  "active_participant_sessions",
+  "active_subjects",
+  "behavioral_event_batch_size",
+  "continuous_event_batch_size",
+  "evaluations",
+  "programs",
+  "webhook_endpoints",
+] as const;
+export type Counter = (typeof COUNTERS)[number];
+
+export type QuotaRow = Record<Counter, number> & {
+  environment_id: string;
+  revision: number;
+  schema_version: number;
+  largest_behavioral_event_batch: number;
+  largest_continuous_event_batch: number;
+};
+
+export const QUOTA_COLUMNS = `environment_id, ${COUNTERS.join(", ")}, revision, schema_version,
+  largest_behavioral_event_batch, largest_continuous_event_batch`;
+
+/** Proto field names of the counters (camel case), for reading and writing QuotaCounters. */
+const FIELD: Record<Counter, keyof Omit<QuotaCounters, "$typeName" | "$unknown">> = {
+  active_participant_sessions: "activeParticipantSessions",
+  active_subjects: "activeSubjects",
+  behavioral_event_batch_size: "behavioralEventBatchSize",
+  continuous_event_batch_size: "continuousEventBatchSize",
+  evaluations: "evaluations",
+  programs: "programs",
+  webhook_endpoints: "webhookEndpoints",
+};
+
+export function countersMessage(values: Record<Counter, number>): QuotaCounters {
+  const counters = create(QuotaCountersSchema);
+  for (const counter of COUNTERS) counters[FIELD[counter]] = BigInt(values[counter]);
+  return counters;
+}
+
+export function countersFromMessage(message: QuotaCounters | undefined): Record<Counter, number> {
+  const values = {} as Record<Counter, number>;
+  for (const counter of COUNTERS) values[counter] = Number(message?.[FIELD[counter]] ?? 0n);
+  return values;
+}
+
+/**
+ * Usage as counted from the rows that are the thing counted: subjects and programs live here.
+ * Evaluations, participant sessions and webhook endpoints belong to planes that report no
+ * usage yet, so they count 0 until those planes exist.
+ */
+export async function usageOf(db: Queryable, row: QuotaRow): Promise<Record<Counter, number>> {
+  const counted = await db.query<{ subjects: number; programs: number }>(
+    `SELECT (SELECT count(*) FROM subjects WHERE environment_id = $1) AS subjects,
+            (SELECT count(*) FROM programs WHERE environment_id = $1) AS programs`,
+    [row.environment_id],
+  );
+  const counts = counted.rows[0] ?? { subjects: 0, programs: 0 };
+  return {
+    active_participant_sessions: 0,
+    active_subjects: counts.subjects,
+    behavioral_event_batch_size: row.largest_behavioral_event_batch,
+    continuous_event_batch_size: row.largest_continuous_event_batch,
+    evaluations: 0,
+    programs: counts.programs,
+    webhook_endpoints: 0,
+  };
+}
+
+export async function quotasMessage(db: Queryable, row: QuotaRow): Promise<Quotas> {
+  return create(QuotasSchema, {
+    environmentId: row.environment_id,
+    limits: countersMessage(row),
+    usage: countersMessage(await usageOf(db, row)),
+    revision: row.revision,
+    schemaVersion: row.schema_version,
+  });
+}
+
+/**
+ * Locks the environment's quota row for the rest of the transaction and returns it. Every
+ * creation that counts against a quota takes this lock first, so two concurrent creations are
+ * checked one after the other and can never pass a limit together.
+ */
+export async function lockQuotas(db: Queryable, environmentId: string): Promise<QuotaRow> {
+  const found = await db.query<QuotaRow>(`SELECT ${QUOTA_COLUMNS} FROM quotas WHERE environment_id = $1 FOR UPDATE`, [
+    environmentId,
+  ]);
+  const row = found.rows[0];
+  if (!row) throw notFound("environment");
+  return row;
+}

@@ -1,0 +1,58 @@
+import { create } from "@bufbuild/protobuf";
+import type { HandlerContext } from "@connectrpc/connect";
+import { AppError, notFound, requestContext, withTransaction } from "@evalp/kit";
+import {
+  type ConfirmPasswordResetRequest,
+  type ConfirmPasswordResetResponse,
+  ConfirmPasswordResetResponseSchema,
+} from "@evalp/proto/control/v1/auth";
+import { sha256 } from "../credentials.js";
+import { writeAudit } from "../db/audit.js";
+import type { Deps } from "../deps.js";
+import { hashPassword } from "../passwords.js";
+
+/**
+ * Sets a new password with a reset token (single use, 1 hour) and revokes every session of the
+ * user, so whoever held the old password is logged out everywhere.
+ */
+export function confirmPasswordReset(deps: Deps) {
+  return async (req: ConfirmPasswordResetRequest, ctx: HandlerContext): Promise<ConfirmPasswordResetResponse> => {
+    const context = requestContext(ctx.values);
+    const passwordHash = await hashPassword(req.password);
+    await withTransaction(deps.pool, async (tx) => {
+      const found = await tx.query<{ id: string; user_id: string; usable: boolean }>(
+        `SELECT id, user_id, used_at IS NULL AND expires_at > clock_timestamp() AS usable
+         FROM password_resets WHERE token_hash = $1 FOR UPDATE`,
+        [sha256(req.token)],
+      );
+      const reset = found.rows[0];
+      if (!reset) throw notFound("reset_token");
+      if (!reset.usable) throw new AppError("reset_token_expired", "This reset link was already used or has expired.");
+      await tx.query("UPDATE password_resets SET used_at = clock_timestamp() WHERE id = $1", [reset.id]);
+      await tx.query("UPDATE users SET password_hash = $2, updated_at = clock_timestamp() WHERE id = $1", [
+        reset.user_id,
+        passwordHash,
+      ]);
+      const revoked = await tx.query(
+        "UPDATE sessions SET revoked_at = clock_timestamp() WHERE user_id = $1 AND revoked_at IS NULL",
+        [reset.user_id],
+      );
+      const organizations = await tx.query<{ organization_id: string }>(
+        "SELECT organization_id FROM memberships WHERE user_id = $1 AND status = 'active'",
+        [reset.user_id],
+      );
+      // The reset is audited in every organization the user acts in.
+      for (const { organization_id } of organizations.rows) {
+        await writeAudit(tx, context, {
+          organizationId: organization_id,
+          action: "user.password_reset",
+          resourceType: "user",
+          resourceId: reset.user_id,
+          metadata: { sessions_revoked: revoked.rowCount ?? 0 },
+          actor: { kind: "user", id: reset.user_id },
+        });
+      }
+    });
+    return create(ConfirmPasswordResetResponseSchema, {});
+  };
+}

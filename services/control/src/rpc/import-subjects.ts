@@ -1,0 +1,101 @@
+import { create, type JsonObject } from "@bufbuild/protobuf";
+import type { HandlerContext } from "@connectrpc/connect";
+import { newId, requestContext, withTransaction, writeOutboxEvent } from "@evalp/kit";
+import {
+  type ImportSubjectsRequest,
+  type ImportSubjectsResponse,
+  ImportSubjectsResponseSchema,
+  SubjectReceiptSchema,
+} from "@evalp/proto/control/v1/subject";
+import { writeAudit } from "../db/audit.js";
+import { lockQuotas } from "../db/quotas.js";
+import { requireEnvironment } from "../db/scope.js";
+import type { Deps } from "../deps.js";
+
+type Receipt = { itemIndex: number; subjectId: string; errorCode: string };
+
+/**
+ * Upserts a batch by (environment, external_id): a known subject keeps its id and takes the new
+ * profile; a new one counts against `active_subjects`. Each item gets a receipt; a later item
+ * repeating an external_id of the batch is `duplicate_in_batch`, a creation past the limit
+ * `quota_exceeded`. The quota row is locked for the batch, so concurrent imports cannot
+ * together create more subjects than the limit.
+ */
+export function importSubjects(deps: Deps) {
+  return async (req: ImportSubjectsRequest, ctx: HandlerContext): Promise<ImportSubjectsResponse> => {
+    const context = requestContext(ctx.values);
+    const environmentId = req.environment?.environmentId ?? "";
+    const batchId = newId();
+    const receipts = await withTransaction(deps.pool, async (tx) => {
+      await requireEnvironment(tx, req.environment);
+      const quota = await lockQuotas(tx, environmentId);
+      const externalIds = req.items.map((item) => item.externalId);
+      const known = await tx.query<{ id: string; external_id: string }>(
+        "SELECT id, external_id FROM subjects WHERE environment_id = $1 AND external_id = ANY($2)",
+        [environmentId, externalIds],
+      );
+      const existing = new Map(known.rows.map((row) => [row.external_id, row.id]));
+      const counted = await tx.query<{ n: number }>("SELECT count(*) AS n FROM subjects WHERE environment_id = $1", [
+        environmentId,
+      ]);
+      let active = counted.rows[0]?.n ?? 0;
+      const seen = new Set<string>();
+      const out: Receipt[] = [];
+      for (const [itemIndex, item] of req.items.entries()) {
+        if (seen.has(item.externalId)) {
+          out.push({ itemIndex, subjectId: "", errorCode: "duplicate_in_batch" });
+          continue;
+        }
+        seen.add(item.externalId);
+        const profile: JsonObject = item.profile ?? {};
+        const subjectId = existing.get(item.externalId);
+        if (subjectId) {
+          await tx.query(
+            `UPDATE subjects SET profile = $2, identity_mode = $3,
+               updated_at = date_trunc('milliseconds', clock_timestamp()) WHERE id = $1`,
+            [subjectId, profile, item.identityMode],
+          );
+          out.push({ itemIndex, subjectId, errorCode: "" });
+          continue;
+        }
+        if (active + 1 > quota.active_subjects) {
+          out.push({ itemIndex, subjectId: "", errorCode: "quota_exceeded" });
+          continue;
+        }
+        const id = newId();
+        await tx.query(
+          "INSERT INTO subjects (id, environment_id, external_id, identity_mode, profile) VALUES ($1, $2, $3, $4, $5)",
+          [id, environmentId, item.externalId, item.identityMode, profile],
+        );
+        active += 1;
+        out.push({ itemIndex, subjectId: id, errorCode: "" });
+      }
+      const imported = out.filter((receipt) => receipt.subjectId !== "");
+      const summary = {
+        batch_id: batchId,
+        items: req.items.length,
+        imported: imported.length,
+        failed: out.length - imported.length,
+      };
+      await writeAudit(tx, context, {
+        organizationId: req.environment?.organizationId ?? "",
+        appId: req.environment?.appId,
+        environmentId,
+        action: "subjects.imported",
+        resourceType: "subject_batch",
+        resourceId: batchId,
+        metadata: summary,
+      });
+      await writeOutboxEvent(tx, {
+        type: "subject.imported",
+        environmentId,
+        data: { ...summary, subject_ids: imported.map((receipt) => receipt.subjectId) },
+      });
+      return out;
+    });
+    return create(ImportSubjectsResponseSchema, {
+      batchId,
+      receipts: receipts.map((receipt) => create(SubjectReceiptSchema, receipt)),
+    });
+  };
+}

@@ -1,0 +1,48 @@
+import { createHash } from "node:crypto";
+import { AppError } from "@evalp/kit";
+import type { Redis } from "ioredis";
+
+/** Login and password reset: 5 attempts a minute per email and per IP (contract §3). */
+export const ATTEMPTS_PER_MINUTE = 5;
+const WINDOW_SECONDS = 60;
+
+/**
+ * Counts attempts at a brute-forceable action in fixed one-minute windows in Redis, shared by
+ * every gateway replica. Emails are hashed so no address becomes a Redis key.
+ */
+export type AttemptLimiter = {
+  /** Counts one attempt for the email and the IP; 429 `rate_limited` past the limit of either. */
+  check(action: string, email: string, ip: string): Promise<void>;
+};
+
+export function createAttemptLimiter(redis: Redis, prefix: string): AttemptLimiter {
+  return {
+    async check(action, email, ip) {
+      const emailHash = createHash("sha256").update(email.trim().toLowerCase()).digest("hex").slice(0, 32);
+      const keys = [`${prefix}attempts:${action}:email:${emailHash}`, `${prefix}attempts:${action}:ip:${ip}`];
+      const pipeline = redis.multi();
+      for (const key of keys) {
+        pipeline.incr(key);
+        pipeline.expire(key, WINDOW_SECONDS, "NX");
+        pipeline.ttl(key);
+      }
+      const results = await pipeline.exec().catch((error: unknown) => {
+        throw new AppError("unavailable", undefined, {}, { cause: error });
+      });
+      if (!results) throw new AppError("unavailable");
+      for (let index = 0; index < keys.length; index++) {
+        const count = Number(results[index * 3]?.[1] ?? 0);
+        const ttl = Number(results[index * 3 + 2]?.[1] ?? WINDOW_SECONDS);
+        if (count > ATTEMPTS_PER_MINUTE) {
+          const retryAfter = String(Math.max(1, ttl));
+          throw new AppError(
+            "rate_limited",
+            "Too many attempts; wait a minute.",
+            { limit: ATTEMPTS_PER_MINUTE, retry_after_seconds: Number(retryAfter) },
+            { headers: { "Retry-After": retryAfter } },
+          );
+        }
+      }
+    },
+  };
+}
