@@ -118,6 +118,16 @@ describe("operations", () => {
       "/v1/organizations/{organization_id}/apps/{app_id}/environments",
       "/v1/organizations/{organization_id}/apps/{app_id}/environments/{environment_id}/api-keys",
       "/v1/organizations/{organization_id}/apps/{app_id}/environments/{environment_id}/api-keys/{key_id}/revoke",
+      "/auth/password-reset/request",
+      "/auth/password-reset/confirm",
+      "/v1/session/active-organization",
+      "/v1/organizations/{organization_id}/memberships",
+      "/v1/invitations/accept",
+      "/v1/organizations/{organization_id}/audit-events",
+      "/v1/organizations/{organization_id}/apps/{app_id}/environments/{environment_id}/quotas",
+      "/v1/organizations/{organization_id}/apps/{app_id}/environments/{environment_id}/subjects/batch",
+      "/v1/organizations/{organization_id}/apps/{app_id}/environments/{environment_id}/subjects/{subject_id}",
+      "/v1/organizations/{organization_id}/apps/{app_id}/environments/{environment_id}/programs",
     ]) {
       expect(paths).toContain(path);
     }

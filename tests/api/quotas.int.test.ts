@@ -1,3 +1,6 @@
+import { createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { QuotaService } from "@evalp/proto/control/v1/quota";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { ApiClient } from "./support/client.js";
 import { createKey, createTenant, expectError, ik, type Tenant } from "./support/fixtures.js";
@@ -163,5 +166,26 @@ describe("the programs quota", () => {
     expect(quotas.body.limits.programs).toBe(1);
     const list = await api.get(`${fresh.env}/programs`, { token: fresh.token });
     expect(list.body.items).toHaveLength(2);
+  });
+});
+
+describe("QuotaService.GetLimits (for the other planes)", () => {
+  it("answers an environment's current limits over Connect", async () => {
+    const fresh = await createTenant(api);
+    await api.patch(
+      `${fresh.env}/quotas`,
+      { expected_revision: 1, limits: { ...DEFAULTS, evaluations: 12 } },
+      { token: fresh.token, idempotencyKey: ik() },
+    );
+    const client = createClient(
+      QuotaService,
+      createConnectTransport({ baseUrl: stack.config.CONTROL_URL, httpVersion: "2" }),
+    );
+    const answer = await client.getLimits({ environmentId: fresh.environmentId });
+    expect(Number(answer.limits?.evaluations)).toBe(12);
+    expect(Number(answer.limits?.programs)).toBe(100);
+    await expect(client.getLimits({ environmentId: "not-an-id" })).rejects.toMatchObject({
+      rawMessage: expect.stringContaining("not found"),
+    });
   });
 });

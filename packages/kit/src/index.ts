@@ -10,6 +10,7 @@ export * from "./migrate.js";
 export * from "./ops-server.js";
 export * from "./outbox.js";
 export * from "./paging.js";
+export * from "./quota-guard.js";
 export * from "./readiness.js";
 export * from "./request-context.js";
 export * from "./scopes.js";

@@ -13,7 +13,11 @@ export type Mailer = { send(mail: Mail): Promise<void> };
  * written as one JSON file `{to, subject, text, sent_at}` into `MAIL_DIR`, so development and
  * tests can read them. The log line says a mail went out, never what it says (it holds a token).
  */
-export function createMailer(options: { smtpUrl?: string | undefined; mailDir: string; logger: Logger }): Mailer {
+export function createMailer(options: {
+  smtpUrl?: string | undefined;
+  mailDir: string;
+  logger: Logger;
+}): Mailer {
   if (options.smtpUrl) {
     const transport = nodemailer.createTransport(options.smtpUrl);
     return {

@@ -18,6 +18,7 @@ import { createOrganization } from "./rpc/create-organization.js";
 import { createProgram } from "./rpc/create-program.js";
 import { getActiveOrganization } from "./rpc/get-active-organization.js";
 import { getApp } from "./rpc/get-app.js";
+import { getLimits } from "./rpc/get-limits.js";
 import { getOrganization } from "./rpc/get-organization.js";
 import { getQuotas } from "./rpc/get-quotas.js";
 import { getSubject } from "./rpc/get-subject.js";
@@ -69,7 +70,11 @@ export function routes(deps: Deps) {
       revokeApiKey: revokeApiKey(deps),
     });
     router.service(AuditService, { listAuditEvents: listAuditEvents(deps) });
-    router.service(QuotaService, { getQuotas: getQuotas(deps), updateQuotas: updateQuotas(deps) });
+    router.service(QuotaService, {
+      getQuotas: getQuotas(deps),
+      updateQuotas: updateQuotas(deps),
+      getLimits: getLimits(deps),
+    });
     router.service(SubjectService, {
       importSubjects: importSubjects(deps),
       getSubject: getSubject(deps),

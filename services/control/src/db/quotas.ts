@@ -1,6 +1,11 @@
 import { create } from "@bufbuild/protobuf";
 import { notFound, type Queryable } from "@evalp/kit";
-import { type QuotaCounters, QuotaCountersSchema, type Quotas, QuotasSchema } from "@evalp/proto/control/v1/quota";
+import {
+  type QuotaCounters,
+  QuotaCountersSchema,
+  type Quotas,
+  QuotasSchema,
+} from "@evalp/proto/control/v1/quota";
 
 /** The seven counters of contract §5b, as the API names them. */
 export const COUNTERS = [
@@ -81,13 +86,9 @@ export async function quotasMessage(db: Queryable, row: QuotaRow): Promise<Quota
   });
 }
 
-/**
- * Locks the environment's quota row for the rest of the transaction and returns it. Every
- * creation that counts against a quota takes this lock first, so two concurrent creations are
- * checked one after the other and can never pass a limit together.
- */
-export async function lockQuotas(db: Queryable, environmentId: string): Promise<QuotaRow> {
-  const found = await db.query<QuotaRow>(`SELECT ${QUOTA_COLUMNS} FROM quotas WHERE environment_id = $1 FOR UPDATE`, [
+/** The environment's quota row (its limits and revision); 404 when the environment has none. */
+export async function readQuotas(db: Queryable, environmentId: string): Promise<QuotaRow> {
+  const found = await db.query<QuotaRow>(`SELECT ${QUOTA_COLUMNS} FROM quotas WHERE environment_id = $1`, [
     environmentId,
   ]);
   const row = found.rows[0];

@@ -13,7 +13,8 @@ export type SubjectRow = {
 };
 export type ProgramRow = { id: string; environment_id: string; name: string; created_at: Date };
 
-export const SUBJECT_COLUMNS = "id, environment_id, external_id, identity_mode, profile, created_at, updated_at";
+export const SUBJECT_COLUMNS =
+  "id, environment_id, external_id, identity_mode, profile, created_at, updated_at";
 export const PROGRAM_COLUMNS = "id, environment_id, name, created_at";
 
 export function subjectMessage(row: SubjectRow): Subject {

@@ -22,11 +22,9 @@ export async function createInvitation(db: Queryable, membershipId: string): Pro
 
 export async function createPasswordReset(db: Queryable, userId: string): Promise<string> {
   const { token, hash } = newSingleUseToken();
-  await db.query("INSERT INTO password_resets (id, user_id, token_hash, expires_at) VALUES ($1, $2, $3, $4)", [
-    newId(),
-    userId,
-    hash,
-    new Date(Date.now() + RESET_TTL_MS),
-  ]);
+  await db.query(
+    "INSERT INTO password_resets (id, user_id, token_hash, expires_at) VALUES ($1, $2, $3, $4)",
+    [newId(), userId, hash, new Date(Date.now() + RESET_TTL_MS)],
+  );
   return token;
 }

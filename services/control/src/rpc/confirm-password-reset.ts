@@ -16,7 +16,10 @@ import { hashPassword } from "../passwords.js";
  * user, so whoever held the old password is logged out everywhere.
  */
 export function confirmPasswordReset(deps: Deps) {
-  return async (req: ConfirmPasswordResetRequest, ctx: HandlerContext): Promise<ConfirmPasswordResetResponse> => {
+  return async (
+    req: ConfirmPasswordResetRequest,
+    ctx: HandlerContext,
+  ): Promise<ConfirmPasswordResetResponse> => {
     const context = requestContext(ctx.values);
     const passwordHash = await hashPassword(req.password);
     await withTransaction(deps.pool, async (tx) => {
@@ -27,7 +30,8 @@ export function confirmPasswordReset(deps: Deps) {
       );
       const reset = found.rows[0];
       if (!reset) throw notFound("reset_token");
-      if (!reset.usable) throw new AppError("reset_token_expired", "This reset link was already used or has expired.");
+      if (!reset.usable)
+        throw new AppError("reset_token_expired", "This reset link was already used or has expired.");
       await tx.query("UPDATE password_resets SET used_at = clock_timestamp() WHERE id = $1", [reset.id]);
       await tx.query("UPDATE users SET password_hash = $2, updated_at = clock_timestamp() WHERE id = $1", [
         reset.user_id,

@@ -18,31 +18,31 @@ export function createApiKey(deps: Deps) {
     const context = requestContext(ctx.values);
     const key = newApiKey();
     const row = await withTransaction(deps.pool, async (tx) => {
-    await requireEnvironment(tx, req.environment);
-    const inserted = await tx.query<ApiKeyRow>(
-      `INSERT INTO api_keys (id, environment_id, name, key_prefix, secret_hash, scopes, created_by_user_id)
+      await requireEnvironment(tx, req.environment);
+      const inserted = await tx.query<ApiKeyRow>(
+        `INSERT INTO api_keys (id, environment_id, name, key_prefix, secret_hash, scopes, created_by_user_id)
        VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${API_KEY_COLUMNS}`,
-      [
-        newId(),
-        req.environment?.environmentId,
-        req.name,
-        key.prefix,
-        sha256(key.secret),
-        req.scopes,
-        req.createdByUserId ?? null,
-      ],
-    );
-    const created = inserted.rows[0] as ApiKeyRow;
-    await writeAudit(tx, context, {
-      organizationId: req.environment?.organizationId ?? "",
-      appId: req.environment?.appId,
-      environmentId: created.environment_id,
-      action: "api_key.created",
-      resourceType: "api_key",
-      resourceId: created.id,
-      metadata: { name: created.name, key_prefix: created.key_prefix, scopes: created.scopes },
-    });
-    return created;
+        [
+          newId(),
+          req.environment?.environmentId,
+          req.name,
+          key.prefix,
+          sha256(key.secret),
+          req.scopes,
+          req.createdByUserId ?? null,
+        ],
+      );
+      const created = inserted.rows[0] as ApiKeyRow;
+      await writeAudit(tx, context, {
+        organizationId: req.environment?.organizationId ?? "",
+        appId: req.environment?.appId,
+        environmentId: created.environment_id,
+        action: "api_key.created",
+        resourceType: "api_key",
+        resourceId: created.id,
+        metadata: { name: created.name, key_prefix: created.key_prefix, scopes: created.scopes },
+      });
+      return created;
     });
     return create(CreateApiKeyResponseSchema, { apiKey: apiKeyMessage(row), secret: key.secret });
   };

@@ -27,10 +27,10 @@ export function createMembership(deps: Deps) {
           req.organizationId,
         ]);
         if (!org.rows[0]) throw notFound("organization");
-        await tx.query("INSERT INTO users (id, email) VALUES ($1, $2) ON CONFLICT (lower(email)) DO NOTHING", [
-          newId(),
-          req.email,
-        ]);
+        await tx.query(
+          "INSERT INTO users (id, email) VALUES ($1, $2) ON CONFLICT (lower(email)) DO NOTHING",
+          [newId(), req.email],
+        );
         const user = await tx.query<{ id: string; active: boolean }>(
           "SELECT id, password_hash IS NOT NULL AS active FROM users WHERE lower(email) = lower($1)",
           [req.email],

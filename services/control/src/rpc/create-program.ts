@@ -1,36 +1,35 @@
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
-import { AppError, newId, requestContext, withTransaction } from "@evalp/kit";
+import { enforceQuota, newId, requestContext, withTransaction } from "@evalp/kit";
 import {
   type CreateProgramRequest,
   type CreateProgramResponse,
   CreateProgramResponseSchema,
 } from "@evalp/proto/control/v1/subject";
 import { writeAudit } from "../db/audit.js";
-import { lockQuotas } from "../db/quotas.js";
+import { readQuotas } from "../db/quotas.js";
 import { requireEnvironment } from "../db/scope.js";
 import { PROGRAM_COLUMNS, type ProgramRow, programMessage } from "../db/subject-rows.js";
 import type { Deps } from "../deps.js";
 
-/** A new program of the environment, counted against its `programs` quota under the quota lock. */
+/** A new program of the environment, counted against its `programs` quota (kit `enforceQuota`). */
 export function createProgram(deps: Deps) {
   return async (req: CreateProgramRequest, ctx: HandlerContext): Promise<CreateProgramResponse> => {
     const context = requestContext(ctx.values);
     const environmentId = req.environment?.environmentId ?? "";
     const row = await withTransaction(deps.pool, async (tx) => {
       await requireEnvironment(tx, req.environment);
-      const quota = await lockQuotas(tx, environmentId);
-      const counted = await tx.query<{ n: number }>("SELECT count(*) AS n FROM programs WHERE environment_id = $1", [
+      await enforceQuota(tx, {
         environmentId,
-      ]);
-      const usage = counted.rows[0]?.n ?? 0;
-      if (usage + 1 > quota.programs) {
-        throw new AppError("quota_exceeded", "The environment's programs quota is used up.", {
-          counter: "programs",
-          limit: quota.programs,
-          usage,
-        });
-      }
+        counter: "programs",
+        limit: async () => (await readQuotas(tx, environmentId)).programs,
+        usage: async () =>
+          (
+            await tx.query<{ n: number }>("SELECT count(*) AS n FROM programs WHERE environment_id = $1", [
+              environmentId,
+            ])
+          ).rows[0]?.n ?? 0,
+      });
       const inserted = await tx.query<ProgramRow>(
         `INSERT INTO programs (id, environment_id, name) VALUES ($1, $2, $3) RETURNING ${PROGRAM_COLUMNS}`,
         [newId(), environmentId, req.name],

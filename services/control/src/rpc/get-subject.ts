@@ -1,6 +1,10 @@
 import { create } from "@bufbuild/protobuf";
 import { isUuid, notFound } from "@evalp/kit";
-import { type GetSubjectRequest, type GetSubjectResponse, GetSubjectResponseSchema } from "@evalp/proto/control/v1/subject";
+import {
+  type GetSubjectRequest,
+  type GetSubjectResponse,
+  GetSubjectResponseSchema,
+} from "@evalp/proto/control/v1/subject";
 import { requireEnvironment } from "../db/scope.js";
 import { SUBJECT_COLUMNS, type SubjectRow, subjectMessage } from "../db/subject-rows.js";
 import type { Deps } from "../deps.js";

@@ -1,6 +1,6 @@
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
-import { newId, requestContext, withTransaction, writeOutboxEvent } from "@evalp/kit";
+import { lockQuotaCounter, newId, requestContext, withTransaction, writeOutboxEvent } from "@evalp/kit";
 import {
   type ImportSubjectsRequest,
   type ImportSubjectsResponse,
@@ -8,7 +8,7 @@ import {
   SubjectReceiptSchema,
 } from "@evalp/proto/control/v1/subject";
 import { writeAudit } from "../db/audit.js";
-import { lockQuotas } from "../db/quotas.js";
+import { readQuotas } from "../db/quotas.js";
 import { requireEnvironment } from "../db/scope.js";
 import type { Deps } from "../deps.js";
 
@@ -18,8 +18,8 @@ type Receipt = { itemIndex: number; subjectId: string; errorCode: string };
  * Upserts a batch by (environment, external_id): a known subject keeps its id and takes the new
  * profile; a new one counts against `active_subjects`. Each item gets a receipt; a later item
  * repeating an external_id of the batch is `duplicate_in_batch`, a creation past the limit
- * `quota_exceeded`. The quota row is locked for the batch, so concurrent imports cannot
- * together create more subjects than the limit.
+ * `quota_exceeded`. The `active_subjects` counter is locked for the batch, so concurrent imports
+ * cannot together create more subjects than the limit.
  */
 export function importSubjects(deps: Deps) {
   return async (req: ImportSubjectsRequest, ctx: HandlerContext): Promise<ImportSubjectsResponse> => {
@@ -28,16 +28,18 @@ export function importSubjects(deps: Deps) {
     const batchId = newId();
     const receipts = await withTransaction(deps.pool, async (tx) => {
       await requireEnvironment(tx, req.environment);
-      const quota = await lockQuotas(tx, environmentId);
+      await lockQuotaCounter(tx, environmentId, "active_subjects");
+      const quota = await readQuotas(tx, environmentId);
       const externalIds = req.items.map((item) => item.externalId);
       const known = await tx.query<{ id: string; external_id: string }>(
         "SELECT id, external_id FROM subjects WHERE environment_id = $1 AND external_id = ANY($2)",
         [environmentId, externalIds],
       );
       const existing = new Map(known.rows.map((row) => [row.external_id, row.id]));
-      const counted = await tx.query<{ n: number }>("SELECT count(*) AS n FROM subjects WHERE environment_id = $1", [
-        environmentId,
-      ]);
+      const counted = await tx.query<{ n: number }>(
+        "SELECT count(*) AS n FROM subjects WHERE environment_id = $1",
+        [environmentId],
+      );
       let active = counted.rows[0]?.n ?? 0;
       const seen = new Set<string>();
       const out: Receipt[] = [];

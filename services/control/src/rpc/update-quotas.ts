@@ -32,9 +32,10 @@ export function updateQuotas(deps: Deps) {
       );
       const row = updated.rows[0];
       if (!row) {
-        const current = await tx.query<{ revision: number }>("SELECT revision FROM quotas WHERE environment_id = $1", [
-          environmentId,
-        ]);
+        const current = await tx.query<{ revision: number }>(
+          "SELECT revision FROM quotas WHERE environment_id = $1",
+          [environmentId],
+        );
         if (!current.rows[0]) throw notFound("environment");
         throw new AppError("revision_conflict", "The quotas changed since that revision.", {
           expected_revision: req.expectedRevision,

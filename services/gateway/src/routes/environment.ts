@@ -3,5 +3,9 @@ export type EnvPath = { organization_id: string; app_id: string; environment_id:
 
 /** The wire form of an ENV path, which services check link by link (404 when any does not hold). */
 export function environmentRef(params: EnvPath) {
-  return { organizationId: params.organization_id, appId: params.app_id, environmentId: params.environment_id };
+  return {
+    organizationId: params.organization_id,
+    appId: params.app_id,
+    environmentId: params.environment_id,
+  };
 }

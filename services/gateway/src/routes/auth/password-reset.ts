@@ -15,9 +15,16 @@ export function passwordResetRoutes(app: FastifyInstance, deps: RouteDeps): void
       schema: {
         tags,
         summary: "Mail a reset link if the email belongs to an account; always 202",
-        body: Type.Object({ email: Type.String({ minLength: 3, maxLength: 320 }) }, { additionalProperties: false }),
+        body: Type.Object(
+          { email: Type.String({ minLength: 3, maxLength: 320 }) },
+          { additionalProperties: false },
+        ),
         headers: OptionalIdempotencyHeaders,
-        response: { 202: Type.Object({ status: Type.Literal("accepted") }), 422: COMMON_ERRORS[422], 429: ErrorBody },
+        response: {
+          202: Type.Object({ status: Type.Literal("accepted") }),
+          422: COMMON_ERRORS[422],
+          429: ErrorBody,
+        },
       },
     },
     async (request, reply) => {
@@ -36,11 +43,19 @@ export function passwordResetRoutes(app: FastifyInstance, deps: RouteDeps): void
         tags,
         summary: "Set a new password with a reset token; every session of the user is revoked",
         body: Type.Object(
-          { token: Type.String({ minLength: 1, maxLength: 512 }), password: Type.String({ minLength: 8, maxLength: 256 }) },
+          {
+            token: Type.String({ minLength: 1, maxLength: 512 }),
+            password: Type.String({ minLength: 8, maxLength: 256 }),
+          },
           { additionalProperties: false },
         ),
         headers: OptionalIdempotencyHeaders,
-        response: { 200: Type.Object({ status: Type.Literal("reset") }), 404: ErrorBody, 410: ErrorBody, 422: COMMON_ERRORS[422] },
+        response: {
+          200: Type.Object({ status: Type.Literal("reset") }),
+          404: ErrorBody,
+          410: ErrorBody,
+          422: COMMON_ERRORS[422],
+        },
       },
     },
     async (request) => {

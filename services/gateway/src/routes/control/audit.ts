@@ -66,7 +66,12 @@ export function auditRoutes(app: FastifyInstance, deps: RouteDeps): void {
     },
     async (request) => {
       const { organization_id } = request.params as { organization_id: string };
-      const query = request.query as { limit?: number; cursor?: string; action?: string; resource_type?: string };
+      const query = request.query as {
+        limit?: number;
+        cursor?: string;
+        action?: string;
+        resource_type?: string;
+      };
       const page = pageRequest(request, deps.cursors, query);
       const answer = await deps.upstreams.audit.listAuditEvents(
         { organizationId: organization_id, page, action: query.action, resourceType: query.resource_type },

@@ -7,7 +7,16 @@ import { pageBody, pageRequest } from "../../http/paging.js";
 import { iso } from "../../http/timestamps.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
-import { COMMON_ERRORS, DateTime, ErrorBody, IdempotentHeaders, OrgParams, Page, PageQuery, Uuid } from "../schemas.js";
+import {
+  COMMON_ERRORS,
+  DateTime,
+  ErrorBody,
+  IdempotentHeaders,
+  OrgParams,
+  Page,
+  PageQuery,
+  Uuid,
+} from "../schemas.js";
 
 const MembershipBody = Type.Object(
   {
@@ -103,7 +112,10 @@ export function membershipRoutes(app: FastifyInstance, deps: RouteDeps): void {
         summary: "Accept an invitation (single use) and set the password",
         headers: IdempotentHeaders,
         body: Type.Object(
-          { token: Type.String({ minLength: 1, maxLength: 512 }), password: Type.String({ minLength: 8, maxLength: 256 }) },
+          {
+            token: Type.String({ minLength: 1, maxLength: 512 }),
+            password: Type.String({ minLength: 8, maxLength: 256 }),
+          },
           { additionalProperties: false },
         ),
         response: {

@@ -1,10 +1,10 @@
 import { create } from "@bufbuild/protobuf";
 import { type QuotaCounters, QuotaCountersSchema, type Quotas } from "@evalp/proto/control/v1/quota";
-import { type TObject, type TInteger, Type } from "@sinclair/typebox";
+import { type TInteger, type TObject, Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import { callOptions } from "../../http/call.js";
 import type { RouteDeps } from "../deps.js";
-import { environmentRef, type EnvPath } from "../environment.js";
+import { type EnvPath, environmentRef } from "../environment.js";
 import { COMMON_ERRORS, EnvParams, ErrorBody, IdempotentHeaders, Uuid } from "../schemas.js";
 
 /** The seven counters (contract §5b) and their proto field names. */

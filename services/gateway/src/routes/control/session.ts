@@ -12,7 +12,11 @@ export function activeOrganizationRoutes(app: FastifyInstance, deps: RouteDeps):
     "/v1/session/active-organization",
     {
       config: { access: { auth: "session" } },
-      schema: { tags: ["control"], summary: "The session's active organization", response: { 200: ActiveOrganization, ...COMMON_ERRORS } },
+      schema: {
+        tags: ["control"],
+        summary: "The session's active organization",
+        response: { 200: ActiveOrganization, ...COMMON_ERRORS },
+      },
     },
     async (request) => {
       const answer = await deps.upstreams.auth.getActiveOrganization(
@@ -31,7 +35,10 @@ export function activeOrganizationRoutes(app: FastifyInstance, deps: RouteDeps):
         tags: ["control"],
         summary: "Switch the session to another organization the user belongs to",
         headers: OptionalIdempotencyHeaders,
-        body: Type.Object({ organization_id: Type.String({ format: "uuid" }) }, { additionalProperties: false }),
+        body: Type.Object(
+          { organization_id: Type.String({ format: "uuid" }) },
+          { additionalProperties: false },
+        ),
         response: { 200: ActiveOrganization, ...COMMON_ERRORS },
       },
     },

@@ -86,7 +86,11 @@ export function subjectRoutes(app: FastifyInstance, deps: RouteDeps): void {
               batch_id: Uuid,
               idempotent_replay: Type.Boolean(),
               receipts: Type.Array(
-                Type.Object({ item_index: Type.Integer(), subject_id: Type.String(), error_code: Type.String() }),
+                Type.Object({
+                  item_index: Type.Integer(),
+                  subject_id: Type.String(),
+                  error_code: Type.String(),
+                }),
               ),
             },
             { title: "SubjectImport" },
@@ -152,7 +156,10 @@ export function subjectRoutes(app: FastifyInstance, deps: RouteDeps): void {
         summary: "Create a program (counts against the programs quota)",
         params: EnvParams,
         headers: IdempotentHeaders,
-        body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false }),
+        body: Type.Object(
+          { name: Type.String({ minLength: 1, maxLength: 200 }) },
+          { additionalProperties: false },
+        ),
         response: { 201: ProgramBody, ...COMMON_ERRORS },
       },
     },

@@ -1,0 +1,58 @@
+import type { Queryable } from "./db.js";
+import { AppError } from "./errors.js";
+
+/** The seven quota counters of contract §5b. */
+export type QuotaCounter =
+  | "active_participant_sessions"
+  | "active_subjects"
+  | "behavioral_event_batch_size"
+  | "continuous_event_batch_size"
+  | "evaluations"
+  | "programs"
+  | "webhook_endpoints";
+
+/**
+ * Serializes, for the rest of the transaction, every creation that counts against one counter
+ * of one environment. Whichever plane owns the counted rows takes this lock in its own database
+ * transaction before counting them, so two concurrent creations are checked one after the
+ * other and can never pass a limit together.
+ */
+export async function lockQuotaCounter(
+  tx: Queryable,
+  environmentId: string,
+  counter: QuotaCounter,
+): Promise<void> {
+  await tx.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [
+    `quota:${environmentId}:${counter}`,
+  ]);
+}
+
+/** The contract's 409 for a creation past a limit. */
+export function quotaExceeded(counter: QuotaCounter, limit: number, usage: number): AppError {
+  return new AppError("quota_exceeded", `The environment's ${counter} quota is used up.`, {
+    counter,
+    limit,
+    usage,
+  });
+}
+
+/**
+ * Checks that `amount` more fits under the counter's limit: locks the counter, counts the
+ * owning rows with `usage` (inside the same transaction), and throws 409 `quota_exceeded`
+ * when it would not fit. The caller inserts after it returns, still inside the transaction.
+ */
+export async function enforceQuota(
+  tx: Queryable,
+  options: {
+    environmentId: string;
+    counter: QuotaCounter;
+    limit: () => Promise<number>;
+    usage: () => Promise<number>;
+    amount?: number;
+  },
+): Promise<{ limit: number; usage: number }> {
+  await lockQuotaCounter(tx, options.environmentId, options.counter);
+  const [limit, usage] = await Promise.all([options.limit(), options.usage()]);
+  if (usage + (options.amount ?? 1) > limit) throw quotaExceeded(options.counter, limit, usage);
+  return { limit, usage };
+}
