@@ -38,6 +38,7 @@ describe("the processes, as npm start runs them", () => {
       REDIS_KEY_PREFIX: uniqueRedisPrefix(),
       JWT_SECRET: "process-test-secret-process-test-secret-0123",
     };
+    const stderr: string[] = [];
     const ports: Record<string, { rpc: number; ops: number }> = {};
     for (const name of SERVICES) ports[name] = { rpc: await freePort(), ops: await freePort() };
     for (const name of SERVICES) env[`${name.toUpperCase()}_URL`] = `http://127.0.0.1:${ports[name]?.rpc}`;
@@ -50,6 +51,7 @@ describe("the processes, as npm start runs them", () => {
         stdio: ["ignore", "ignore", "pipe"],
       });
       children.push(child);
+      child.stderr?.on("data", (chunk: Buffer) => stderr.push(`${name}: ${chunk.toString()}`));
       return child;
     };
     const services = SERVICES.map((name) =>
@@ -82,6 +84,6 @@ describe("the processes, as npm start runs them", () => {
     const exits = all.map((child) => once(child, "exit") as Promise<[number | null, string | null]>);
     for (const child of all) child.kill("SIGTERM");
     const codes = await Promise.all(exits);
-    expect(codes.map(([code]) => code)).toEqual([0, 0, 0, 0, 0]);
+    expect(codes.map(([code]) => code), stderr.join("\n")).toEqual([0, 0, 0, 0, 0]);
   }, 40_000);
 });
