@@ -18,6 +18,8 @@ export default defineConfig({
         test: {
           name: "api",
           include: ["tests/api/**/*.int.test.ts"],
+          // Benchmarks live beside unit code and run once, in the unit project.
+          benchmark: { include: [] },
           testTimeout: 30_000,
           hookTimeout: 60_000,
         },

@@ -15,7 +15,8 @@ export const RUN: unique symbol = Symbol("run");
 /**
  * A tree that passed validation, turned into closures once so that it can be evaluated many times
  * (every preview, every answer of an interview) without being checked again. Immutable: it holds
- * frozen copies of its `lit` values, not the caller's objects.
+ * frozen copies of its `lit` values, not the caller's objects. Made by `compileExpression` only: the
+ * constructor trusts that `run` was built from a validated `node`.
  */
 export class CompiledExpression {
   /** The validated source tree, as given to the compiler. */

@@ -3,6 +3,7 @@
  * `when`s). Pure: no I/O, no runtime dependencies, deterministic given `options.now`.
  */
 
+export { expr } from "./builders.js";
 export { compileExpression } from "./compile.js";
 export { CompiledExpression } from "./compiled.js";
 export { ExpressionInvalidError } from "./errors.js";

@@ -5,6 +5,8 @@
 
 /** Escapes one reference token (`~` → `~0`, `/` → `~1`) so any key can be a pointer segment. */
 export function escapePointerToken(token: string): string {
+  // Most tokens ("args", indices) need no escaping; validation builds one pointer per node.
+  if (!token.includes("~") && !token.includes("/")) return token;
   return token.replaceAll("~", "~0").replaceAll("/", "~1");
 }
 

@@ -22,6 +22,11 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
  * carry any JSON, however deep, so the walk keeps its own stack instead of recursing.
  */
 export function isJsonValue(value: unknown): value is JsonValue {
+  if (typeof value !== "object" || value === null) {
+    return (
+      value === null || typeof value === "string" || typeof value === "boolean" || Number.isFinite(value)
+    );
+  }
   // Each frame is entered once and left once, so `open` holds exactly the containers on the current
   // path: a container met again while open is a cycle, one met again after it closed is only shared.
   const stack: Array<{ value: unknown; leave: boolean }> = [{ value, leave: false }];

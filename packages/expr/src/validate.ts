@@ -131,16 +131,18 @@ function checkNode(node: unknown, path: string, out: ExpressionProblem[]): reado
   return args;
 }
 
+/** A path of non-empty dot-separated segments whose first is a `VAR_ROOTS` entry. */
+const WELL_FORMED_VAR_PATH = new RegExp(`^(?:${VAR_ROOTS.join("|")})(?:\\.[^.]+)*$`);
+
 /** Why a `var` path is malformed, or undefined when it is fine. */
 function varPathProblem(path: unknown): string | undefined {
+  if (typeof path === "string" && WELL_FORMED_VAR_PATH.test(path)) return undefined;
   if (typeof path !== "string" || path === "") return "var path must be a non-empty string";
   const segments = path.split(".");
-  if (segments.some((segment) => segment === ""))
+  if (segments.some((segment) => segment === "")) {
     return `var path ${JSON.stringify(path)} has an empty segment`;
-  if (!(VAR_ROOTS as readonly string[]).includes(segments[0] as string)) {
-    return `var path ${JSON.stringify(path)} must start with "answers", "context" or "signals"`;
   }
-  return undefined;
+  return `var path ${JSON.stringify(path)} must start with "answers", "context" or "signals"`;
 }
 
 function describeArity({ min, max }: Arity): string {
