@@ -84,6 +84,9 @@ describe("the processes, as npm start runs them", () => {
     const exits = all.map((child) => once(child, "exit") as Promise<[number | null, string | null]>);
     for (const child of all) child.kill("SIGTERM");
     const codes = await Promise.all(exits);
-    expect(codes.map(([code]) => code), stderr.join("\n")).toEqual([0, 0, 0, 0, 0]);
+    expect(
+      codes.map(([code]) => code),
+      stderr.join("\n"),
+    ).toEqual([0, 0, 0, 0, 0]);
   }, 40_000);
 });

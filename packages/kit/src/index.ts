@@ -1,4 +1,5 @@
 export * from "./config.js";
+export * from "./connect-client.js";
 export * from "./connect-errors.js";
 export * from "./connect-server.js";
 export * from "./db.js";

@@ -2,3 +2,4 @@ export { createBackgroundTasks } from "./background.js";
 export type { Deps as ControlDeps } from "./deps.js";
 export { createMailer } from "./mailer.js";
 export { controlService, migrations, SCHEMA } from "./server.js";
+export { createUsageClients } from "./usage-clients.js";

@@ -2,6 +2,7 @@ import { createLogger, createPool, createShutdownManager, loadConfig, serveServi
 import { createBackgroundTasks } from "./background.js";
 import { createMailer } from "./mailer.js";
 import { controlService, SCHEMA } from "./server.js";
+import { createUsageClients } from "./usage-clients.js";
 
 const config = loadConfig();
 const logger = createLogger("control", config.LOG_LEVEL);
@@ -11,12 +12,15 @@ shutdown.register("postgres", () => pool.end());
 const tasks = createBackgroundTasks(logger);
 shutdown.register("background tasks", () => tasks.drain());
 const mailer = createMailer({ smtpUrl: config.SMTP_URL, mailDir: config.MAIL_DIR, logger });
-const running = await serveService(controlService({ pool, config, logger, mailer, tasks }), {
-  logger,
-  host: config.HOST,
-  rpcPort: config.SERVICE_PORT ?? 8081,
-  opsPort: config.OPS_PORT ?? 9081,
-});
+const running = await serveService(
+  controlService({ pool, config, logger, mailer, tasks, usage: createUsageClients(config) }),
+  {
+    logger,
+    host: config.HOST,
+    rpcPort: config.SERVICE_PORT ?? 8081,
+    opsPort: config.OPS_PORT ?? 9081,
+  },
+);
 shutdown.register("servers", () => running.close());
 shutdown.listen();
 logger.info({ rpc_port: running.rpcPort, ops_port: running.opsPort }, "control listening");

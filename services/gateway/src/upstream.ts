@@ -1,6 +1,5 @@
 import { type Client, createClient } from "@connectrpc/connect";
-import { createConnectTransport, Http2SessionManager } from "@connectrpc/connect-node";
-import type { Config } from "@evalp/kit";
+import { type Config, createServiceTransport } from "@evalp/kit";
 import { HealthService } from "@evalp/proto/common/v1/health";
 import { ApiKeyService } from "@evalp/proto/control/v1/api_key";
 import { AuditService } from "@evalp/proto/control/v1/audit";
@@ -14,7 +13,12 @@ import { SubjectService } from "@evalp/proto/control/v1/subject";
 export const PLANES = ["control", "platform", "interview", "webhooks"] as const;
 export type Plane = (typeof PLANES)[number];
 
-/** Typed Connect clients of every upstream service, one HTTP/2 session pool per plane. */
+type UpstreamConfig = Pick<
+  Config,
+  "CONTROL_URL" | "PLATFORM_URL" | "INTERVIEW_URL" | "WEBHOOKS_URL" | "UPSTREAM_TIMEOUT_MS"
+>;
+
+/** Typed Connect clients of every upstream service, one HTTP/2 session pool per service. */
 export type Upstreams = {
   auth: Client<typeof AuthService>;
   organizations: Client<typeof OrganizationService>;
@@ -24,46 +28,28 @@ export type Upstreams = {
   quotas: Client<typeof QuotaService>;
   subjects: Client<typeof SubjectService>;
   health: Record<Plane, Client<typeof HealthService>>;
-  /** Closes every HTTP/2 session; in-flight calls fail. Called last at shutdown. */
-  close(): void;
 };
 
-export function createUpstreams(
-  config: Pick<Config, Uppercase<`${Plane}_url`> | "UPSTREAM_TIMEOUT_MS">,
-): Upstreams {
-  const urls: Record<Plane, string> = {
-    control: config.CONTROL_URL,
-    platform: config.PLATFORM_URL,
-    interview: config.INTERVIEW_URL,
-    webhooks: config.WEBHOOKS_URL,
+export function createUpstreams(config: UpstreamConfig): Upstreams {
+  const urls: Record<Plane, () => string> = {
+    control: () => config.CONTROL_URL,
+    platform: () => config.PLATFORM_URL,
+    interview: () => config.INTERVIEW_URL,
+    webhooks: () => config.WEBHOOKS_URL,
   };
-  const sessions: Http2SessionManager[] = [];
-  const transports = Object.fromEntries(
-    PLANES.map((plane) => {
-      const sessionManager = new Http2SessionManager(urls[plane]);
-      sessions.push(sessionManager);
-      const transport = createConnectTransport({
-        baseUrl: urls[plane],
-        httpVersion: "2",
-        sessionManager,
-        defaultTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
-      });
-      return [plane, transport];
-    }),
-  ) as Record<Plane, ReturnType<typeof createConnectTransport>>;
+  const transport = Object.fromEntries(
+    PLANES.map((plane) => [plane, createServiceTransport(urls[plane], config.UPSTREAM_TIMEOUT_MS)]),
+  ) as Record<Plane, ReturnType<typeof createServiceTransport>>;
   return {
-    auth: createClient(AuthService, transports.control),
-    organizations: createClient(OrganizationService, transports.control),
-    apiKeys: createClient(ApiKeyService, transports.control),
-    memberships: createClient(MembershipService, transports.control),
-    audit: createClient(AuditService, transports.control),
-    quotas: createClient(QuotaService, transports.control),
-    subjects: createClient(SubjectService, transports.control),
+    auth: createClient(AuthService, transport.control),
+    organizations: createClient(OrganizationService, transport.control),
+    apiKeys: createClient(ApiKeyService, transport.control),
+    memberships: createClient(MembershipService, transport.control),
+    audit: createClient(AuditService, transport.control),
+    quotas: createClient(QuotaService, transport.control),
+    subjects: createClient(SubjectService, transport.control),
     health: Object.fromEntries(
-      PLANES.map((plane) => [plane, createClient(HealthService, transports[plane])]),
+      PLANES.map((plane) => [plane, createClient(HealthService, transport[plane])]),
     ) as Record<Plane, Client<typeof HealthService>>,
-    close() {
-      for (const session of sessions) session.abort();
-    },
   };
 }

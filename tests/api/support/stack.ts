@@ -6,6 +6,7 @@ import {
   controlService,
   createBackgroundTasks,
   createMailer,
+  createUsageClients,
 } from "@evalp/control";
 import { buildApp, createRedis, createUpstreams } from "@evalp/gateway";
 import { migrations as interviewMigrations, interviewService } from "@evalp/interview";
@@ -54,7 +55,9 @@ export async function startStack(
   const logger = sink
     ? createLogger("test", "info", { write: (line: string) => void sink.push(line) })
     : createLogger("test", process.env.TEST_LOG_LEVEL ?? "silent");
-  const baseConfig = loadConfig({
+  // One configuration object for every process of the stack; the services' addresses are filled
+  // in once they listen, and clients between services read them at their first call.
+  const config: Config = loadConfig({
     NODE_ENV: "test",
     DATABASE_URL: database.url,
     REDIS_KEY_PREFIX: uniqueRedisPrefix(),
@@ -78,21 +81,22 @@ export async function startStack(
     });
   const controlPool = pool("control");
   const tasks = createBackgroundTasks(logger);
-  const mailer = createMailer({ mailDir: baseConfig.MAIL_DIR, logger });
+  const mailer = createMailer({ mailDir: config.MAIL_DIR, logger });
   const services: Record<string, RunningService> = {
-    control: await serve(controlService({ pool: controlPool, config: baseConfig, logger, mailer, tasks })),
+    control: await serve(
+      controlService({ pool: controlPool, config, logger, mailer, tasks, usage: createUsageClients(config) }),
+    ),
     platform: await serve(platformService({ pool: pool("platform"), logger })),
     interview: await serve(interviewService({ pool: pool("interview"), logger })),
     webhooks: await serve(webhooksService({ pool: pool("webhooks"), logger })),
   };
   const at = (name: string) => `http://127.0.0.1:${services[name]?.rpcPort}`;
-  const config: Config = {
-    ...baseConfig,
+  Object.assign(config, {
     CONTROL_URL: at("control"),
     PLATFORM_URL: at("platform"),
     INTERVIEW_URL: at("interview"),
     WEBHOOKS_URL: at("webhooks"),
-  };
+  });
   const redis = createRedis(config.REDIS_URL);
   const upstreams = createUpstreams(config);
   const app = await buildApp({ config, logger: logger.child({ service: "gateway" }), redis, upstreams });
@@ -109,7 +113,6 @@ export async function startStack(
     },
     async close() {
       await app.close();
-      upstreams.close();
       await Promise.all(Object.values(services).map((service) => service.close()));
       await tasks.drain();
       const keys = await redis.keys(`${config.REDIS_KEY_PREFIX}*`);

@@ -6,6 +6,7 @@ import {
   type Quotas,
   QuotasSchema,
 } from "@evalp/proto/control/v1/quota";
+import type { Deps } from "../deps.js";
 
 /** The seven counters of contract §5b, as the API names them. */
 export const COUNTERS = [
@@ -54,11 +55,20 @@ export function countersFromMessage(message: QuotaCounters | undefined): Record<
 }
 
 /**
- * Usage as counted from the rows that are the thing counted: subjects and programs live here.
- * Evaluations, participant sessions and webhook endpoints belong to planes that report no
- * usage yet, so they count 0 until those planes exist.
+ * Usage as counted from the rows that are the thing counted: subjects and programs live here;
+ * evaluations, participant sessions and webhook endpoints are counted by the planes that own
+ * them, asked over Connect (a plane that is down makes this fail: usage is never guessed).
  */
-export async function usageOf(db: Queryable, row: QuotaRow): Promise<Record<Counter, number>> {
+export async function usageOf(
+  db: Queryable,
+  row: QuotaRow,
+  planes: Deps["usage"],
+): Promise<Record<Counter, number>> {
+  const [interview, webhooks] = await Promise.all([
+    planes.interview.countUsage({ environmentId: row.environment_id }),
+    planes.webhooks.countUsage({ environmentId: row.environment_id }),
+  ]);
+  const owned = { ...interview.usage, ...webhooks.usage };
   const counted = await db.query<{ subjects: number; programs: number }>(
     `SELECT (SELECT count(*) FROM subjects WHERE environment_id = $1) AS subjects,
             (SELECT count(*) FROM programs WHERE environment_id = $1) AS programs`,
@@ -66,21 +76,21 @@ export async function usageOf(db: Queryable, row: QuotaRow): Promise<Record<Coun
   );
   const counts = counted.rows[0] ?? { subjects: 0, programs: 0 };
   return {
-    active_participant_sessions: 0,
+    active_participant_sessions: Number(owned.active_participant_sessions ?? 0n),
     active_subjects: counts.subjects,
     behavioral_event_batch_size: row.largest_behavioral_event_batch,
     continuous_event_batch_size: row.largest_continuous_event_batch,
-    evaluations: 0,
+    evaluations: Number(owned.evaluations ?? 0n),
     programs: counts.programs,
-    webhook_endpoints: 0,
+    webhook_endpoints: Number(owned.webhook_endpoints ?? 0n),
   };
 }
 
-export async function quotasMessage(db: Queryable, row: QuotaRow): Promise<Quotas> {
+export async function quotasMessage(db: Queryable, row: QuotaRow, planes: Deps["usage"]): Promise<Quotas> {
   return create(QuotasSchema, {
     environmentId: row.environment_id,
     limits: countersMessage(row),
-    usage: countersMessage(await usageOf(db, row)),
+    usage: countersMessage(await usageOf(db, row, planes)),
     revision: row.revision,
     schemaVersion: row.schema_version,
   });

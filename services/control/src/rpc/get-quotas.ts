@@ -12,6 +12,6 @@ export function getQuotas(deps: Deps) {
   return async (req: GetQuotasRequest): Promise<GetQuotasResponse> => {
     await requireEnvironment(deps.pool, req.environment);
     const row = await readQuotas(deps.pool, req.environment?.environmentId ?? "");
-    return create(GetQuotasResponseSchema, { quotas: await quotasMessage(deps.pool, row) });
+    return create(GetQuotasResponseSchema, { quotas: await quotasMessage(deps.pool, row, deps.usage) });
   };
 }

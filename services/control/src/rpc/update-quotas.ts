@@ -56,7 +56,7 @@ export function updateQuotas(deps: Deps) {
         environmentId,
         data: { environment_id: environmentId, revision: row.revision, limits },
       });
-      return quotasMessage(tx, row);
+      return quotasMessage(tx, row, deps.usage);
     });
     return create(UpdateQuotasResponseSchema, { quotas });
   };
