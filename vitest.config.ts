@@ -11,7 +11,11 @@ export default defineConfig({
       {
         test: {
           name: "unit",
-          include: ["packages/*/src/**/*.test.ts", "services/*/src/**/*.test.ts", "tests/deploy/**/*.test.ts"],
+          include: [
+            "packages/*/src/**/*.test.ts",
+            "services/*/src/**/*.test.ts",
+            "tests/deploy/**/*.test.ts",
+          ],
         },
       },
       {

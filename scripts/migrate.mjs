@@ -2,7 +2,7 @@
 // migrations, each into its own schema. `npm run migrate`; `npm start` runs it first.
 import { migrations as control } from "@evalp/control";
 import { migrations as interview } from "@evalp/interview";
-import { ensureDatabase, loadConfig, migrate } from "@evalp/kit";
+import { configSchema, ensureDatabase, migrate } from "@evalp/kit";
 import { migrations as platform } from "@evalp/platform";
 import { migrations as webhooks } from "@evalp/webhooks";
 
@@ -14,7 +14,8 @@ export async function migrateAll(databaseUrl) {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const config = loadConfig();
-  await migrateAll(config.DATABASE_URL);
+  // Only the database is needed to migrate (no secret), so a migration job needs no JWT_SECRET.
+  const { DATABASE_URL } = configSchema.pick({ DATABASE_URL: true }).parse(process.env);
+  await migrateAll(DATABASE_URL);
   console.log(`migrated ${MIGRATIONS.map((set) => set.schema).join(", ")}`);
 }

@@ -52,7 +52,7 @@ describe("the journey", () => {
     const mail = sentMail(stack.config.MAIL_DIR).find((m) => m.to === "colleague@acme.example");
     const accepted = await api.post(
       "/v1/invitations/accept",
-      { token: tokenIn(mail!), password: "colleague password" },
+      { token: tokenIn(mail), password: "colleague password" },
       { idempotencyKey: ik() },
     );
     expect(accepted.status).toBe(200);

@@ -151,7 +151,7 @@ describe("the programs quota", () => {
     );
     expect(results.filter((r) => r.status === 201)).toHaveLength(2);
     const refused = results.find((r) => r.status === 409);
-    expect(expectError(refused!, 409, "quota_exceeded").context).toEqual({
+    expect(expectError(refused, 409, "quota_exceeded").context).toEqual({
       counter: "programs",
       limit: 2,
       usage: 2,

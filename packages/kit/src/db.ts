@@ -15,8 +15,17 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value,
  */
 export function withDefaultUser(databaseUrl: string): string {
   const url = new URL(databaseUrl);
-  if (!url.username) url.username = process.env.PGUSER ?? userInfo().username;
+  if (!url.username) url.username = process.env.PGUSER ?? osUser();
   return url.toString();
+}
+
+/** The OS user name, as libpq would take it; a uid with no passwd entry (some containers) has none. */
+function osUser(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return "postgres";
+  }
 }
 
 /**

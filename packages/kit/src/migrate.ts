@@ -12,26 +12,40 @@ export const OUTBOX_MIGRATIONS_DIR = fileURLToPath(new URL("../migrations/outbox
 
 /**
  * Applies every pending migration of each set, each schema tracked in its own `pgmigrations`
- * table. A per-schema advisory lock means replicas racing at start cannot apply one twice.
+ * table. Replicas racing at start wait for each other on a per-schema advisory lock (held on a
+ * connection of its own; node-pg-migrate's own lock would fail instead of waiting), so each
+ * migration is applied once and every racer returns when the schema is up to date.
  */
 export async function migrate(databaseUrl: string, sets: MigrationSet[]): Promise<void> {
-  for (const set of sets) {
-    await runner({
-      databaseUrl: withDefaultUser(databaseUrl),
-      // Globs, so that several folders (the shared outbox and the service's own) form one ordered list.
-      dir: set.dirs.map((dir) => `${dir}/*.sql`),
-      useGlob: true,
-      direction: "up",
-      schema: set.schema,
-      createSchema: true,
-      migrationsTable: "pgmigrations",
-      migrationsSchema: set.schema,
-      count: Number.POSITIVE_INFINITY,
-      lockValue: advisoryLockId(set.schema),
-      checkOrder: true,
-      singleTransaction: true,
-      log: () => {},
-    });
+  const url = withDefaultUser(databaseUrl);
+  const lock = new pg.Client({ connectionString: url });
+  await lock.connect();
+  try {
+    for (const set of sets) {
+      await lock.query("SELECT pg_advisory_lock($1)", [advisoryLockId(set.schema)]);
+      try {
+        await runner({
+          databaseUrl: url,
+          // Globs, so that several folders (the shared outbox and the service's own) form one ordered list.
+          dir: set.dirs.map((dir) => `${dir}/*.sql`),
+          useGlob: true,
+          direction: "up",
+          schema: set.schema,
+          createSchema: true,
+          migrationsTable: "pgmigrations",
+          migrationsSchema: set.schema,
+          count: Number.POSITIVE_INFINITY,
+          noLock: true,
+          checkOrder: true,
+          singleTransaction: true,
+          log: () => {},
+        });
+      } finally {
+        await lock.query("SELECT pg_advisory_unlock($1)", [advisoryLockId(set.schema)]);
+      }
+    }
+  } finally {
+    await lock.end();
   }
 }
 

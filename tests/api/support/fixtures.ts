@@ -73,10 +73,11 @@ export async function createKey(api: ApiClient, tenant: Tenant, scopes: string[]
 
 /** Asserts an application error body (contract §2) and returns its detail. */
 export function expectError(
-  response: { status: number; body: any; headers: Headers },
+  response: { status: number; body: any; headers: Headers } | undefined,
   status: number,
   code: string,
 ) {
+  if (!response) throw new Error(`expected a ${status} ${code} response, got none`);
   expect(response.status, JSON.stringify(response.body)).toBe(status);
   expect(Object.keys(response.body)).toEqual(["detail"]);
   expect(response.body.detail).toMatchObject({

@@ -13,7 +13,8 @@ export function sentMail(dir: string): SentMail[] {
 }
 
 /** The token of the link in a mail (`…?token=<token>`). */
-export function tokenIn(mail: SentMail): string {
+export function tokenIn(mail: SentMail | undefined): string {
+  if (!mail) throw new Error("no such mail was sent");
   const match = /[?&]token=([0-9A-Za-z]+)/.exec(mail.text);
   if (!match?.[1]) throw new Error(`no token link in mail: ${mail.subject}`);
   return match[1];
