@@ -1,2 +1,3 @@
+export * from "./bundle-contents.js";
 export * from "./database.js";
 export * from "./names.js";

@@ -18,8 +18,10 @@ import { createOrganization } from "./rpc/create-organization.js";
 import { createProgram } from "./rpc/create-program.js";
 import { getActiveOrganization } from "./rpc/get-active-organization.js";
 import { getApp } from "./rpc/get-app.js";
+import { getEnvironment } from "./rpc/get-environment.js";
 import { getLimits } from "./rpc/get-limits.js";
 import { getOrganization } from "./rpc/get-organization.js";
+import { getProgram } from "./rpc/get-program.js";
 import { getQuotas } from "./rpc/get-quotas.js";
 import { getSubject } from "./rpc/get-subject.js";
 import { importSubjects } from "./rpc/import-subjects.js";
@@ -58,6 +60,7 @@ export function routes(deps: Deps) {
       getApp: getApp(deps),
       createEnvironment: createEnvironment(deps),
       listEnvironments: listEnvironments(deps),
+      getEnvironment: getEnvironment(deps),
     });
     router.service(MembershipService, {
       createMembership: createMembership(deps),
@@ -80,6 +83,7 @@ export function routes(deps: Deps) {
       getSubject: getSubject(deps),
       createProgram: createProgram(deps),
       listPrograms: listPrograms(deps),
+      getProgram: getProgram(deps),
     });
   };
 }

@@ -27,6 +27,9 @@ import { quotaRoutes } from "./routes/control/quotas.js";
 import { activeOrganizationRoutes } from "./routes/control/session.js";
 import { subjectRoutes } from "./routes/control/subjects.js";
 import type { RouteDeps } from "./routes/deps.js";
+import { bundleRoutes } from "./routes/platform/bundles.js";
+import { continuousRoutes } from "./routes/platform/continuous.js";
+import { templateRoutes } from "./routes/platform/templates.js";
 import type { Upstreams } from "./upstream.js";
 
 export type GatewayDeps = {
@@ -94,5 +97,8 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   auditRoutes(app, routeDeps);
   quotaRoutes(app, routeDeps);
   subjectRoutes(app, routeDeps);
+  templateRoutes(app, routeDeps);
+  bundleRoutes(app, routeDeps);
+  continuousRoutes(app, routeDeps);
   return app;
 }

@@ -8,6 +8,9 @@ import { MembershipService } from "@evalp/proto/control/v1/membership";
 import { OrganizationService } from "@evalp/proto/control/v1/organization";
 import { QuotaService } from "@evalp/proto/control/v1/quota";
 import { SubjectService } from "@evalp/proto/control/v1/subject";
+import { BundleService } from "@evalp/proto/platform/v1/bundle";
+import { ContinuousService } from "@evalp/proto/platform/v1/continuous";
+import { TemplateService } from "@evalp/proto/platform/v1/template";
 
 /** The planes the gateway calls, by name. */
 export const PLANES = ["control", "platform", "interview", "webhooks"] as const;
@@ -27,6 +30,11 @@ export type Upstreams = {
   audit: Client<typeof AuditService>;
   quotas: Client<typeof QuotaService>;
   subjects: Client<typeof SubjectService>;
+  platform: {
+    templates: Client<typeof TemplateService>;
+    bundles: Client<typeof BundleService>;
+    continuous: Client<typeof ContinuousService>;
+  };
   health: Record<Plane, Client<typeof HealthService>>;
 };
 
@@ -48,6 +56,11 @@ export function createUpstreams(config: UpstreamConfig): Upstreams {
     audit: createClient(AuditService, transport.control),
     quotas: createClient(QuotaService, transport.control),
     subjects: createClient(SubjectService, transport.control),
+    platform: {
+      templates: createClient(TemplateService, transport.platform),
+      bundles: createClient(BundleService, transport.platform),
+      continuous: createClient(ContinuousService, transport.platform),
+    },
     health: Object.fromEntries(
       PLANES.map((plane) => [plane, createClient(HealthService, transport[plane])]),
     ) as Record<Plane, Client<typeof HealthService>>,

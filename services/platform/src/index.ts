@@ -1,1 +1,3 @@
-export { type Deps as PlatformDeps, migrations, platformService, SCHEMA } from "./server.js";
+export { createControlClients } from "./control-clients.js";
+export type { Deps as PlatformDeps } from "./deps.js";
+export { migrations, platformService, SCHEMA } from "./server.js";

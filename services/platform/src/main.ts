@@ -1,4 +1,5 @@
 import { createLogger, createPool, createShutdownManager, loadConfig, serveService } from "@evalp/kit";
+import { createControlClients } from "./control-clients.js";
 import { platformService, SCHEMA } from "./server.js";
 
 const config = loadConfig();
@@ -6,12 +7,10 @@ const logger = createLogger("platform", config.LOG_LEVEL);
 const shutdown = createShutdownManager(logger, config.SHUTDOWN_GRACE_MS);
 const pool = createPool({ databaseUrl: config.DATABASE_URL, schema: SCHEMA, max: config.DATABASE_POOL_SIZE });
 shutdown.register("postgres", () => pool.end());
-const running = await serveService(platformService({ pool, logger }), {
-  logger,
-  host: config.HOST,
-  rpcPort: config.SERVICE_PORT ?? 8082,
-  opsPort: config.OPS_PORT ?? 9082,
-});
+const running = await serveService(
+  platformService({ pool, logger, config, control: createControlClients(config) }),
+  { logger, host: config.HOST, rpcPort: config.SERVICE_PORT ?? 8082, opsPort: config.OPS_PORT ?? 9082 },
+);
 shutdown.register("servers", () => running.close());
 shutdown.listen();
 logger.info({ rpc_port: running.rpcPort, ops_port: running.opsPort }, "platform listening");

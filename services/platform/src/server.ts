@@ -1,12 +1,7 @@
 import { fileURLToPath } from "node:url";
-import {
-  type Logger,
-  type MigrationSet,
-  OUTBOX_MIGRATIONS_DIR,
-  type Pool,
-  pingPool,
-  type ServiceDefinition,
-} from "@evalp/kit";
+import { type MigrationSet, OUTBOX_MIGRATIONS_DIR, pingPool, type ServiceDefinition } from "@evalp/kit";
+import type { Deps } from "./deps.js";
+import { routes } from "./routes.js";
 
 /** The platform plane owns the `platform` schema. */
 export const SCHEMA = "platform";
@@ -16,13 +11,11 @@ export const migrations: MigrationSet = {
   dirs: [OUTBOX_MIGRATIONS_DIR, fileURLToPath(new URL("../migrations", import.meta.url))],
 };
 
-export type Deps = { pool: Pool; logger: Logger };
-
-/** The platform service. Its RPCs are not built yet: it serves health and readiness only. */
+/** The platform service (templates, bundles, preview, continuous answers), not yet listening. */
 export function platformService(deps: Deps): ServiceDefinition {
   return {
     name: "platform",
-    routes: () => {},
+    routes: routes(deps),
     checks: [{ name: "postgres", check: () => pingPool(deps.pool) }],
   };
 }

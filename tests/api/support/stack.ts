@@ -20,7 +20,7 @@ import {
   type ServiceDefinition,
   serveService,
 } from "@evalp/kit";
-import { migrations as platformMigrations, platformService } from "@evalp/platform";
+import { createControlClients, migrations as platformMigrations, platformService } from "@evalp/platform";
 import { createTestDatabase, uniqueRedisPrefix } from "@evalp/testing";
 import { migrations as webhooksMigrations, webhooksService } from "@evalp/webhooks";
 import type { Redis } from "ioredis";
@@ -86,7 +86,9 @@ export async function startStack(
     control: await serve(
       controlService({ pool: controlPool, config, logger, mailer, tasks, usage: createUsageClients(config) }),
     ),
-    platform: await serve(platformService({ pool: pool("platform"), logger })),
+    platform: await serve(
+      platformService({ pool: pool("platform"), logger, config, control: createControlClients(config) }),
+    ),
     interview: await serve(interviewService({ pool: pool("interview"), logger })),
     webhooks: await serve(webhooksService({ pool: pool("webhooks"), logger })),
   };

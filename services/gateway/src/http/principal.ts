@@ -35,7 +35,8 @@ export type Access = {
 export type RouteAccess = {
   /** `none`: public; `operator`: any operator credential; `session`: access tokens and cookies only. */
   auth: "none" | "operator" | "session";
-  scope?: Scope;
+  /** The scope the route requires; a list means any one of them (template reads, contract §3). */
+  scope?: Scope | readonly Scope[];
   /** `required` on the (IK) endpoints and org-scoped mutations (contract §4); else honoured when sent. */
   idempotency?: "required" | "optional" | "none";
 };

@@ -1,4 +1,4 @@
-import { AppError, grants, isRole, isUuid, notFound, ROLE_SCOPES } from "@evalp/kit";
+import { AppError, grants, isRole, isUuid, notFound, ROLE_SCOPES, type Scope } from "@evalp/kit";
 import { PrincipalKind as WireKind, type Principal as WirePrincipal } from "@evalp/proto/control/v1/auth";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { callOptions } from "../http/call.js";
@@ -107,9 +107,10 @@ export function registerAuth(app: FastifyInstance, upstreams: Upstreams): void {
     }
     const access = resolveAccess(principal, request.params as Record<string, string>);
     request.access = access;
-    if (declared.scope && !grants(access.scopes, declared.scope)) {
-      throw new AppError("forbidden", `Requires the ${declared.scope} scope.`, {
-        required_scope: declared.scope,
+    const required = declared.scope === undefined ? [] : ([] as Scope[]).concat(declared.scope);
+    if (required.length > 0 && !required.some((scope) => grants(access.scopes, scope))) {
+      throw new AppError("forbidden", `Requires the ${required.join(" or ")} scope.`, {
+        required_scope: required[0],
       });
     }
   });

@@ -1,0 +1,28 @@
+import { create } from "@bufbuild/protobuf";
+import { notFound } from "@evalp/kit";
+import {
+  type GetEnvironmentRequest,
+  type GetEnvironmentResponse,
+  GetEnvironmentResponseSchema,
+} from "@evalp/proto/control/v1/organization";
+import { ENVIRONMENT_COLUMNS, type EnvironmentRow, environmentMessage } from "../db/rows.js";
+import { requireEnvironment } from "../db/scope.js";
+import type { Deps } from "../deps.js";
+
+/**
+ * The environment of a path, after checking the chain organization → app → environment. For the
+ * planes that keep rows per environment but cannot read control's schema (webhooks): they ask
+ * here before serving an ENV path, so a path that mixes organizations answers 404.
+ */
+export function getEnvironment(deps: Deps) {
+  return async (req: GetEnvironmentRequest): Promise<GetEnvironmentResponse> => {
+    await requireEnvironment(deps.pool, req.environment);
+    const found = await deps.pool.query<EnvironmentRow>(
+      `SELECT ${ENVIRONMENT_COLUMNS} FROM environments WHERE id = $1`,
+      [req.environment?.environmentId],
+    );
+    const row = found.rows[0];
+    if (!row) throw notFound("environment");
+    return create(GetEnvironmentResponseSchema, { environment: environmentMessage(row) });
+  };
+}

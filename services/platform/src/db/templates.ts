@@ -1,0 +1,23 @@
+import { isUuid, notFound, type Queryable } from "@evalp/kit";
+import { DEFINITION_COLUMNS, type DefinitionRow, type TemplateRow } from "./rows.js";
+
+/** A template of the app (404 for another app's or a malformed id). */
+export async function findTemplate(db: Queryable, appId: string, templateId: string): Promise<TemplateRow> {
+  if (!isUuid(templateId)) throw notFound("template");
+  const found = await db.query<TemplateRow>(
+    "SELECT id, app_id, name, created_at FROM templates WHERE id = $1 AND app_id = $2",
+    [templateId, appId],
+  );
+  const row = found.rows[0];
+  if (!row) throw notFound("template");
+  return row;
+}
+
+/** Every definition of a template, in the order they were made. */
+export async function templateDefinitions(db: Queryable, templateId: string): Promise<DefinitionRow[]> {
+  const found = await db.query<DefinitionRow>(
+    `SELECT ${DEFINITION_COLUMNS} FROM definitions WHERE template_id = $1 ORDER BY created_at, id`,
+    [templateId],
+  );
+  return found.rows;
+}

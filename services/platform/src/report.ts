@@ -1,0 +1,49 @@
+import type { AxisResult, ScorecardResult } from "@evalp/expr";
+
+type ReportTemplateContent = { title?: unknown; sections?: unknown };
+
+/**
+ * The preview report (contract §7, §7b): the scorecard's axis results, with the report template's
+ * title and its sections each listing the axis results it names. A template of a bundle that was
+ * never validated may be malformed; what cannot be read is left out rather than failing preview.
+ */
+export function buildReport(options: {
+  bundleId: string;
+  fingerprint: string;
+  respondentId: string;
+  result: ScorecardResult;
+  template: unknown;
+}) {
+  const template = (options.template ?? {}) as ReportTemplateContent;
+  const byAxis = new Map<string, AxisResult>(options.result.axes.map((axis) => [axis.axis, axis]));
+  const sections = Array.isArray(template.sections) ? template.sections : [];
+  return {
+    bundle_id: options.bundleId,
+    fingerprint: options.fingerprint,
+    respondent_id: options.respondentId,
+    axes: options.result.axes,
+    title: typeof template.title === "string" ? template.title : null,
+    sections: sections
+      .filter(
+        (section): section is { id: unknown; title: unknown; axes?: unknown } =>
+          typeof section === "object" && section !== null,
+      )
+      .map((section) => ({
+        id: section.id,
+        title: section.title,
+        axes: (Array.isArray(section.axes) ? section.axes : [])
+          .map((axis) => byAxis.get(String(axis)))
+          .filter((axis): axis is AxisResult => axis !== undefined),
+      })),
+  };
+}
+
+/** The context an evaluation sees: the context component's defaults, overridden by what was given. */
+export function mergedContext(
+  component: unknown,
+  given: Record<string, unknown> | undefined,
+): Record<string, unknown> {
+  const variables = (component as { variables?: unknown } | null)?.variables;
+  const defaults = variables && typeof variables === "object" && !Array.isArray(variables) ? variables : {};
+  return { ...(defaults as Record<string, unknown>), ...(given ?? {}) };
+}

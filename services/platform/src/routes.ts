@@ -1,0 +1,37 @@
+import type { ConnectRouter } from "@connectrpc/connect";
+import { BundleService } from "@evalp/proto/platform/v1/bundle";
+import { ContinuousService } from "@evalp/proto/platform/v1/continuous";
+import { TemplateService } from "@evalp/proto/platform/v1/template";
+import { createAppScope } from "./app-scope.js";
+import type { Deps } from "./deps.js";
+import { addDefinition } from "./rpc/add-definition.js";
+import { changeBundleStatus } from "./rpc/change-bundle-status.js";
+import { cloneTemplate } from "./rpc/clone-template.js";
+import { createBundle } from "./rpc/create-bundle.js";
+import { createTemplate } from "./rpc/create-template.js";
+import { getBundle } from "./rpc/get-bundle.js";
+import { getTemplate } from "./rpc/get-template.js";
+import { listBundles } from "./rpc/list-bundles.js";
+import { previewBundle } from "./rpc/preview-bundle.js";
+import { recordAnswer } from "./rpc/record-answer.js";
+
+/** Every platform-plane RPC, one file each under `rpc/`. */
+export function routes(deps: Deps) {
+  const requireApp = createAppScope(deps);
+  return (router: ConnectRouter) => {
+    router.service(TemplateService, {
+      createTemplate: createTemplate(deps, requireApp),
+      getTemplate: getTemplate(deps, requireApp),
+      addDefinition: addDefinition(deps, requireApp),
+      cloneTemplate: cloneTemplate(deps, requireApp),
+    });
+    router.service(BundleService, {
+      createBundle: createBundle(deps, requireApp),
+      listBundles: listBundles(deps, requireApp),
+      getBundle: getBundle(deps, requireApp),
+      changeBundleStatus: changeBundleStatus(deps, requireApp),
+      previewBundle: previewBundle(deps, requireApp),
+    });
+    router.service(ContinuousService, { recordAnswer: recordAnswer(deps) });
+  };
+}

@@ -1,0 +1,41 @@
+import { create } from "@bufbuild/protobuf";
+import type { HandlerContext } from "@connectrpc/connect";
+import { newId, withTransaction } from "@evalp/kit";
+import {
+  type CreateTemplateRequest,
+  type CreateTemplateResponse,
+  CreateTemplateResponseSchema,
+} from "@evalp/proto/platform/v1/template";
+import type { RequireApp } from "../app-scope.js";
+import { contentKind, insertDefinition } from "../db/definitions.js";
+import { type DefinitionRow, type TemplateRow, templateMessage } from "../db/rows.js";
+import type { Deps } from "../deps.js";
+
+/** A template with its first definitions (revision 1 each). */
+export function createTemplate(deps: Deps, requireApp: RequireApp) {
+  return async (req: CreateTemplateRequest, ctx: HandlerContext): Promise<CreateTemplateResponse> => {
+    const app = await requireApp(req.app, ctx);
+    const kinds = req.definitions.map((definition) => contentKind(definition.content));
+    const template = await withTransaction(deps.pool, async (tx) => {
+      const inserted = await tx.query<TemplateRow>(
+        "INSERT INTO templates (id, app_id, name, created_by_user_id) VALUES ($1, $2, $3, $4) RETURNING id, app_id, name, created_at",
+        [newId(), app.appId, req.name, req.createdByUserId ?? null],
+      );
+      const row = inserted.rows[0] as TemplateRow;
+      const definitions: DefinitionRow[] = [];
+      for (const [index, input] of req.definitions.entries()) {
+        definitions.push(
+          await insertDefinition(tx, {
+            templateId: row.id,
+            appId: app.appId,
+            input,
+            kind: kinds[index] as string,
+            createdByUserId: req.createdByUserId,
+          }),
+        );
+      }
+      return templateMessage(row, definitions);
+    });
+    return create(CreateTemplateResponseSchema, { template });
+  };
+}

@@ -1,0 +1,65 @@
+import { create, type JsonObject } from "@bufbuild/protobuf";
+import type { HandlerContext } from "@connectrpc/connect";
+import { compileScorecard, ExpressionInvalidError, evaluateScorecard } from "@evalp/expr";
+import { AppError } from "@evalp/kit";
+import {
+  type PreviewBundleRequest,
+  type PreviewBundleResponse,
+  PreviewBundleResponseSchema,
+} from "@evalp/proto/platform/v1/bundle";
+import type { RequireApp } from "../app-scope.js";
+import { bundleContents, findBundle } from "../db/bundles.js";
+import type { Deps } from "../deps.js";
+import { buildReport, mergedContext } from "../report.js";
+
+/**
+ * #10: runs the bundle's scorecard against the given answers, context (over the context
+ * component's defaults) and signals, and answers the report and its trace. Writes nothing.
+ * A malformed expression is 422 `expression_invalid` with its path from the scorecard's root.
+ */
+export function previewBundle(deps: Deps, requireApp: RequireApp) {
+  return async (req: PreviewBundleRequest, ctx: HandlerContext): Promise<PreviewBundleResponse> => {
+    const app = await requireApp(req.app, ctx);
+    const bundle = await findBundle(deps.pool, app.appId, req.bundleId);
+    if (bundle.status === "archived") {
+      throw new AppError("invalid_transition", "An archived bundle cannot be previewed.", {
+        from: "archived",
+        to: "preview",
+        allowed: [],
+      });
+    }
+    const contents = await bundleContents(deps.pool, bundle);
+    let scorecard: ReturnType<typeof compileScorecard>;
+    try {
+      scorecard = compileScorecard(contents.scorecard);
+    } catch (error) {
+      if (error instanceof ExpressionInvalidError) {
+        throw new AppError(
+          "expression_invalid",
+          `The scorecard is malformed at ${error.path}: ${error.reason}`,
+          {
+            path: error.path,
+            reason: error.reason,
+          },
+        );
+      }
+      throw error;
+    }
+    const result = evaluateScorecard(scorecard, {
+      answers: req.answers ?? {},
+      context: mergedContext(contents.context, req.context),
+      signals: req.signals ?? {},
+    });
+    const report = buildReport({
+      bundleId: bundle.id,
+      fingerprint: bundle.fingerprint,
+      respondentId: req.respondentId,
+      result,
+      template: contents.report_template,
+    });
+    return create(PreviewBundleResponseSchema, {
+      report: report as unknown as JsonObject,
+      trace: result.trace as unknown as JsonObject,
+    });
+  };
+}

@@ -1,0 +1,102 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import type { HandlerContext } from "@connectrpc/connect";
+import { AppError, newId, withTransaction, writeOutboxEvent } from "@evalp/kit";
+import {
+  type RecordAnswerRequest,
+  type RecordAnswerResponse,
+  RecordAnswerResponseSchema,
+} from "@evalp/proto/platform/v1/continuous";
+import { forwardedCall } from "../app-scope.js";
+import { sameJson } from "../content-hash.js";
+import type { Deps } from "../deps.js";
+
+type AnswerRow = {
+  id: string;
+  client_answer_id: string;
+  question_id: string;
+  answer: unknown;
+  delivery_id: string | null;
+};
+
+/**
+ * #7: records an answer that arrives outside an interview. The same (environment, subject,
+ * program, client_answer_id) again, whatever its Idempotency-Key, returns the first receipt with
+ * `idempotent_replay` when the answer is equal, else 409 `client_answer_conflict`. Unknown
+ * subjects and programs are 404 (checked with the control plane, which owns them).
+ */
+export function recordAnswer(deps: Deps) {
+  return async (req: RecordAnswerRequest, ctx: HandlerContext): Promise<RecordAnswerResponse> => {
+    const environment = {
+      organizationId: req.organizationId,
+      appId: req.appId,
+      environmentId: req.environmentId,
+    };
+    await Promise.all([
+      deps.control.subjects.getSubject({ environment, subjectId: req.subjectId }, forwardedCall(ctx)),
+      deps.control.subjects.getProgram({ environment, programId: req.programId }, forwardedCall(ctx)),
+    ]);
+    const answer = req.answer ?? {};
+    const receipt = await withTransaction(deps.pool, async (tx) => {
+      const inserted = await tx.query<AnswerRow>(
+        `INSERT INTO continuous_answers (id, environment_id, subject_id, program_id, client_answer_id, question_id, answer,
+           answered_at, delivery_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+         ON CONFLICT (environment_id, subject_id, program_id, client_answer_id) DO NOTHING
+         RETURNING id, client_answer_id, question_id, answer, delivery_id`,
+        [
+          newId(),
+          req.environmentId,
+          req.subjectId,
+          req.programId,
+          req.clientAnswerId,
+          req.questionId,
+          answer,
+          req.answeredAt ? timestampDate(req.answeredAt) : null,
+          req.deliveryId ?? null,
+        ],
+      );
+      const created = inserted.rows[0];
+      if (created) {
+        await writeOutboxEvent(tx, {
+          type: "continuous_answer.recorded",
+          environmentId: req.environmentId,
+          data: {
+            id: created.id,
+            subject_id: req.subjectId,
+            program_id: req.programId,
+            question_id: req.questionId,
+            client_answer_id: req.clientAnswerId,
+            answer,
+            answered_at: req.answeredAt ? timestampDate(req.answeredAt).toISOString() : null,
+          },
+        });
+        return { row: created, replay: false };
+      }
+      const existing = await tx.query<AnswerRow>(
+        `SELECT id, client_answer_id, question_id, answer, delivery_id FROM continuous_answers
+         WHERE environment_id = $1 AND subject_id = $2 AND program_id = $3 AND client_answer_id = $4`,
+        [req.environmentId, req.subjectId, req.programId, req.clientAnswerId],
+      );
+      const first = existing.rows[0] as AnswerRow;
+      if (!sameJson(first.answer, answer)) {
+        throw new AppError(
+          "client_answer_conflict",
+          "This client_answer_id was recorded with a different answer.",
+          {
+            client_answer_id: req.clientAnswerId,
+            answer_id: first.id,
+          },
+        );
+      }
+      return { row: first, replay: true };
+    });
+    return create(RecordAnswerResponseSchema, {
+      id: receipt.row.id,
+      clientAnswerId: receipt.row.client_answer_id,
+      questionId: receipt.row.question_id,
+      idempotentReplay: receipt.replay,
+      deliveryId: receipt.row.delivery_id ?? undefined,
+    });
+  };
+}
