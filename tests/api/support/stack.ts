@@ -35,6 +35,8 @@ export type Stack = {
   config: Config;
   /** The control schema's pool, for asserting what was (not) written. */
   db: Pool;
+  /** The pool of any service's schema, for the same. */
+  pool(schema: "control" | "platform" | "interview" | "webhooks"): Pool;
   redis: Redis;
   /** Stops one upstream service, as an outage would. */
   stop(service: "control"): Promise<void>;
@@ -66,10 +68,10 @@ export async function startStack(
     MAIL_DIR: mkdtempSync(join(tmpdir(), "evalp-mail-")),
     ...env,
   });
-  const pools: Pool[] = [];
+  const pools = new Map<string, Pool>();
   const pool = (schema: string) => {
-    const created = createPool({ databaseUrl: database.url, schema, max: 4 });
-    pools.push(created);
+    const created = pools.get(schema) ?? createPool({ databaseUrl: database.url, schema, max: 4 });
+    pools.set(schema, created);
     return created;
   };
   const serve = (definition: ServiceDefinition) =>
@@ -109,6 +111,7 @@ export async function startStack(
     url,
     config: { ...config, PUBLIC_URL: url },
     db: controlPool,
+    pool,
     redis,
     async stop(name) {
       await services[name]?.close();
@@ -120,7 +123,7 @@ export async function startStack(
       const keys = await redis.keys(`${config.REDIS_KEY_PREFIX}*`);
       if (keys.length > 0) await redis.del(...keys);
       await redis.quit();
-      await Promise.all(pools.map((p) => p.end()));
+      await Promise.all([...pools.values()].map((p) => p.end()));
       await database.drop();
     },
   };
