@@ -10,6 +10,7 @@ import { cloneTemplate } from "./rpc/clone-template.js";
 import { createBundle } from "./rpc/create-bundle.js";
 import { createTemplate } from "./rpc/create-template.js";
 import { getBundle } from "./rpc/get-bundle.js";
+import { getBundleContents } from "./rpc/get-bundle-contents.js";
 import { getTemplate } from "./rpc/get-template.js";
 import { listBundles } from "./rpc/list-bundles.js";
 import { previewBundle } from "./rpc/preview-bundle.js";
@@ -31,6 +32,7 @@ export function routes(deps: Deps) {
       getBundle: getBundle(deps, requireApp),
       changeBundleStatus: changeBundleStatus(deps, requireApp),
       previewBundle: previewBundle(deps, requireApp),
+      getBundleContents: getBundleContents(deps, requireApp),
     });
     router.service(ContinuousService, { recordAnswer: recordAnswer(deps) });
   };
