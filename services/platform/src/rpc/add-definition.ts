@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
-import { withTransaction } from "@evalp/kit";
+import { requestContext, withTransaction, writeAuditRecord } from "@evalp/kit";
 import {
   type AddDefinitionRequest,
   type AddDefinitionResponse,
@@ -22,13 +22,26 @@ export function addDefinition(deps: Deps, requireApp: RequireApp) {
     const row = await withTransaction(deps.pool, async (tx) => {
       const template = await findTemplate(tx, app.appId, req.templateId);
       await lockTemplate(tx, template.id);
-      return insertDefinition(tx, {
+      const definition = await insertDefinition(tx, {
         templateId: template.id,
         appId: app.appId,
         input,
         kind,
         createdByUserId: req.createdByUserId,
       });
+      await writeAuditRecord(tx, requestContext(ctx.values), {
+        organizationId: app.organizationId,
+        appId: app.appId,
+        action: "definition.created",
+        resourceType: "definition",
+        resourceId: definition.id,
+        metadata: {
+          template_id: template.id,
+          business_id: definition.business_id,
+          revision: definition.revision,
+        },
+      });
+      return definition;
     });
     return create(AddDefinitionResponseSchema, { definition: definitionMessage(row) });
   };

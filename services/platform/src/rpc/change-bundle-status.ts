@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
 import { validateBundleContents } from "@evalp/components";
-import { AppError, withTransaction, writeOutboxEvent } from "@evalp/kit";
+import { AppError, requestContext, withTransaction, writeAuditRecord, writeOutboxEvent } from "@evalp/kit";
 import {
   type ChangeBundleStatusRequest,
   type ChangeBundleStatusResponse,
@@ -72,6 +72,14 @@ export function changeBundleStatus(deps: Deps, requireApp: RequireApp) {
           },
         });
       }
+      await writeAuditRecord(tx, requestContext(ctx.values), {
+        organizationId: app.organizationId,
+        appId: app.appId,
+        action: "bundle.status_changed",
+        resourceType: "bundle",
+        resourceId: moved.id,
+        metadata: { from, to, name: moved.name, revision: moved.revision },
+      });
       return moved;
     });
     return create(ChangeBundleStatusResponseSchema, { bundle: bundleMessage(row) });

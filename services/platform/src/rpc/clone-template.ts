@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
-import { newId, withTransaction } from "@evalp/kit";
+import { newId, requestContext, withTransaction, writeAuditRecord } from "@evalp/kit";
 import {
   type CloneTemplateRequest,
   type CloneTemplateResponse,
@@ -53,6 +53,18 @@ export function cloneTemplate(deps: Deps, requireApp: RequireApp) {
         );
         copied.push(inserted.rows[0] as DefinitionRow);
       }
+      await writeAuditRecord(tx, requestContext(ctx.values), {
+        organizationId: app.organizationId,
+        appId: app.appId,
+        action: "template.cloned",
+        resourceType: "template",
+        resourceId: clone.id,
+        metadata: {
+          source_template_id: source.id,
+          business_id_prefix: req.businessIdPrefix,
+          definitions: copied.length,
+        },
+      });
       return { templateId: clone.id, definitions: copied };
     });
     return create(CloneTemplateResponseSchema, {

@@ -1,6 +1,14 @@
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
-import { AppError, isUuid, newId, notFound, withTransaction } from "@evalp/kit";
+import {
+  AppError,
+  isUuid,
+  newId,
+  notFound,
+  requestContext,
+  withTransaction,
+  writeAuditRecord,
+} from "@evalp/kit";
 import {
   type CreateBundleRequest,
   type CreateBundleResponse,
@@ -70,7 +78,16 @@ export function createBundle(deps: Deps, requireApp: RequireApp) {
          RETURNING ${BUNDLE_COLUMNS}`,
         [newId(), app.appId, req.name, bundleFingerprint(hashes), ...ids, req.createdByUserId ?? null],
       );
-      return inserted.rows[0] as BundleRow;
+      const bundle = inserted.rows[0] as BundleRow;
+      await writeAuditRecord(tx, requestContext(ctx.values), {
+        organizationId: app.organizationId,
+        appId: app.appId,
+        action: "bundle.created",
+        resourceType: "bundle",
+        resourceId: bundle.id,
+        metadata: { name: bundle.name, revision: bundle.revision, fingerprint: bundle.fingerprint },
+      });
+      return bundle;
     });
     return create(CreateBundleResponseSchema, { bundle: bundleMessage(row) });
   };

@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
-import { newId, withTransaction } from "@evalp/kit";
+import { newId, requestContext, withTransaction, writeAuditRecord } from "@evalp/kit";
 import {
   type CreateTemplateRequest,
   type CreateTemplateResponse,
@@ -34,6 +34,17 @@ export function createTemplate(deps: Deps, requireApp: RequireApp) {
           }),
         );
       }
+      await writeAuditRecord(tx, requestContext(ctx.values), {
+        organizationId: app.organizationId,
+        appId: app.appId,
+        action: "template.created",
+        resourceType: "template",
+        resourceId: row.id,
+        metadata: {
+          name: row.name,
+          definitions: definitions.map((d) => ({ id: d.id, business_id: d.business_id })),
+        },
+      });
       return templateMessage(row, definitions);
     });
     return create(CreateTemplateResponseSchema, { template });

@@ -1,7 +1,14 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext } from "@connectrpc/connect";
-import { AppError, newId, withTransaction, writeOutboxEvent } from "@evalp/kit";
+import {
+  AppError,
+  newId,
+  requestContext,
+  withTransaction,
+  writeAuditRecord,
+  writeOutboxEvent,
+} from "@evalp/kit";
 import {
   type RecordAnswerRequest,
   type RecordAnswerResponse,
@@ -70,6 +77,15 @@ export function recordAnswer(deps: Deps) {
             answer,
             answered_at: req.answeredAt ? timestampDate(req.answeredAt).toISOString() : null,
           },
+        });
+        await writeAuditRecord(tx, requestContext(ctx.values), {
+          organizationId: req.organizationId,
+          appId: req.appId,
+          environmentId: req.environmentId,
+          action: "continuous_answer.recorded",
+          resourceType: "continuous_answer",
+          resourceId: created.id,
+          metadata: { subject_id: req.subjectId, program_id: req.programId, question_id: req.questionId },
         });
         return { row: created, replay: false };
       }
