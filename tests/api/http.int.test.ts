@@ -128,6 +128,14 @@ describe("operations", () => {
       "/v1/organizations/{organization_id}/apps/{app_id}/environments/{environment_id}/subjects/batch",
       "/v1/organizations/{organization_id}/apps/{app_id}/environments/{environment_id}/subjects/{subject_id}",
       "/v1/organizations/{organization_id}/apps/{app_id}/environments/{environment_id}/programs",
+      "/v1/organizations/{organization_id}/apps/{app_id}/environments/{environment_id}/webhooks",
+      "/v1/organizations/{organization_id}/apps/{app_id}/environments/{environment_id}/webhooks/{id}",
+      "/v1/organizations/{organization_id}/apps/{app_id}/environments/{environment_id}/webhooks/{id}/rotate-secret",
+      "/v1/organizations/{organization_id}/apps/{app_id}/environments/{environment_id}/webhooks/{id}/test",
+      "/v1/organizations/{organization_id}/apps/{app_id}/environments/{environment_id}/webhooks/{id}/recover",
+      "/v1/organizations/{organization_id}/apps/{app_id}/environments/{environment_id}/webhook-deliveries",
+      "/v1/organizations/{organization_id}/apps/{app_id}/environments/{environment_id}/webhook-deliveries/{delivery_id}",
+      "/v1/organizations/{organization_id}/apps/{app_id}/environments/{environment_id}/webhook-deliveries/{delivery_id}/replay",
     ]) {
       expect(paths).toContain(path);
     }

@@ -2,9 +2,9 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
-import { createTestDatabase, type TestDatabase, uniqueRedisPrefix } from "@evalp/testing";
+import { createTestDatabase, type TestDatabase, uniqueRedisPrefix, uniqueSuffix } from "@evalp/testing";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { MIGRATIONS } from "./support/stack.js";
+import { dropStreams, MIGRATIONS, streamNames } from "./support/stack.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const SERVICES = ["control", "platform", "interview", "webhooks"] as const;
@@ -21,10 +21,13 @@ async function freePort(): Promise<number> {
 
 const children: ChildProcess[] = [];
 let database: TestDatabase | undefined;
+// Streams of this test's own on the shared NATS server, removed afterwards.
+const streams = streamNames(uniqueSuffix());
 
 afterAll(async () => {
   for (const child of children) if (child.exitCode === null) child.kill("SIGKILL");
   await database?.drop();
+  await dropStreams(streams);
 });
 
 describe("the processes, as npm start runs them", () => {
@@ -37,6 +40,7 @@ describe("the processes, as npm start runs them", () => {
       DATABASE_URL: database.url,
       REDIS_KEY_PREFIX: uniqueRedisPrefix(),
       JWT_SECRET: "process-test-secret-process-test-secret-0123",
+      ...streams,
     };
     const stderr: string[] = [];
     const ports: Record<string, { rpc: number; ops: number }> = {};

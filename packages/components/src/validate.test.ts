@@ -20,7 +20,7 @@ describe("validateBundleContents", () => {
 
   it("reports every malformed expression, in the scorecard, the policy and the guardrail", () => {
     const contents = sampleContents();
-    (contents.scorecard.axes[0]!.expr.args[1] as Record<string, unknown>).op = "nope";
+    (contents.scorecard.axes[0]!.expr.args![1] as Record<string, unknown>).op = "nope";
     (contents.guardrail.rules[0]!.when as Record<string, unknown>).fn = "between";
     (contents.adaptive_policy.skip[0]!.when as Record<string, unknown>).extra = 1;
     const problems = validateBundleContents(contents);

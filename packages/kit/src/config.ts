@@ -24,17 +24,60 @@ export const configSchema = z.object({
   SERVICE_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   OPS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   PUBLIC_URL: z.string().url().optional(),
+  /** The realtime door participants get as `server_url` (contract §5b); default: under PUBLIC_URL. */
+  REALTIME_URL: z.string().url().optional(),
   DATABASE_URL: z.string().default("postgres://127.0.0.1:5432/evalp"),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
   NATS_URL: z.string().default("nats://127.0.0.1:4222"),
+  /** Replicas of the streams the platform creates (3 on a 3-node cluster, so a node can be lost). */
+  NATS_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
+  /**
+   * JetStream names. Events go to stream EVENTS_STREAM on `<EVENTS_SUBJECT_PREFIX>.<environment>.<type>`;
+   * the webhooks plane's own messages (dead letters) to WEBHOOKS_STREAM on `<WEBHOOKS_SUBJECT_PREFIX>.…`.
+   * Overridable so that several deployments (or test runs) can share one NATS server.
+   */
+  EVENTS_STREAM: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/)
+    .default("EVENTS"),
+  EVENTS_SUBJECT_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/)
+    .default("events"),
+  WEBHOOKS_STREAM: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/)
+    .default("WEBHOOKS"),
+  WEBHOOKS_SUBJECT_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/)
+    .default("webhooks"),
+  /** Audit records of the planes other than control go to AUDIT_STREAM on `<AUDIT_SUBJECT_PREFIX>.<organization>`. */
+  AUDIT_STREAM: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/)
+    .default("AUDIT"),
+  AUDIT_SUBJECT_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/)
+    .default("audit"),
   REDIS_URL: z.string().default("redis://127.0.0.1:6379"),
   /** Prefix of every Redis key, so that several deployments (or test runs) can share one Redis. */
   REDIS_KEY_PREFIX: z.string().default("evalp:"),
   SMTP_URL: z.string().optional(),
   MAIL_DIR: z.string().default("var/mail"),
   VAR_DIR: z.string().default("var"),
-  WEBHOOK_RETRY_SCHEDULE_MS: z.string().optional(),
+  /** Delays between delivery attempts, comma-separated milliseconds; unset: the contract's schedule (§6). */
+  WEBHOOK_RETRY_SCHEDULE_MS: z
+    .string()
+    .regex(/^\s*\d+\s*(,\s*\d+\s*)*$/, "a comma-separated list of milliseconds")
+    .optional(),
   WEBHOOK_ALLOW_PRIVATE: booleanString.optional(),
+  /** How long one delivery attempt may take (contract §6: 10 s). */
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  /** Delivery attempts in flight at once per webhooks process, and per endpoint. */
+  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(64),
+  WEBHOOK_ENDPOINT_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(16),
   SIGNUP_ENABLED: booleanString.default(true),
   LEGACY_API_KEYS: z.string().default(""),
   JWT_SECRET: z.string().min(32).optional(),
@@ -53,9 +96,13 @@ export const configSchema = z.object({
 type RawConfig = z.infer<typeof configSchema>;
 
 /** The parsed configuration, with the secret resolved and the public URL known. */
-export type Config = Omit<RawConfig, "JWT_SECRET" | "PUBLIC_URL" | "WEBHOOK_ALLOW_PRIVATE"> & {
+export type Config = Omit<
+  RawConfig,
+  "JWT_SECRET" | "PUBLIC_URL" | "REALTIME_URL" | "WEBHOOK_ALLOW_PRIVATE"
+> & {
   JWT_SECRET: string;
   PUBLIC_URL: string;
+  REALTIME_URL: string;
   WEBHOOK_ALLOW_PRIVATE: boolean;
   /** True when the secret came from the development file rather than the environment. */
   usingDevelopmentSecret: boolean;
@@ -88,14 +135,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   } else if (production && existsSync(secretFile) && readFileSync(secretFile, "utf8").trim() === secret) {
     throw new ConfigError("JWT_SECRET is the development secret; set a production secret");
   }
+  const publicUrl = raw.PUBLIC_URL ?? `http://${raw.HOST}:${raw.PORT}`;
   return {
     ...raw,
     JWT_SECRET: secret,
-    PUBLIC_URL: raw.PUBLIC_URL ?? `http://${raw.HOST}:${raw.PORT}`,
+    PUBLIC_URL: publicUrl,
+    REALTIME_URL: raw.REALTIME_URL ?? realtimeUrlOf(publicUrl),
     // Private targets are allowed by default only outside production (contract §6).
     WEBHOOK_ALLOW_PRIVATE: raw.WEBHOOK_ALLOW_PRIVATE ?? !production,
     usingDevelopmentSecret,
   };
+}
+
+/** The gateway's WebSocket door under a public URL: `https://h/base` → `wss://h/base/v1/participant/realtime`. */
+export function realtimeUrlOf(publicUrl: string): string {
+  const url = new URL(publicUrl);
+  url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+  url.pathname = `${url.pathname.replace(/\/+$/, "")}/v1/participant/realtime`;
+  return url.toString();
 }
 
 function readOrCreateSecret(file: string): string {

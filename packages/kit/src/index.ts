@@ -1,3 +1,4 @@
+export * from "./audit.js";
 export * from "./config.js";
 export * from "./connect-client.js";
 export * from "./connect-errors.js";
@@ -8,9 +9,12 @@ export * from "./ids.js";
 export * from "./logger.js";
 export * from "./metrics.js";
 export * from "./migrate.js";
+export * from "./nats.js";
 export * from "./ops-server.js";
 export * from "./outbox.js";
+export * from "./outbox-relay.js";
 export * from "./paging.js";
+export * from "./participant-tokens.js";
 export * from "./quota-guard.js";
 export * from "./readiness.js";
 export * from "./request-context.js";

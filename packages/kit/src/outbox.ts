@@ -1,5 +1,6 @@
 import { v7 as uuidv7 } from "uuid";
 import type { Queryable } from "./db.js";
+import { EVENTS_ROOT } from "./nats.js";
 
 /** The webhook body of an event (contract §6): what the relay publishes and receivers get. */
 export type EventEnvelope = {
@@ -10,9 +11,21 @@ export type EventEnvelope = {
   data: Record<string, unknown>;
 };
 
+/** The Postgres channel a committed outbox row is announced on (payload: the writer's schema). */
+export const OUTBOX_CHANNEL = "evalp_outbox";
+
+/** Contract §6: payloads are at most 256 KiB. An event past it is a bug of its emitter. */
+export const MAX_EVENT_BYTES = 256 * 1024;
+
+/** The subject of an event: `events.<environment_id>.<type>` (contract §6). */
+export function eventSubject(environmentId: string, type: string): string {
+  return `${EVENTS_ROOT}.${environmentId}.${type}`;
+}
+
 /**
- * Writes one event into the service's outbox. Call it with the client of the transaction that
- * makes the change, so the event exists exactly when the change does.
+ * Writes one event into the service's outbox, for subject `events.<environment_id>.<type>`. Call
+ * it with the client of the transaction that makes the change, so the event exists exactly when
+ * the change does.
  */
 export async function writeOutboxEvent(
   db: Queryable,
@@ -25,9 +38,54 @@ export async function writeOutboxEvent(
     environment_id: event.environmentId,
     data: event.data,
   };
-  await db.query(
-    "INSERT INTO outbox (id, event_type, environment_id, payload, created_at) VALUES ($1, $2, $3, $4, $5)",
-    [envelope.id, envelope.type, envelope.environment_id, envelope, envelope.timestamp],
-  );
+  await writeOutboxMessage(db, {
+    id: envelope.id,
+    type: envelope.type,
+    subject: eventSubject(event.environmentId, event.type),
+    environmentId: envelope.environment_id,
+    payload: envelope,
+    createdAt: envelope.timestamp,
+  });
   return envelope;
+}
+
+/**
+ * Writes any message into the outbox, for any subject whose root a relay routes to a stream.
+ * The row's id becomes the message's `Nats-Msg-Id`. Committing the transaction announces the
+ * row on `OUTBOX_CHANNEL`, which wakes the relay at once.
+ */
+export async function writeOutboxMessage(
+  db: Queryable,
+  message: {
+    id?: string;
+    type: string;
+    subject: string;
+    environmentId?: string | null;
+    payload: Record<string, unknown>;
+    createdAt?: string;
+  },
+): Promise<string> {
+  const id = message.id ?? uuidv7();
+  const body = JSON.stringify(message.payload);
+  if (Buffer.byteLength(body) > MAX_EVENT_BYTES) {
+    throw new Error(`outbox message ${message.type} is over ${MAX_EVENT_BYTES} bytes`);
+  }
+  await db.query(
+    `WITH written AS (
+       INSERT INTO outbox (id, event_type, subject, environment_id, payload, created_at)
+       VALUES ($1, $2, $3, $4, $5, COALESCE($6::timestamptz, date_trunc('milliseconds', clock_timestamp())))
+       RETURNING 1
+     )
+     SELECT pg_notify($7, current_schema()) FROM written`,
+    [
+      id,
+      message.type,
+      message.subject,
+      message.environmentId ?? null,
+      body,
+      message.createdAt ?? null,
+      OUTBOX_CHANNEL,
+    ],
+  );
+  return id;
 }

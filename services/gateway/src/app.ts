@@ -1,6 +1,7 @@
 import "./http/fastify-types.js";
 import { type Config, newId, type ReadinessCheck } from "@evalp/kit";
 import cookie from "@fastify/cookie";
+import websocket from "@fastify/websocket";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
@@ -27,9 +28,15 @@ import { quotaRoutes } from "./routes/control/quotas.js";
 import { activeOrganizationRoutes } from "./routes/control/session.js";
 import { subjectRoutes } from "./routes/control/subjects.js";
 import type { RouteDeps } from "./routes/deps.js";
+import { analyticsRoutes } from "./routes/interview/analytics.js";
+import { evaluationRoutes } from "./routes/interview/evaluations.js";
+import { participantRoutes } from "./routes/interview/participant.js";
+import { realtimeRoutes, selectProtocol } from "./routes/interview/realtime.js";
 import { bundleRoutes } from "./routes/platform/bundles.js";
 import { continuousRoutes } from "./routes/platform/continuous.js";
 import { templateRoutes } from "./routes/platform/templates.js";
+import { webhookDeliveryRoutes } from "./routes/webhooks/deliveries.js";
+import { webhookEndpointRoutes } from "./routes/webhooks/endpoints.js";
 import type { Upstreams } from "./upstream.js";
 
 export type GatewayDeps = {
@@ -60,12 +67,16 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   registerErrorHandling(app);
   registerRequestLog(app);
   await app.register(cookie);
+  // The realtime door; upgrades go through the hooks below (auth) before any socket exists.
+  await app.register(websocket, {
+    options: { maxPayload: BODY_LIMIT_BYTES, handleProtocols: (protocols) => selectProtocol(protocols) },
+  });
   await registerOpenApi(app, deps.config.PUBLIC_URL);
   await registerRateLimit(app, deps.redis, {
     perMinute: deps.config.RATE_LIMIT_PER_MINUTE,
     prefix: deps.config.REDIS_KEY_PREFIX,
   });
-  registerAuth(app, deps.upstreams);
+  registerAuth(app, deps.upstreams, deps.config.JWT_SECRET);
   registerIdempotency(app, deps.redis, deps.config.REDIS_KEY_PREFIX);
   registerValidation(app);
 
@@ -100,5 +111,11 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   templateRoutes(app, routeDeps);
   bundleRoutes(app, routeDeps);
   continuousRoutes(app, routeDeps);
+  webhookEndpointRoutes(app, routeDeps);
+  webhookDeliveryRoutes(app, routeDeps);
+  evaluationRoutes(app, routeDeps);
+  analyticsRoutes(app, routeDeps);
+  participantRoutes(app, routeDeps);
+  realtimeRoutes(app, routeDeps);
   return app;
 }

@@ -8,9 +8,14 @@ import { MembershipService } from "@evalp/proto/control/v1/membership";
 import { OrganizationService } from "@evalp/proto/control/v1/organization";
 import { QuotaService } from "@evalp/proto/control/v1/quota";
 import { SubjectService } from "@evalp/proto/control/v1/subject";
+import { AnalyticsService } from "@evalp/proto/interview/v1/analytics";
+import { EvaluationService } from "@evalp/proto/interview/v1/evaluation";
+import { ParticipantService } from "@evalp/proto/interview/v1/participant";
 import { BundleService } from "@evalp/proto/platform/v1/bundle";
 import { ContinuousService } from "@evalp/proto/platform/v1/continuous";
 import { TemplateService } from "@evalp/proto/platform/v1/template";
+import { WebhookDeliveryService } from "@evalp/proto/webhooks/v1/delivery";
+import { WebhookEndpointService } from "@evalp/proto/webhooks/v1/endpoint";
 
 /** The planes the gateway calls, by name. */
 export const PLANES = ["control", "platform", "interview", "webhooks"] as const;
@@ -34,6 +39,15 @@ export type Upstreams = {
     templates: Client<typeof TemplateService>;
     bundles: Client<typeof BundleService>;
     continuous: Client<typeof ContinuousService>;
+  };
+  interview: {
+    evaluations: Client<typeof EvaluationService>;
+    participant: Client<typeof ParticipantService>;
+    analytics: Client<typeof AnalyticsService>;
+  };
+  webhooks: {
+    endpoints: Client<typeof WebhookEndpointService>;
+    deliveries: Client<typeof WebhookDeliveryService>;
   };
   health: Record<Plane, Client<typeof HealthService>>;
 };
@@ -60,6 +74,15 @@ export function createUpstreams(config: UpstreamConfig): Upstreams {
       templates: createClient(TemplateService, transport.platform),
       bundles: createClient(BundleService, transport.platform),
       continuous: createClient(ContinuousService, transport.platform),
+    },
+    interview: {
+      evaluations: createClient(EvaluationService, transport.interview),
+      participant: createClient(ParticipantService, transport.interview),
+      analytics: createClient(AnalyticsService, transport.interview),
+    },
+    webhooks: {
+      endpoints: createClient(WebhookEndpointService, transport.webhooks),
+      deliveries: createClient(WebhookDeliveryService, transport.webhooks),
     },
     health: Object.fromEntries(
       PLANES.map((plane) => [plane, createClient(HealthService, transport[plane])]),

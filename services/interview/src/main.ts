@@ -1,4 +1,16 @@
-import { createLogger, createPool, createShutdownManager, loadConfig, serveService } from "@evalp/kit";
+import {
+  connectNats,
+  createLogger,
+  createOutboxRelay,
+  createPool,
+  createShutdownManager,
+  eventsRoute,
+  loadConfig,
+  type NatsConnection,
+  type OutboxRelay,
+  serveService,
+} from "@evalp/kit";
+import { createControlClients, createPlatformClients } from "./clients.js";
 import { interviewService, SCHEMA } from "./server.js";
 
 const config = loadConfig();
@@ -6,12 +18,33 @@ const logger = createLogger("interview", config.LOG_LEVEL);
 const shutdown = createShutdownManager(logger, config.SHUTDOWN_GRACE_MS);
 const pool = createPool({ databaseUrl: config.DATABASE_URL, schema: SCHEMA, max: config.DATABASE_POOL_SIZE });
 shutdown.register("postgres", () => pool.end());
-const running = await serveService(interviewService({ pool, logger }), {
-  logger,
-  host: config.HOST,
-  rpcPort: config.SERVICE_PORT ?? 8083,
-  opsPort: config.OPS_PORT ?? 9083,
+const running = await serveService(
+  interviewService({
+    pool,
+    logger,
+    config,
+    control: createControlClients(config),
+    platform: createPlatformClients(config),
+  }),
+  { logger, host: config.HOST, rpcPort: config.SERVICE_PORT ?? 8083, opsPort: config.OPS_PORT ?? 9083 },
+);
+let nats: NatsConnection | null = null;
+let relay: OutboxRelay | null = null;
+// After the servers have closed (last registered runs first), the relay publishes what it holds.
+shutdown.register("outbox relay", async () => {
+  await relay?.stop();
+  await nats?.drain();
 });
 shutdown.register("servers", () => running.close());
 shutdown.listen();
 logger.info({ rpc_port: running.rpcPort, ops_port: running.opsPort }, "interview listening");
+// `interview.started` / `interview.completed` wait in the outbox until NATS answers.
+nats = await connectNats(config.NATS_URL, "interview", logger);
+relay = createOutboxRelay({
+  pool,
+  nc: nats,
+  routes: [eventsRoute(config)],
+  logger,
+  databaseUrl: config.DATABASE_URL,
+});
+await relay.start();

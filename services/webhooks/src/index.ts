@@ -1,1 +1,5 @@
-export { type Deps as WebhooksDeps, migrations, SCHEMA, webhooksService } from "./server.js";
+export { createControlClients } from "./control-clients.js";
+export type { Deps as WebhooksDeps } from "./deps.js";
+export { createEnvironmentScope } from "./environment-scope.js";
+export { migrations, SCHEMA, webhooksService } from "./server.js";
+export { createWebhookWorkers, type WebhookWorkers } from "./workers.js";

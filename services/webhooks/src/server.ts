@@ -1,14 +1,13 @@
 import { fileURLToPath } from "node:url";
-import { create } from "@bufbuild/protobuf";
 import {
-  type Logger,
   type MigrationSet,
   OUTBOX_MIGRATIONS_DIR,
-  type Pool,
   pingPool,
+  type ReadinessCheck,
   type ServiceDefinition,
 } from "@evalp/kit";
-import { CountUsageResponseSchema, UsageService } from "@evalp/proto/common/v1/usage";
+import type { Deps } from "./deps.js";
+import { routes } from "./routes.js";
 
 /** The webhooks plane owns the `webhooks` schema. */
 export const SCHEMA = "webhooks";
@@ -18,16 +17,14 @@ export const migrations: MigrationSet = {
   dirs: [OUTBOX_MIGRATIONS_DIR, fileURLToPath(new URL("../migrations", import.meta.url))],
 };
 
-export type Deps = { pool: Pool; logger: Logger };
-
-/** The webhooks service. Its RPCs are not built yet: it serves health, readiness and (empty) usage. */
-export function webhooksService(deps: Deps): ServiceDefinition {
+/**
+ * The webhooks service's RPCs (endpoints, deliveries, usage), built from its dependencies and not
+ * yet listening. Its workers (relay, consumer, dispatcher) are built apart: `createWebhookWorkers`.
+ */
+export function webhooksService(deps: Deps, extraChecks: ReadinessCheck[] = []): ServiceDefinition {
   return {
     name: "webhooks",
-    routes: (router) => {
-      // Counted rows of this plane do not exist yet; the counters it owns read 0.
-      router.service(UsageService, { countUsage: () => create(CountUsageResponseSchema, { usage: {} }) });
-    },
-    checks: [{ name: "postgres", check: () => pingPool(deps.pool) }],
+    routes: routes(deps),
+    checks: [{ name: "postgres", check: () => pingPool(deps.pool) }, ...extraChecks],
   };
 }

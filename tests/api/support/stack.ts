@@ -9,20 +9,38 @@ import {
   createUsageClients,
 } from "@evalp/control";
 import { buildApp, createRedis, createUpstreams } from "@evalp/gateway";
-import { migrations as interviewMigrations, interviewService } from "@evalp/interview";
+import {
+  createControlClients as interviewControlClients,
+  migrations as interviewMigrations,
+  createPlatformClients as interviewPlatformClients,
+  interviewService,
+} from "@evalp/interview";
 import {
   type Config,
+  connectNats,
   createLogger,
+  createOutboxRelay,
   createPool,
+  eventsRoute,
   loadConfig,
+  type NatsConnection,
   type Pool,
   type RunningService,
   type ServiceDefinition,
   serveService,
+  webhooksRoute,
 } from "@evalp/kit";
 import { createControlClients, migrations as platformMigrations, platformService } from "@evalp/platform";
-import { createTestDatabase, uniqueRedisPrefix } from "@evalp/testing";
-import { migrations as webhooksMigrations, webhooksService } from "@evalp/webhooks";
+import { createTestDatabase, uniqueRedisPrefix, uniqueSuffix } from "@evalp/testing";
+import {
+  createEnvironmentScope,
+  createWebhookWorkers,
+  createControlClients as webhooksControlClients,
+  migrations as webhooksMigrations,
+  webhooksService,
+} from "@evalp/webhooks";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { connect } from "@nats-io/transport-node";
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll } from "vitest";
 import { type ApiClient, apiClient } from "./client.js";
@@ -38,6 +56,8 @@ export type Stack = {
   /** The pool of any service's schema, for the same. */
   pool(schema: "control" | "platform" | "interview" | "webhooks"): Pool;
   redis: Redis;
+  /** The stack's NATS connection; its streams are named in `config` (unique to this stack). */
+  nats: NatsConnection;
   /** Stops one upstream service, as an outage would. */
   stop(service: "control"): Promise<void>;
   close(): Promise<void>;
@@ -66,6 +86,8 @@ export async function startStack(
     JWT_SECRET: "test-secret-test-secret-test-secret-0123456789",
     DATABASE_POOL_SIZE: "4",
     MAIL_DIR: mkdtempSync(join(tmpdir(), "evalp-mail-")),
+    // JetStream forbids streams with overlapping subjects: each stack has streams of its own.
+    ...streamNames(uniqueSuffix()),
     ...env,
   });
   const pools = new Map<string, Pool>();
@@ -82,6 +104,14 @@ export async function startStack(
       opsPort: 0,
     });
   const controlPool = pool("control");
+  const nats = await connectNats(config.NATS_URL, "test-stack", logger);
+  const webhooksControl = webhooksControlClients(config);
+  const webhookWorkers = createWebhookWorkers({
+    pool: pool("webhooks"),
+    logger,
+    config,
+    databaseUrl: database.url,
+  });
   const tasks = createBackgroundTasks(logger);
   const mailer = createMailer({ mailDir: config.MAIL_DIR, logger });
   const services: Record<string, RunningService> = {
@@ -91,8 +121,25 @@ export async function startStack(
     platform: await serve(
       platformService({ pool: pool("platform"), logger, config, control: createControlClients(config) }),
     ),
-    interview: await serve(interviewService({ pool: pool("interview"), logger })),
-    webhooks: await serve(webhooksService({ pool: pool("webhooks"), logger })),
+    interview: await serve(
+      interviewService({
+        pool: pool("interview"),
+        logger,
+        config,
+        control: interviewControlClients(config),
+        platform: interviewPlatformClients(config),
+      }),
+    ),
+    webhooks: await serve(
+      webhooksService({
+        pool: pool("webhooks"),
+        logger,
+        config,
+        control: webhooksControl,
+        requireEnvironment: createEnvironmentScope(webhooksControl),
+        wake: () => webhookWorkers.wake(),
+      }),
+    ),
   };
   const at = (name: string) => `http://127.0.0.1:${services[name]?.rpcPort}`;
   Object.assign(config, {
@@ -101,24 +148,42 @@ export async function startStack(
     INTERVIEW_URL: at("interview"),
     WEBHOOKS_URL: at("webhooks"),
   });
+  // The event path of contract §6: control's outbox relay, and the webhooks plane's workers.
+  const controlRelay = createOutboxRelay({
+    pool: controlPool,
+    nc: nats,
+    routes: [eventsRoute(config)],
+    logger,
+    databaseUrl: database.url,
+  });
+  await controlRelay.start();
+  webhookWorkers.start();
+  await webhookWorkers.connect(nats);
   const redis = createRedis(config.REDIS_URL);
   const upstreams = createUpstreams(config);
   const app = await buildApp({ config, logger: logger.child({ service: "gateway" }), redis, upstreams });
   await app.listen({ port: 0, host: "127.0.0.1" });
   const address = app.server.address() as { port: number };
   const url = `http://127.0.0.1:${address.port}`;
+  // The interview plane hands out the realtime door as `server_url`: this gateway's.
+  config.REALTIME_URL = `ws://127.0.0.1:${address.port}/v1/participant/realtime`;
   return {
     url,
     config: { ...config, PUBLIC_URL: url },
     db: controlPool,
     pool,
     redis,
+    nats,
     async stop(name) {
       await services[name]?.close();
     },
     async close() {
       await app.close();
       await Promise.all(Object.values(services).map((service) => service.close()));
+      await webhookWorkers.stop(0);
+      await controlRelay.stop();
+      await deleteStreams(nats, [eventsRoute(config).stream, webhooksRoute(config).stream]);
+      await nats.drain();
       await tasks.drain();
       const keys = await redis.keys(`${config.REDIS_KEY_PREFIX}*`);
       if (keys.length > 0) await redis.del(...keys);
@@ -127,6 +192,40 @@ export async function startStack(
       await database.drop();
     },
   };
+}
+
+/** The JetStream names of one stack: its own streams and subject prefixes. */
+export function streamNames(suffix: string): Record<string, string> {
+  return {
+    EVENTS_STREAM: `EVENTS_${suffix}`,
+    EVENTS_SUBJECT_PREFIX: `events_${suffix}`,
+    WEBHOOKS_STREAM: `WEBHOOKS_${suffix}`,
+    WEBHOOKS_SUBJECT_PREFIX: `webhooks_${suffix}`,
+  };
+}
+
+/** Removes the streams a stack created (those that exist). */
+async function deleteStreams(nc: NatsConnection, names: string[]): Promise<void> {
+  const jsm = await jetstreamManager(nc);
+  for (const name of names) await jsm.streams.delete(name).catch(() => false);
+}
+
+/** Removes the streams of `streamNames` (every `*_STREAM`) from the NATS server at `url`. */
+export async function dropStreams(
+  names: Record<string, string>,
+  url = "nats://127.0.0.1:4222",
+): Promise<void> {
+  const nc = await connect({ servers: url });
+  try {
+    await deleteStreams(
+      nc,
+      Object.entries(names)
+        .filter(([key]) => key.endsWith("_STREAM"))
+        .map(([, name]) => name),
+    );
+  } finally {
+    await nc.close();
+  }
 }
 
 /**

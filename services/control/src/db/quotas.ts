@@ -56,8 +56,9 @@ export function countersFromMessage(message: QuotaCounters | undefined): Record<
 
 /**
  * Usage as counted from the rows that are the thing counted: subjects and programs live here;
- * evaluations, participant sessions and webhook endpoints are counted by the planes that own
- * them, asked over Connect (a plane that is down makes this fail: usage is never guessed).
+ * evaluations, participant sessions, the largest behavioral event batch and webhook endpoints
+ * are counted by the planes that own them, asked over Connect (a plane that is down makes this
+ * fail: usage is never guessed).
  */
 export async function usageOf(
   db: Queryable,
@@ -78,7 +79,8 @@ export async function usageOf(
   return {
     active_participant_sessions: Number(owned.active_participant_sessions ?? 0n),
     active_subjects: counts.subjects,
-    behavioral_event_batch_size: row.largest_behavioral_event_batch,
+    // The interview plane accepts behavioral event batches and keeps the largest.
+    behavioral_event_batch_size: Number(owned.behavioral_event_batch_size ?? 0n),
     continuous_event_batch_size: row.largest_continuous_event_batch,
     evaluations: Number(owned.evaluations ?? 0n),
     programs: counts.programs,

@@ -7,10 +7,11 @@ import type { FastifyRequest } from "fastify";
  */
 export function callOptions(request: FastifyRequest): { headers: Record<string, string> } {
   const principal = request.access?.principal;
-  return {
-    headers: metadataHeaders({
-      requestId: request.id,
-      actor: principal ? { kind: principal.kind, id: principal.principalId } : undefined,
-    }),
-  };
+  const participant = request.participant;
+  const actor = principal
+    ? { kind: principal.kind, id: principal.principalId }
+    : participant
+      ? { kind: "participant", id: participant.sessionId }
+      : undefined;
+  return { headers: metadataHeaders({ requestId: request.id, actor }) };
 }

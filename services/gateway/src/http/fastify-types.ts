@@ -1,4 +1,4 @@
-import type { Access, RouteAccess } from "./principal.js";
+import type { Access, ParticipantAccess, RouteAccess } from "./principal.js";
 
 /** What the gateway's plugins attach to Fastify's request and route config. */
 declare module "fastify" {
@@ -8,6 +8,8 @@ declare module "fastify" {
   interface FastifyRequest {
     /** Set by the auth plugin on operator routes. */
     access?: Access;
+    /** Set by the auth plugin on participant and realtime routes. */
+    participant?: ParticipantAccess;
     /** The credential as presented, for logout; never logged. */
     credential?: string;
     /** Set by the idempotency plugin when this request holds a key's lock. */

@@ -33,10 +33,23 @@ export type Access = {
 
 /** What a route declares about who may call it. */
 export type RouteAccess = {
-  /** `none`: public; `operator`: any operator credential; `session`: access tokens and cookies only. */
-  auth: "none" | "operator" | "session";
+  /**
+   * `none`: public; `operator`: any operator credential; `session`: access tokens and cookies only;
+   * `participant`: a participant token only (`/v1/participant/*`); `connection`: a connection
+   * token only (the realtime door).
+   */
+  auth: "none" | "operator" | "session" | "participant" | "connection";
   /** The scope the route requires; a list means any one of them (template reads, contract §3). */
   scope?: Scope | readonly Scope[];
   /** `required` on the (IK) endpoints and org-scoped mutations (contract §4); else honoured when sent. */
   idempotency?: "required" | "optional" | "none";
+};
+
+/** The participant side's caller: the session its verified token is bound to. */
+export type ParticipantAccess = {
+  sessionId: string;
+  evaluationId: string;
+  environmentId: string;
+  /** When the token stops opening anything (the realtime door closes then). */
+  expiresAt: Date;
 };

@@ -1,4 +1,14 @@
-import { AppError, grants, isRole, isUuid, notFound, ROLE_SCOPES, type Scope } from "@evalp/kit";
+import {
+  AppError,
+  grants,
+  isRole,
+  isUuid,
+  looksLikeJwt,
+  notFound,
+  ROLE_SCOPES,
+  type Scope,
+  verifyParticipantToken,
+} from "@evalp/kit";
 import { PrincipalKind as WireKind, type Principal as WirePrincipal } from "@evalp/proto/control/v1/auth";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { callOptions } from "../http/call.js";
@@ -86,16 +96,44 @@ export function resolveAccess(principal: Principal, params: Record<string, strin
   return { principal, scopes: [...ROLE_SCOPES[role]], organizationId };
 }
 
+/** Browsers cannot set headers on a WebSocket: they offer the token as subprotocol `bearer.<token>`. */
+export const BEARER_SUBPROTOCOL = "bearer.";
+
+/** The connection token of a realtime upgrade: `Authorization: Bearer`, else the subprotocol. */
+function connectionCredential(request: FastifyRequest): string | null {
+  const authorization = request.headers.authorization;
+  if (authorization) return /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1] ?? null;
+  const offered = request.headers["sec-websocket-protocol"] ?? "";
+  const bearer = offered
+    .split(",")
+    .map((protocol) => protocol.trim())
+    .find((protocol) => protocol.startsWith(BEARER_SUBPROTOCOL));
+  return bearer ? bearer.slice(BEARER_SUBPROTOCOL.length) : null;
+}
+
 /**
  * Authenticates every route that declares `auth` other than `none`, then checks reach and the
  * route's scope, before the body is even read: a caller who may not call learns nothing more.
+ * Participant and connection tokens are verified here (signature, `typ`, 401 `token_expired`
+ * past `exp`) and never reach control; on operator routes they are refused as unknown credentials.
  */
-export function registerAuth(app: FastifyInstance, upstreams: Upstreams): void {
+export function registerAuth(app: FastifyInstance, upstreams: Upstreams, jwtSecret: string): void {
   app.addHook("onRequest", async (request) => {
     const declared = request.routeOptions.config.access;
     if (!declared || declared.auth === "none") return;
+    if (declared.auth === "participant" || declared.auth === "connection") {
+      const token =
+        declared.auth === "participant" ? presentedCredential(request) : connectionCredential(request);
+      if (!token) throw new AppError("unauthenticated", "Authentication required.");
+      request.participant = await verifyParticipantToken(jwtSecret, declared.auth, token);
+      return;
+    }
     const credential = presentedCredential(request);
     if (!credential) throw new AppError("unauthenticated", "Authentication required.");
+    if (looksLikeJwt(credential)) {
+      // A participant or connection token is no operator credential (contract §3).
+      throw new AppError("unauthenticated", "This token is accepted only under /v1/participant/.");
+    }
     const { principal: wire } = await upstreams.auth.authenticate({ credential }, callOptions(request));
     if (!wire) throw new Error("upstream returned no principal");
     const principal = toPrincipal(wire);

@@ -48,6 +48,14 @@ export function registerErrorHandling(app: FastifyInstance): void {
         .send(JSON.stringify({ detail: error.items }));
     }
     const appError = toAppError(error);
+    // A service that validates what only it can (an answer against its question) sends the
+    // Pydantic-shaped list as `validation_error`'s `context.detail`: over HTTP it is the 422 list.
+    if (appError.code === "validation_error" && Array.isArray(appError.context.detail)) {
+      return reply
+        .code(422)
+        .type("application/json")
+        .send(JSON.stringify({ detail: appError.context.detail }));
+    }
     if (appError.status >= 500) {
       request.log.error({ err: appError.cause ?? error, code: appError.code }, "request failed");
     }

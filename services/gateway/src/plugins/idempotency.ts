@@ -33,6 +33,7 @@ export function idempotencyId(scope: string, method: string, route: string, key:
 /** Whom a key belongs to: the credential's organization (or participant session), else the caller. */
 function keyScope(request: FastifyRequest): string {
   const access = request.access;
+  if (request.participant) return `participant:${request.participant.sessionId}`;
   if (access?.organizationId) return `org:${access.organizationId}`;
   if (access) return `principal:${access.principal.principalId}`;
   return "anonymous";

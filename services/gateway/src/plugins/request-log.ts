@@ -24,8 +24,8 @@ export function registerRequestLog(app: FastifyInstance): void {
         route: request.routeOptions.url ?? "unknown",
         status: reply.statusCode,
         duration_ms: Math.round(reply.elapsedTime * 10) / 10,
-        principal_kind: principal?.kind,
-        principal_id: principal?.principalId,
+        principal_kind: principal?.kind ?? (request.participant ? "participant" : undefined),
+        principal_id: principal?.principalId ?? request.participant?.sessionId,
       },
       "request",
     );

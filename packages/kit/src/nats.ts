@@ -1,0 +1,136 @@
+import {
+  DiscardPolicy,
+  JetStreamApiCodes,
+  JetStreamApiError,
+  type JetStreamManager,
+  jetstreamManager,
+  RetentionPolicy,
+  StorageType,
+} from "@nats-io/jetstream";
+import { connect, type NatsConnection, nanos } from "@nats-io/transport-node";
+import type { Logger } from "pino";
+import type { Config } from "./config.js";
+
+export type { NatsConnection } from "@nats-io/transport-node";
+
+/**
+ * Where outbox rows of one subject root go: rows whose subject is `<root>.<rest>` are published
+ * on `<prefix>.<rest>` into `stream`, which holds `<prefix>.>`. In production `prefix` is the
+ * root itself; tests give every stack its own prefix and stream, since JetStream forbids two
+ * streams with overlapping subjects.
+ */
+export type StreamRoute = { stream: string; root: string; prefix: string; replicas?: number };
+
+/** The root of event subjects, `events.<environment_id>.<type>` (contract §6). */
+export const EVENTS_ROOT = "events";
+/** The root of the webhooks plane's own subjects (`webhooks.dead_letter`). */
+export const WEBHOOKS_ROOT = "webhooks";
+
+/** The route of events into the `EVENTS` stream, as configured. */
+export function eventsRoute(
+  config: Pick<Config, "EVENTS_STREAM" | "EVENTS_SUBJECT_PREFIX" | "NATS_STREAM_REPLICAS">,
+): StreamRoute {
+  return {
+    stream: config.EVENTS_STREAM,
+    root: EVENTS_ROOT,
+    prefix: config.EVENTS_SUBJECT_PREFIX,
+    replicas: config.NATS_STREAM_REPLICAS,
+  };
+}
+
+/** The route of the webhooks plane's own messages (dead letters), as configured. */
+export function webhooksRoute(
+  config: Pick<Config, "WEBHOOKS_STREAM" | "WEBHOOKS_SUBJECT_PREFIX" | "NATS_STREAM_REPLICAS">,
+): StreamRoute {
+  return {
+    stream: config.WEBHOOKS_STREAM,
+    root: WEBHOOKS_ROOT,
+    prefix: config.WEBHOOKS_SUBJECT_PREFIX,
+    replicas: config.NATS_STREAM_REPLICAS,
+  };
+}
+
+/** The subject a row of `subject` is published on under `route` (the root swapped for the prefix). */
+export function routedSubject(route: StreamRoute, subject: string): string {
+  return `${route.prefix}${subject.slice(route.root.length)}`;
+}
+
+/** How long a stream keeps messages: long enough to outlive any outage of a consumer. */
+const STREAM_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000;
+/** Within this window JetStream drops a second message with the same `Nats-Msg-Id`. */
+const DUPLICATE_WINDOW_MS = 2 * 60 * 1000;
+
+/**
+ * A connection that never gives up: it waits for a server that is not up yet and reconnects
+ * forever, so a NATS restart is an interruption, not an outage of the process. Status changes
+ * are logged.
+ */
+export async function connectNats(url: string, name: string, logger: Logger): Promise<NatsConnection> {
+  const nc = await connect({
+    servers: url,
+    name,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 250,
+    waitOnFirstConnect: true,
+    pingInterval: 10_000,
+  });
+  void (async () => {
+    for await (const status of nc.status()) {
+      if (status.type === "disconnect" || status.type === "reconnect" || status.type === "error") {
+        logger.info({ nats: status.type }, "nats connection status");
+      }
+    }
+  })();
+  return nc;
+}
+
+/**
+ * Creates each route's stream when missing (file storage, limits retention kept 7 days, a
+ * 2-minute duplicate window for `Nats-Msg-Id`, the route's replicas) and widens its subjects
+ * when they differ.
+ * Safe to run from every process at every start.
+ */
+export async function ensureStreams(nc: NatsConnection, routes: StreamRoute[]): Promise<void> {
+  const jsm = await jetstreamManager(nc);
+  for (const route of routes) await ensureStream(jsm, route);
+}
+
+async function ensureStream(jsm: JetStreamManager, route: StreamRoute): Promise<void> {
+  const subjects = [`${route.prefix}.>`];
+  try {
+    const info = await jsm.streams.info(route.stream);
+    if (!subjects.every((subject) => info.config.subjects?.includes(subject))) {
+      await jsm.streams.update(route.stream, { subjects: [...(info.config.subjects ?? []), ...subjects] });
+    }
+    return;
+  } catch (error) {
+    if (!isStreamNotFound(error)) throw error;
+  }
+  try {
+    await jsm.streams.add({
+      name: route.stream,
+      subjects,
+      retention: RetentionPolicy.Limits,
+      storage: StorageType.File,
+      discard: DiscardPolicy.Old,
+      max_age: nanos(STREAM_MAX_AGE_MS),
+      duplicate_window: nanos(DUPLICATE_WINDOW_MS),
+      num_replicas: route.replicas ?? 1,
+    });
+  } catch (error) {
+    // Another process created it in the meantime; make sure it is there.
+    await jsm.streams.info(route.stream).catch(() => {
+      throw error;
+    });
+  }
+}
+
+function isStreamNotFound(error: unknown): boolean {
+  return error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound;
+}
+
+/** Readiness of a NATS connection: open and answering a round trip. */
+export async function pingNats(nc: NatsConnection): Promise<void> {
+  if (nc.isClosed()) throw new Error("nats connection closed");
+  await nc.flush();
+}

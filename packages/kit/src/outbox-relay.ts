@@ -1,0 +1,201 @@
+import { type JetStreamClient, jetstream } from "@nats-io/jetstream";
+import pg from "pg";
+import type { Logger } from "pino";
+import { type Pool, withDefaultUser } from "./db.js";
+import { ensureStreams, type NatsConnection, routedSubject, type StreamRoute } from "./nats.js";
+import { OUTBOX_CHANNEL } from "./outbox.js";
+
+/** Publishes a service's outbox to JetStream; one per emitting process. */
+export type OutboxRelay = {
+  /** Starts relaying in the background: ensures the streams (retrying), then claims and publishes. */
+  start(): Promise<void>;
+  /** Finishes the batch in hand (its acks and commit), then stops. */
+  stop(): Promise<void>;
+  /** Runs a pass soon (a writer committed rows). */
+  wake(): void;
+};
+
+export type OutboxRelayOptions = {
+  /** The service's pool, bound to the schema whose `outbox` table is relayed. */
+  pool: Pool;
+  nc: NatsConnection;
+  /** The subject roots relayed and their streams; rows of other roots are left to other relays. */
+  routes: StreamRoute[];
+  logger: Logger;
+  /** Where to LISTEN for committed rows; without it the relay only polls. */
+  databaseUrl?: string;
+  /** Rows claimed, published and stamped per transaction. */
+  batchSize?: number;
+  /** The longest a committed row waits when no notification arrives. */
+  intervalMs?: number;
+  /** How long a publish waits for JetStream's ack before the batch is tried again. */
+  publishTimeoutMs?: number;
+};
+
+type OutboxRow = { id: string; subject: string; payload: string };
+
+const MAX_BACKOFF_MS = 5_000;
+
+/**
+ * The transactional outbox's other half (contract §6). In one transaction per batch it claims
+ * unpublished rows in the order they were written (`FOR UPDATE SKIP LOCKED`, and a transaction
+ * advisory lock so that replicas take turns rather than interleave batches), publishes each to
+ * its stream with `Nats-Msg-Id` = row id, waits for every ack and only then stamps
+ * `published_at` and commits. A crash before the commit publishes the batch again, and
+ * JetStream's duplicate window (or, past it, the consumer's unique delivery) absorbs the repeat.
+ */
+export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
+  const batchSize = options.batchSize ?? 256;
+  const intervalMs = options.intervalMs ?? 1_000;
+  const publishTimeoutMs = options.publishTimeoutMs ?? 5_000;
+  const roots = options.routes.map((route) => route.root);
+  const routeOf = new Map(options.routes.map((route) => [route.root, route]));
+  const log = options.logger.child({ component: "outbox-relay" });
+  let js: JetStreamClient | undefined;
+  let stopped = false;
+  let pending = false;
+  let wakeUp: (() => void) | null = null;
+  let loop: Promise<void> | null = null;
+  let listener: pg.Client | null = null;
+  let schema = "";
+
+  function wake() {
+    pending = true;
+    wakeUp?.();
+  }
+
+  function pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        wakeUp = null;
+        resolve();
+      }
+      wakeUp = done;
+    });
+  }
+
+  async function publish(rows: OutboxRow[]): Promise<{ published: string[]; failed: unknown }> {
+    js ??= jetstream(options.nc, { timeout: publishTimeoutMs });
+    const client = js;
+    const results = await Promise.allSettled(
+      rows.map((row) => {
+        const route = routeOf.get(row.subject.split(".", 1)[0] ?? "");
+        if (!route) return Promise.reject(new Error(`no stream for subject ${row.subject}`));
+        return client.publish(routedSubject(route, row.subject), row.payload, {
+          msgID: row.id,
+          timeout: publishTimeoutMs,
+        });
+      }),
+    );
+    const published = rows.filter((_, index) => results[index]?.status === "fulfilled").map((row) => row.id);
+    const failure = results.find((result) => result.status === "rejected");
+    return { published, failed: failure?.status === "rejected" ? failure.reason : null };
+  }
+
+  /** One batch; resolves with the number of rows it claimed. */
+  async function relayBatch(): Promise<number> {
+    const client = await options.pool.connect();
+    try {
+      await client.query("BEGIN");
+      const turn = await client.query<{ ok: boolean }>(
+        "SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS ok",
+        [`outbox-relay:${schema}:${[...roots].sort().join(",")}`],
+      );
+      if (!turn.rows[0]?.ok) {
+        // Another replica is relaying this outbox; it stamps what it publishes.
+        await client.query("ROLLBACK");
+        return 0;
+      }
+      const claimed = await client.query<OutboxRow>(
+        `SELECT id, subject, payload::text AS payload FROM outbox
+         WHERE published_at IS NULL AND split_part(subject, '.', 1) = ANY($1)
+         ORDER BY created_at, id LIMIT $2 FOR UPDATE SKIP LOCKED`,
+        [roots, batchSize],
+      );
+      const { published, failed } = await publish(claimed.rows);
+      if (published.length > 0) {
+        await client.query("UPDATE outbox SET published_at = clock_timestamp() WHERE id = ANY($1)", [
+          published,
+        ]);
+      }
+      await client.query("COMMIT");
+      if (failed) throw failed;
+      return claimed.rows.length;
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => {});
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  async function run(): Promise<void> {
+    let backoff = 0;
+    let streamsReady = false;
+    while (!stopped) {
+      pending = false;
+      try {
+        if (!streamsReady) {
+          await ensureStreams(options.nc, options.routes);
+          streamsReady = true;
+        }
+        const claimed = await relayBatch();
+        backoff = 0;
+        if (claimed >= batchSize) continue;
+      } catch (error) {
+        backoff = Math.min(Math.max(backoff * 2, 100), MAX_BACKOFF_MS);
+        log.warn({ err: error, retry_in_ms: backoff }, "outbox relay pass failed");
+        // A stream deleted under us (or a server started empty) is created again.
+        streamsReady = false;
+        await pause(backoff);
+        continue;
+      }
+      if (pending) continue;
+      await pause(intervalMs);
+    }
+  }
+
+  async function listen(databaseUrl: string): Promise<void> {
+    while (!stopped) {
+      const client = new pg.Client({ connectionString: withDefaultUser(databaseUrl) });
+      listener = client;
+      const ended = new Promise<void>((resolve) => {
+        client.on("error", () => resolve());
+        client.on("end", () => resolve());
+      });
+      client.on("notification", (message) => {
+        if (message.payload === schema) wake();
+      });
+      try {
+        await client.connect();
+        await client.query(`LISTEN ${OUTBOX_CHANNEL}`);
+        // Rows committed while nobody listened are picked up now.
+        wake();
+        await ended;
+      } catch (error) {
+        log.debug({ err: error }, "outbox listener lost its connection");
+      } finally {
+        await client.end().catch(() => {});
+      }
+      if (!stopped) await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
+  }
+
+  return {
+    async start() {
+      const found = await options.pool.query<{ schema: string }>("SELECT current_schema() AS schema");
+      schema = found.rows[0]?.schema ?? "";
+      if (options.databaseUrl) void listen(options.databaseUrl);
+      loop = run();
+    },
+    async stop() {
+      stopped = true;
+      wakeUp?.();
+      await loop;
+      await listener?.end().catch(() => {});
+    },
+    wake,
+  };
+}

@@ -1,0 +1,74 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { connect } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { freePort } from "./ports.js";
+
+/** A NATS server with JetStream of a test's own: its own port and store, stopped and started at will. */
+export type TestNatsServer = {
+  url: string;
+  /** Kills the server (SIGKILL by default) and waits for it to exit. */
+  stop(signal?: NodeJS.Signals): Promise<void>;
+  /** Starts it again on the same port and store. */
+  start(): Promise<void>;
+  /** Stops it and removes its store. */
+  close(): Promise<void>;
+};
+
+/** `NATS_SERVER_BIN`, else Debian's path (not on every PATH), else whatever PATH finds. */
+const BINARY =
+  process.env.NATS_SERVER_BIN ??
+  (existsSync("/usr/sbin/nats-server") ? "/usr/sbin/nats-server" : "nats-server");
+
+async function answers(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, "127.0.0.1");
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once("error", () => resolve(false));
+  });
+}
+
+/**
+ * Starts `nats-server -js` on 127.0.0.1 and a free port with a temporary store directory, so
+ * that a test can restart "NATS" without disturbing the shared server other tests use.
+ */
+export async function startNatsServer(): Promise<TestNatsServer> {
+  const port = await freePort();
+  const store = mkdtempSync(join(tmpdir(), "evalp-nats-"));
+  let child: ChildProcess | null = null;
+
+  async function start() {
+    child = spawn(BINARY, ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", store], { stdio: "ignore" });
+    for (let i = 0; i < 100; i++) {
+      if (await answers(port)) return;
+      if (child.exitCode !== null) throw new Error(`nats-server exited with ${child.exitCode}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error("nats-server did not start");
+  }
+
+  async function stop(signal: NodeJS.Signals = "SIGKILL") {
+    const running = child;
+    child = null;
+    if (!running || running.exitCode !== null) return;
+    const exited = once(running, "exit");
+    running.kill(signal);
+    await exited;
+  }
+
+  await start();
+  return {
+    url: `nats://127.0.0.1:${port}`,
+    stop,
+    start,
+    async close() {
+      await stop();
+      rmSync(store, { recursive: true, force: true });
+    },
+  };
+}

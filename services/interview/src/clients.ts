@@ -1,0 +1,27 @@
+import { createClient } from "@connectrpc/connect";
+import { type Config, createServiceTransport } from "@evalp/kit";
+import { OrganizationService } from "@evalp/proto/control/v1/organization";
+import { QuotaService } from "@evalp/proto/control/v1/quota";
+import { SubjectService } from "@evalp/proto/control/v1/subject";
+import { BundleService } from "@evalp/proto/platform/v1/bundle";
+import type { ControlClients, PlatformClients } from "./deps.js";
+
+/** Clients of the control plane at `CONTROL_URL`, sharing one HTTP/2 session. */
+export function createControlClients(
+  config: Pick<Config, "CONTROL_URL" | "UPSTREAM_TIMEOUT_MS">,
+): ControlClients {
+  const transport = createServiceTransport(() => config.CONTROL_URL, config.UPSTREAM_TIMEOUT_MS);
+  return {
+    organizations: createClient(OrganizationService, transport),
+    subjects: createClient(SubjectService, transport),
+    quotas: createClient(QuotaService, transport),
+  };
+}
+
+/** Clients of the platform plane at `PLATFORM_URL`. */
+export function createPlatformClients(
+  config: Pick<Config, "PLATFORM_URL" | "UPSTREAM_TIMEOUT_MS">,
+): PlatformClients {
+  const transport = createServiceTransport(() => config.PLATFORM_URL, config.UPSTREAM_TIMEOUT_MS);
+  return { bundles: createClient(BundleService, transport) };
+}

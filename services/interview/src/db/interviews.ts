@@ -1,0 +1,58 @@
+import type { Queryable } from "@evalp/kit";
+import { notFound } from "@evalp/kit";
+import { INTERVIEW_COLUMNS, type InterviewRow } from "./rows.js";
+
+/** The interview of an evaluation, if it started; `forUpdate` takes the row for one step. */
+export async function findInterview(
+  db: Queryable,
+  evaluationId: string,
+  forUpdate = false,
+): Promise<InterviewRow | null> {
+  const found = await db.query<InterviewRow>(
+    `SELECT ${INTERVIEW_COLUMNS} FROM interviews WHERE evaluation_id = $1${forUpdate ? " FOR UPDATE" : ""}`,
+    [evaluationId],
+  );
+  return found.rows[0] ?? null;
+}
+
+/** Like `findInterview`, 404 `not_found` (resource `interview`) before the participant started. */
+export async function requireInterview(
+  db: Queryable,
+  evaluationId: string,
+  forUpdate = false,
+): Promise<InterviewRow> {
+  const row = await findInterview(db, evaluationId, forUpdate);
+  if (!row) throw notFound("interview");
+  return row;
+}
+
+/** Writes back what a step changes; the caller holds the row (FOR UPDATE) in `tx`. */
+export async function saveInterview(tx: Queryable, row: InterviewRow, now: Date): Promise<void> {
+  await tx.query(
+    `UPDATE interviews SET status = $2, consented_at = $3, answers = $4, current_question_id = $5, revision = $6,
+       last_seq = $7, last_activity_at = $8, completed_at = $9, ended_reason = $10, paused_reason = $11
+     WHERE id = $1`,
+    [
+      row.id,
+      row.status,
+      row.consented_at,
+      JSON.stringify(row.answers),
+      row.current_question_id,
+      row.revision,
+      row.last_seq,
+      now,
+      row.completed_at,
+      row.ended_reason,
+      row.paused_reason,
+    ],
+  );
+  row.last_activity_at = now;
+}
+
+/** Ends every participant session of the evaluation: they stop counting as active. */
+export async function completeSessions(tx: Queryable, evaluationId: string, now: Date): Promise<void> {
+  await tx.query(
+    "UPDATE participant_sessions SET completed_at = $2 WHERE evaluation_id = $1 AND completed_at IS NULL",
+    [evaluationId, now],
+  );
+}

@@ -1,0 +1,166 @@
+import type { Question } from "@evalp/components";
+
+/** One item of a Pydantic-shaped 422 (contract §2), as the gateway renders it. */
+export type ValidationItem = {
+  loc: string[];
+  msg: string;
+  type: string;
+  ctx: Record<string, unknown>;
+  input: unknown;
+};
+
+/** The longest text answer; longer is `string_too_long`. */
+export const MAX_TEXT_ANSWER = 10_000;
+
+/** The one field each input's answer has (contract §7b). */
+const FIELD: Record<Question["input"], string> = {
+  single_select: "option_id",
+  multi_select: "option_ids",
+  text: "text",
+  number: "value",
+  scale: "value",
+};
+
+/** Python's repr of a string, as Pydantic quotes values in its messages. */
+function repr(value: string): string {
+  if (value.includes("'") && !value.includes('"')) return `"${value}"`;
+  return `'${value.replaceAll("\\", "\\\\").replaceAll("'", "\\'")}'`;
+}
+
+function expected(question: Question): string {
+  const ids = (question.options ?? []).map((option) => repr(option.id));
+  return ids.length <= 1 ? (ids[0] ?? "") : `${ids.slice(0, -1).join(", ")} or ${ids.at(-1)}`;
+}
+
+function item(loc: string[], type: string, msg: string, input: unknown, ctx: Record<string, unknown> = {}) {
+  return { loc, type, msg, input, ctx };
+}
+
+function isNumber(value: unknown): value is number {
+  return typeof value === "number" && Number.isFinite(value);
+}
+
+function numberProblems(question: Question, value: unknown, at: string[]): ValidationItem[] {
+  if (!isNumber(value)) return [item(at, "float_type", "Input should be a valid number", value)];
+  if (question.min !== undefined && value < question.min) {
+    return [
+      item(at, "greater_than_equal", `Input should be greater than or equal to ${question.min}`, value, {
+        ge: question.min,
+      }),
+    ];
+  }
+  if (question.max !== undefined && value > question.max) {
+    return [
+      item(at, "less_than_equal", `Input should be less than or equal to ${question.max}`, value, {
+        le: question.max,
+      }),
+    ];
+  }
+  return [];
+}
+
+function optionProblem(question: Question, value: unknown, at: string[]): ValidationItem | null {
+  if (typeof value !== "string") return item(at, "string_type", "Input should be a valid string", value);
+  if ((question.options ?? []).some((option) => option.id === value)) return null;
+  const choices = expected(question);
+  return item(at, "enum", `Input should be ${choices}`, value, { expected: choices });
+}
+
+function valueProblems(question: Question, value: unknown, at: string[]): ValidationItem[] {
+  switch (question.input) {
+    case "single_select": {
+      const problem = optionProblem(question, value, at);
+      return problem ? [problem] : [];
+    }
+    case "multi_select": {
+      if (!Array.isArray(value)) return [item(at, "list_type", "Input should be a valid list", value)];
+      if (value.length === 0) {
+        return [
+          item(at, "too_short", "List should have at least 1 item after validation, not 0", value, {
+            field_type: "List",
+            min_length: 1,
+            actual_length: 0,
+          }),
+        ];
+      }
+      const seen = new Set<unknown>();
+      const problems: ValidationItem[] = [];
+      value.forEach((choice, index) => {
+        const loc = [...at, String(index)];
+        const problem = optionProblem(question, choice, loc);
+        if (problem) problems.push(problem);
+        else if (seen.has(choice)) {
+          const error = `option ${repr(String(choice))} is chosen more than once`;
+          problems.push(item(loc, "value_error", `Value error, ${error}`, choice, { error }));
+        }
+        seen.add(choice);
+      });
+      return problems;
+    }
+    case "text": {
+      if (typeof value !== "string")
+        return [item(at, "string_type", "Input should be a valid string", value)];
+      if (value.trim().length === 0) {
+        return [
+          item(at, "string_too_short", "String should have at least 1 character", value, { min_length: 1 }),
+        ];
+      }
+      if (value.length > MAX_TEXT_ANSWER) {
+        return [
+          item(at, "string_too_long", `String should have at most ${MAX_TEXT_ANSWER} characters`, value, {
+            max_length: MAX_TEXT_ANSWER,
+          }),
+        ];
+      }
+      return [];
+    }
+    case "number":
+    case "scale":
+      return numberProblems(question, value, at);
+  }
+}
+
+/**
+ * Whether an answer fits its question's `input` (contract §7b: `{option_id}`, `{option_ids}`,
+ * `{text}` or `{value}`), as Pydantic-shaped problems at `["body","answer",…]`: its one field
+ * missing, any other field, and the field's own type, options and bounds.
+ */
+export function answerProblems(question: Question, answer: Record<string, unknown>): ValidationItem[] {
+  const base = ["body", "answer"];
+  const field = FIELD[question.input];
+  const problems: ValidationItem[] = [];
+  if (!Object.hasOwn(answer, field)) {
+    problems.push(item([...base, field], "missing", "Field required", answer));
+  } else {
+    problems.push(...valueProblems(question, answer[field], [...base, field]));
+  }
+  for (const key of Object.keys(answer)) {
+    if (key !== field)
+      problems.push(item([...base, key], "extra_forbidden", "Extra inputs are not permitted", answer[key]));
+  }
+  return problems;
+}
+
+/**
+ * An answer as the transcript says it (contract §5b, §7b): the chosen option labels joined by
+ * ", " in the question's order, the text, or the number.
+ */
+export function answerText(question: Question, answer: Record<string, unknown>): string {
+  const options = question.options ?? [];
+  switch (question.input) {
+    case "single_select":
+      return options.find((option) => option.id === answer.option_id)?.label ?? String(answer.option_id);
+    case "multi_select": {
+      const chosen = new Set(answer.option_ids as unknown[]);
+      return options
+        .filter((option) => chosen.has(option.id))
+        .map((option) => option.label)
+        .join(", ");
+    }
+    case "text":
+      return String(answer.text);
+    case "number":
+    case "scale":
+      return String(answer.value);
+  }
+}

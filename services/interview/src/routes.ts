@@ -1,0 +1,48 @@
+import type { ConnectRouter } from "@connectrpc/connect";
+import { UsageService } from "@evalp/proto/common/v1/usage";
+import { AnalyticsService } from "@evalp/proto/interview/v1/analytics";
+import { EvaluationService } from "@evalp/proto/interview/v1/evaluation";
+import { ParticipantService } from "@evalp/proto/interview/v1/participant";
+import type { Deps } from "./deps.js";
+import { createEnvironmentScope } from "./environment-scope.js";
+import { consent } from "./rpc/consent.js";
+import { countUsage } from "./rpc/count-usage.js";
+import { createEvaluation } from "./rpc/create-evaluation.js";
+import { createParticipantSession } from "./rpc/create-participant-session.js";
+import { finishInterview } from "./rpc/finish-interview.js";
+import { getEvaluation } from "./rpc/get-evaluation.js";
+import { getEvaluationInterview } from "./rpc/get-evaluation-interview.js";
+import { getSnapshot } from "./rpc/get-snapshot.js";
+import { getSummary } from "./rpc/get-summary.js";
+import { getTranscript } from "./rpc/get-transcript.js";
+import { listBehavioralEvents } from "./rpc/list-behavioral-events.js";
+import { recordEvents } from "./rpc/record-events.js";
+import { recordUtterance } from "./rpc/record-utterance.js";
+import { startInterview } from "./rpc/start-interview.js";
+import { submitAnswer } from "./rpc/submit-answer.js";
+
+/** Every interview-plane RPC, one file each under `rpc/`. */
+export function routes(deps: Deps) {
+  const requireEnvironment = createEnvironmentScope(deps.control);
+  return (router: ConnectRouter) => {
+    router.service(EvaluationService, {
+      createEvaluation: createEvaluation(deps, requireEnvironment),
+      getEvaluation: getEvaluation(deps, requireEnvironment),
+      createParticipantSession: createParticipantSession(deps, requireEnvironment),
+      getEvaluationInterview: getEvaluationInterview(deps, requireEnvironment),
+      listBehavioralEvents: listBehavioralEvents(deps, requireEnvironment),
+    });
+    router.service(ParticipantService, {
+      startInterview: startInterview(deps),
+      getSnapshot: getSnapshot(deps),
+      consent: consent(deps),
+      submitAnswer: submitAnswer(deps),
+      finishInterview: finishInterview(deps),
+      getTranscript: getTranscript(deps),
+      recordEvents: recordEvents(deps),
+      recordUtterance: recordUtterance(deps),
+    });
+    router.service(AnalyticsService, { getSummary: getSummary(deps, requireEnvironment) });
+    router.service(UsageService, { countUsage: countUsage(deps) });
+  };
+}

@@ -1,0 +1,72 @@
+import { create } from "@bufbuild/protobuf";
+import type { HandlerContext } from "@connectrpc/connect";
+import { AppError, enforceQuota, newId, withTransaction } from "@evalp/kit";
+import {
+  type CreateEvaluationRequest,
+  type CreateEvaluationResponse,
+  CreateEvaluationResponseSchema,
+} from "@evalp/proto/interview/v1/evaluation";
+import { countEvaluations } from "../db/evaluations.js";
+import { type EvaluationRow, evaluationMessage } from "../db/rows.js";
+import type { Deps } from "../deps.js";
+import { forwardedCall, type RequireEnvironment } from "../environment-scope.js";
+
+/**
+ * A new evaluation: a subject (and optionally a program) of the environment, a `published`
+ * bundle of its app (else 409 `bundle_not_published`), counted against `evaluations`.
+ */
+export function createEvaluation(deps: Deps, requireEnvironment: RequireEnvironment) {
+  return async (req: CreateEvaluationRequest, ctx: HandlerContext): Promise<CreateEvaluationResponse> => {
+    const environment = await requireEnvironment(req.environment, ctx);
+    const call = forwardedCall(ctx);
+    const [, , bundle] = await Promise.all([
+      deps.control.subjects.getSubject({ environment, subjectId: req.subjectId }, call),
+      req.programId === undefined
+        ? null
+        : deps.control.subjects.getProgram({ environment, programId: req.programId }, call),
+      deps.platform.bundles.getBundle(
+        {
+          app: { organizationId: environment.organizationId, appId: environment.appId },
+          bundleId: req.bundleId,
+        },
+        call,
+      ),
+    ]);
+    const status = bundle.bundle?.status ?? "";
+    if (status !== "published") {
+      throw new AppError("bundle_not_published", "Evaluations run on published bundles only.", {
+        bundle_id: req.bundleId,
+        status,
+      });
+    }
+    const environmentId = environment.environmentId;
+    const row = await withTransaction(deps.pool, async (tx) => {
+      await enforceQuota(tx, {
+        environmentId,
+        counter: "evaluations",
+        limit: async () => {
+          const answer = await deps.control.quotas.getLimits({ environmentId }, call);
+          return Number(answer.limits?.evaluations ?? 0n);
+        },
+        usage: () => countEvaluations(tx, environmentId),
+      });
+      const inserted = await tx.query<EvaluationRow>(
+        `INSERT INTO evaluations (id, organization_id, app_id, environment_id, subject_id, bundle_id, program_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)
+         RETURNING id, organization_id, app_id, environment_id, subject_id, bundle_id, program_id, created_at,
+                   'pending' AS status`,
+        [
+          newId(),
+          environment.organizationId,
+          environment.appId,
+          environmentId,
+          req.subjectId,
+          req.bundleId,
+          req.programId ?? null,
+        ],
+      );
+      return inserted.rows[0] as EvaluationRow;
+    });
+    return create(CreateEvaluationResponseSchema, { evaluation: evaluationMessage(row) });
+  };
+}

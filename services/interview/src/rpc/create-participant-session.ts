@@ -1,0 +1,69 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { HandlerContext } from "@connectrpc/connect";
+import { enforceQuota, MAX_TOKEN_SECONDS, newId, signParticipantToken, withTransaction } from "@evalp/kit";
+import {
+  type CreateParticipantSessionRequest,
+  type CreateParticipantSessionResponse,
+  CreateParticipantSessionResponseSchema,
+} from "@evalp/proto/interview/v1/evaluation";
+import { countActiveSessions, findEvaluation } from "../db/evaluations.js";
+import type { Deps } from "../deps.js";
+import { forwardedCall, type RequireEnvironment } from "../environment-scope.js";
+import { invalidTransition, participantStatus } from "../flow/statuses.js";
+
+/** Contract §5b: `ttl_seconds` defaults to 900. */
+export const DEFAULT_SESSION_SECONDS = 900;
+
+/**
+ * A participant session of the evaluation and its token (a JWT bound to the session, at most
+ * 1 h), counted against `active_participant_sessions` while unexpired and not completed. An
+ * evaluation whose interview is over takes no new session (409 `invalid_transition`).
+ */
+export function createParticipantSession(deps: Deps, requireEnvironment: RequireEnvironment) {
+  return async (
+    req: CreateParticipantSessionRequest,
+    ctx: HandlerContext,
+  ): Promise<CreateParticipantSessionResponse> => {
+    const environment = await requireEnvironment(req.environment, ctx);
+    const environmentId = environment.environmentId;
+    const evaluation = await findEvaluation(deps.pool, environmentId, req.evaluationId);
+    if (evaluation.status === "completed" || evaluation.status === "ended_incomplete") {
+      const from = participantStatus(evaluation.status, true);
+      throw invalidTransition(from, "in_progress", "interview_over", { evaluation_id: evaluation.id });
+    }
+    const ttl = Math.min(
+      req.ttlSeconds > 0 ? req.ttlSeconds : DEFAULT_SESSION_SECONDS,
+      MAX_TOKEN_SECONDS.participant,
+    );
+    // Whole seconds, so that the token's `exp` and `expires_at` are the same instant.
+    const expiresAt = new Date(Math.floor((Date.now() + ttl * 1000) / 1000) * 1000);
+    const sessionId = newId();
+    await withTransaction(deps.pool, async (tx) => {
+      await enforceQuota(tx, {
+        environmentId,
+        counter: "active_participant_sessions",
+        limit: async () => {
+          const answer = await deps.control.quotas.getLimits({ environmentId }, forwardedCall(ctx));
+          return Number(answer.limits?.activeParticipantSessions ?? 0n);
+        },
+        usage: () => countActiveSessions(tx, environmentId),
+      });
+      await tx.query(
+        "INSERT INTO participant_sessions (id, evaluation_id, environment_id, expires_at) VALUES ($1, $2, $3, $4)",
+        [sessionId, evaluation.id, environmentId, expiresAt],
+      );
+    });
+    const token = await signParticipantToken(
+      deps.config.JWT_SECRET,
+      "participant",
+      { sessionId, evaluationId: evaluation.id, environmentId },
+      expiresAt,
+    );
+    return create(CreateParticipantSessionResponseSchema, {
+      sessionId,
+      participantToken: token,
+      expiresAt: timestampFromDate(expiresAt),
+    });
+  };
+}

@@ -1,0 +1,54 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import {
+  type RecordUtteranceRequest,
+  type RecordUtteranceResponse,
+  RecordUtteranceResponseSchema,
+} from "@evalp/proto/interview/v1/participant";
+import { appendEntries } from "../db/entries.js";
+import { saveInterview } from "../db/interviews.js";
+import { transcriptMessage } from "../db/rows.js";
+import type { Deps } from "../deps.js";
+import { requireInProgress } from "../flow/statuses.js";
+import { runStep } from "../steps.js";
+
+/**
+ * A participant's utterance from the realtime door, as an `utterance` entry (speaker
+ * `participant`, the modality it was sent with). The participant's client does the speech
+ * recognition: the platform stores and serves the text. It needs consent and an interview that
+ * is not over; it changes no snapshot, so the revision stays.
+ */
+export function recordUtterance(deps: Deps) {
+  return async (req: RecordUtteranceRequest): Promise<RecordUtteranceResponse> => {
+    const entry = await runStep(deps, req.participant, async ({ tx, interview, now }) => {
+      requireInProgress(interview.status, interview.consented_at !== null);
+      const startedAt = req.startedAt ? timestampDate(req.startedAt) : now;
+      const endedAt = req.endedAt ? timestampDate(req.endedAt) : null;
+      const [written] = await appendEntries(
+        tx,
+        interview,
+        [
+          {
+            kind: "utterance",
+            actor: "participant",
+            occurredAt: startedAt,
+            questionId: interview.current_question_id ?? undefined,
+            payload: {
+              speaker: "participant",
+              modality: req.modality,
+              text: req.text,
+              started_at: startedAt.toISOString(),
+              ...(endedAt ? { ended_at: endedAt.toISOString() } : {}),
+              interrupted: req.interrupted,
+            },
+          },
+        ],
+        now,
+      );
+      await saveInterview(tx, interview, now);
+      return written;
+    });
+    if (!entry) throw new Error("the utterance entry was not written");
+    return create(RecordUtteranceResponseSchema, { entry: transcriptMessage(entry) });
+  };
+}

@@ -1,0 +1,130 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { isUuid, notFound, type Queryable, WEBHOOKS_ROOT, writeOutboxMessage } from "@evalp/kit";
+import {
+  type Attempt,
+  AttemptSchema,
+  type Delivery,
+  DeliverySchema,
+} from "@evalp/proto/webhooks/v1/delivery";
+
+export type DeliveryStatus = "pending" | "failed" | "succeeded" | "dead_letter";
+export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ["pending", "failed", "succeeded", "dead_letter"];
+
+export type DeliveryRow = {
+  id: string;
+  environment_id: string;
+  endpoint_id: string;
+  event_id: string;
+  event_type: string;
+  status: DeliveryStatus;
+  attempt_count: number;
+  next_attempt_at: Date | null;
+  last_error: string | null;
+  response_status: number | null;
+  delivered_at: Date | null;
+  created_at: Date;
+};
+
+export const DELIVERY_COLUMNS = `id, environment_id, endpoint_id, event_id, event_type, status, attempt_count,
+  next_attempt_at, last_error, response_status, delivered_at, created_at`;
+
+type AttemptRow = {
+  attempted_at: Date;
+  response_status: number | null;
+  error: string | null;
+  duration_ms: number;
+};
+
+export function deliveryMessage(row: DeliveryRow, attempts: AttemptRow[] = []): Delivery {
+  return create(DeliverySchema, {
+    id: row.id,
+    endpointId: row.endpoint_id,
+    eventId: row.event_id,
+    eventType: row.event_type,
+    attemptCount: row.attempt_count,
+    createdAt: timestampFromDate(row.created_at),
+    deliveredAt: row.delivered_at ? timestampFromDate(row.delivered_at) : undefined,
+    lastError: row.last_error ?? undefined,
+    nextAttemptAt: row.next_attempt_at ? timestampFromDate(row.next_attempt_at) : undefined,
+    responseStatus: row.response_status ?? undefined,
+    status: row.status,
+    attempts: attempts.map(attemptMessage),
+  });
+}
+
+function attemptMessage(row: AttemptRow): Attempt {
+  return create(AttemptSchema, {
+    attemptedAt: timestampFromDate(row.attempted_at),
+    responseStatus: row.response_status ?? undefined,
+    error: row.error ?? undefined,
+    durationMs: row.duration_ms,
+  });
+}
+
+/** A delivery of the environment; 404 otherwise. */
+export async function requireDelivery(db: Queryable, environmentId: string, deliveryId: string) {
+  if (!isUuid(deliveryId)) throw notFound("webhook_delivery");
+  const found = await db.query<DeliveryRow>(
+    `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE id = $1 AND environment_id = $2`,
+    [deliveryId, environmentId],
+  );
+  const row = found.rows[0];
+  if (!row) throw notFound("webhook_delivery");
+  return row;
+}
+
+export async function attemptsOf(db: Queryable, deliveryId: string): Promise<AttemptRow[]> {
+  const found = await db.query<AttemptRow>(
+    `SELECT attempted_at, response_status, error, duration_ms FROM webhook_delivery_attempts
+     WHERE delivery_id = $1 ORDER BY attempted_at, id`,
+    [deliveryId],
+  );
+  return found.rows;
+}
+
+/** The subject dead letters are published on (contract §6), under the webhooks root. */
+export const DEAD_LETTER_SUBJECT = `${WEBHOOKS_ROOT}.dead_letter`;
+
+/**
+ * Announces a delivery that turned `dead_letter` on `webhooks.dead_letter`, through this
+ * service's outbox so that it is published exactly when the status change commits.
+ */
+export async function writeDeadLetter(db: Queryable, row: DeliveryRow): Promise<void> {
+  await writeOutboxMessage(db, {
+    type: "webhook.dead_letter",
+    subject: DEAD_LETTER_SUBJECT,
+    environmentId: row.environment_id,
+    payload: {
+      delivery_id: row.id,
+      endpoint_id: row.endpoint_id,
+      event_id: row.event_id,
+      event_type: row.event_type,
+      environment_id: row.environment_id,
+      attempt_count: row.attempt_count,
+      last_error: row.last_error,
+      response_status: row.response_status,
+      timestamp: new Date().toISOString(),
+    },
+  });
+}
+
+/**
+ * Turns every waiting delivery (pending or failed) of an endpoint `dead_letter` with `reason`,
+ * taking their locks in id order, and announces each. In-flight attempts lose their lease, so
+ * they record their attempt but cannot set an outcome.
+ */
+export async function deadLetterWaiting(db: Queryable, endpointId: string, reason: string): Promise<number> {
+  const updated = await db.query<DeliveryRow>(
+    `UPDATE webhook_deliveries d
+     SET status = 'dead_letter', last_error = $2, next_attempt_at = NULL, leased_until = NULL,
+         claim_token = NULL, updated_at = clock_timestamp()
+     FROM (SELECT id FROM webhook_deliveries WHERE endpoint_id = $1 AND status IN ('pending', 'failed')
+           ORDER BY id FOR UPDATE) w
+     WHERE d.id = w.id
+     RETURNING ${DELIVERY_COLUMNS.replace(/(\w+)/g, "d.$1")}`,
+    [endpointId, reason],
+  );
+  for (const row of updated.rows) await writeDeadLetter(db, row);
+  return updated.rowCount ?? 0;
+}

@@ -1,0 +1,25 @@
+import type { Client } from "@connectrpc/connect";
+import type { Config, Logger, Pool } from "@evalp/kit";
+import type { OrganizationService } from "@evalp/proto/control/v1/organization";
+import type { QuotaService } from "@evalp/proto/control/v1/quota";
+import type { RequireEnvironment } from "./environment-scope.js";
+import type { Resolver } from "./ssrf.js";
+
+/** The control plane, which owns environments and the limits of quotas. */
+export type ControlClients = {
+  organizations: Client<typeof OrganizationService>;
+  quotas: Client<typeof QuotaService>;
+};
+
+/** What every webhooks RPC is a function of. */
+export type Deps = {
+  pool: Pool;
+  logger: Logger;
+  config: Pick<Config, "WEBHOOK_ALLOW_PRIVATE">;
+  control: ControlClients;
+  requireEnvironment: RequireEnvironment;
+  /** Tells this process's delivery worker that a delivery is due now (test, replay, recover). */
+  wake: () => void;
+  /** How target host names are resolved for the private-address check (tests replace it). */
+  resolver?: Resolver;
+};

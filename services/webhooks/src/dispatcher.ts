@@ -1,0 +1,171 @@
+import { randomUUID } from "node:crypto";
+import type { Logger, Pool } from "@evalp/kit";
+import { type ClaimedDelivery, claimDue, msUntilNextDue, recordAttempt, releaseLease } from "./attempts.js";
+import type { Sender } from "./deliver.js";
+
+/** The delivery worker of one process: takes due deliveries and attempts them. */
+export type Dispatcher = {
+  start(): void;
+  /** Stops taking deliveries, lets attempts in flight finish (at most `drainMs`), then aborts the rest. */
+  stop(drainMs?: number): Promise<void>;
+  /** A delivery became due now (stored, replayed, recovered, tested): look at once. */
+  wake(): void;
+};
+
+export type DispatcherOptions = {
+  pool: Pool;
+  logger: Logger;
+  sender: Sender;
+  schedule: readonly number[];
+  /** Attempts in flight at once, overall and per endpoint. */
+  concurrency: number;
+  perEndpoint: number;
+  /** How long one attempt may take; a lease outlives it. */
+  timeoutMs: number;
+  /** The longest the worker sleeps without looking for due deliveries. */
+  pollMs?: number;
+};
+
+/**
+ * Finds due deliveries (`FOR UPDATE SKIP LOCKED`, leased to this worker, so that two replicas
+ * never send the same attempt), posts each within the overall and per-endpoint bounds, and
+ * records the attempt and its outcome. Between rounds it sleeps until the next delivery falls
+ * due, a wake-up, or `pollMs`.
+ */
+export function createDispatcher(options: DispatcherOptions): Dispatcher {
+  const pollMs = options.pollMs ?? 1_000;
+  // Longer than any attempt (its timeout covers the target check and the request), with room to record it.
+  const leaseMs = options.timeoutMs + 5_000;
+  const log = options.logger.child({ component: "dispatcher" });
+  const perEndpoint = new Map<string, number>();
+  const running = new Set<Promise<void>>();
+  const shutdown = new AbortController();
+  let inFlight = 0;
+  let stopped = false;
+  let pending = false;
+  let wakeUp: (() => void) | null = null;
+  let soon: NodeJS.Timeout | null = null;
+  let loop: Promise<void> | null = null;
+
+  function wake() {
+    pending = true;
+    wakeUp?.();
+  }
+
+  /** After a completion: wait a moment so that several finished attempts are refilled in one round. */
+  function wakeSoon() {
+    soon ??= setTimeout(() => {
+      soon = null;
+      wake();
+    }, 2);
+  }
+
+  function pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, Math.max(0, ms));
+      function done() {
+        clearTimeout(timer);
+        wakeUp = null;
+        resolve();
+      }
+      wakeUp = done;
+    });
+  }
+
+  function saturated(): string[] {
+    return [...perEndpoint].filter(([, n]) => n >= options.perEndpoint).map(([id]) => id);
+  }
+
+  function launch(delivery: ClaimedDelivery) {
+    inFlight += 1;
+    perEndpoint.set(delivery.endpoint_id, (perEndpoint.get(delivery.endpoint_id) ?? 0) + 1);
+    const task = attempt(delivery)
+      .catch((error: unknown) =>
+        log.error({ err: error, delivery_id: delivery.id }, "delivery attempt failed"),
+      )
+      .finally(() => {
+        inFlight -= 1;
+        const left = (perEndpoint.get(delivery.endpoint_id) ?? 1) - 1;
+        if (left > 0) perEndpoint.set(delivery.endpoint_id, left);
+        else perEndpoint.delete(delivery.endpoint_id);
+        running.delete(task);
+        wakeSoon();
+      });
+    running.add(task);
+  }
+
+  async function attempt(delivery: ClaimedDelivery): Promise<void> {
+    if (delivery.endpoint_stopped) {
+      // Replayed or raced past a disabling: it is not sent.
+      await recordAttempt(options.pool, delivery, null, options.schedule);
+      return;
+    }
+    const secrets = delivery.previous_secret
+      ? [delivery.secret, delivery.previous_secret]
+      : [delivery.secret];
+    const result = await options.sender.send({
+      url: delivery.url,
+      body: delivery.body,
+      eventId: delivery.event_id,
+      secrets,
+      signal: shutdown.signal,
+    });
+    if (result.aborted) {
+      // Cut off by shutdown: another worker (or this one after a restart) attempts it again.
+      await releaseLease(options.pool, delivery);
+      return;
+    }
+    await recordAttempt(options.pool, delivery, result, options.schedule);
+  }
+
+  async function run(): Promise<void> {
+    let backoff = 0;
+    while (!stopped) {
+      pending = false;
+      const free = options.concurrency - inFlight;
+      try {
+        if (free > 0) {
+          const claimed = await claimDue(options.pool, {
+            limit: free,
+            perEndpoint: options.perEndpoint,
+            busy: perEndpoint,
+            saturated: saturated(),
+            leaseMs,
+            token: randomUUID(),
+          });
+          for (const delivery of claimed) launch(delivery);
+        }
+        backoff = 0;
+        if (pending || stopped) continue;
+        if (inFlight >= options.concurrency) {
+          await pause(pollMs);
+          continue;
+        }
+        const next = await msUntilNextDue(options.pool, saturated());
+        await pause(next === null ? pollMs : Math.min(Math.max(next, 10), pollMs));
+      } catch (error) {
+        backoff = Math.min(Math.max(backoff * 2, 100), 5_000);
+        log.warn({ err: error, retry_in_ms: backoff }, "dispatcher round failed");
+        await pause(backoff);
+      }
+    }
+  }
+
+  return {
+    start() {
+      loop ??= run();
+    },
+    async stop(drainMs = 5_000) {
+      stopped = true;
+      if (soon) clearTimeout(soon);
+      wakeUp?.();
+      await loop;
+      const drained = Promise.all(running).then(() => true);
+      const late = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), drainMs).unref());
+      if (!(await Promise.race([drained, late]))) shutdown.abort();
+      await Promise.all(running);
+      await options.sender.close();
+    },
+    wake,
+  };
+}

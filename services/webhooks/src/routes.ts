@@ -1,0 +1,39 @@
+import type { ConnectRouter } from "@connectrpc/connect";
+import { UsageService } from "@evalp/proto/common/v1/usage";
+import { WebhookDeliveryService } from "@evalp/proto/webhooks/v1/delivery";
+import { WebhookEndpointService } from "@evalp/proto/webhooks/v1/endpoint";
+import type { Deps } from "./deps.js";
+import { countUsage } from "./rpc/count-usage.js";
+import { createEndpoint } from "./rpc/create-endpoint.js";
+import { deleteEndpoint } from "./rpc/delete-endpoint.js";
+import { getDelivery } from "./rpc/get-delivery.js";
+import { getEndpoint } from "./rpc/get-endpoint.js";
+import { listDeliveries } from "./rpc/list-deliveries.js";
+import { listEndpoints } from "./rpc/list-endpoints.js";
+import { recoverEndpoint } from "./rpc/recover-endpoint.js";
+import { replayDelivery } from "./rpc/replay-delivery.js";
+import { rotateSecret } from "./rpc/rotate-secret.js";
+import { testEndpoint } from "./rpc/test-endpoint.js";
+import { updateEndpoint } from "./rpc/update-endpoint.js";
+
+/** Every webhooks-plane RPC, one file each under `rpc/`. */
+export function routes(deps: Deps) {
+  return (router: ConnectRouter) => {
+    router.service(WebhookEndpointService, {
+      createEndpoint: createEndpoint(deps),
+      listEndpoints: listEndpoints(deps),
+      getEndpoint: getEndpoint(deps),
+      updateEndpoint: updateEndpoint(deps),
+      deleteEndpoint: deleteEndpoint(deps),
+      rotateSecret: rotateSecret(deps),
+      testEndpoint: testEndpoint(deps),
+      recoverEndpoint: recoverEndpoint(deps),
+    });
+    router.service(WebhookDeliveryService, {
+      listDeliveries: listDeliveries(deps),
+      getDelivery: getDelivery(deps),
+      replayDelivery: replayDelivery(deps),
+    });
+    router.service(UsageService, { countUsage: countUsage(deps) });
+  };
+}

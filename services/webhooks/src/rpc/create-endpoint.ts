@@ -1,0 +1,50 @@
+import { create } from "@bufbuild/protobuf";
+import type { HandlerContext } from "@connectrpc/connect";
+import { enforceQuota, newId, withTransaction } from "@evalp/kit";
+import {
+  type CreateEndpointRequest,
+  type CreateEndpointResponse,
+  CreateEndpointResponseSchema,
+} from "@evalp/proto/webhooks/v1/endpoint";
+import { countEndpoints, ENDPOINT_COLUMNS, type EndpointRow, endpointMessage } from "../db/endpoints.js";
+import type { Deps } from "../deps.js";
+import { forwardedCall } from "../environment-scope.js";
+import { generateSecret, secretProblem } from "../secrets.js";
+import { eventTypesOf, fieldError, requireTarget } from "../target.js";
+
+/**
+ * A new endpoint, counted against the environment's `webhook_endpoints` quota (kit
+ * `enforceQuota`, the limit read from control). Its secret is in this response only.
+ */
+export function createEndpoint(deps: Deps) {
+  return async (req: CreateEndpointRequest, ctx: HandlerContext): Promise<CreateEndpointResponse> => {
+    const environmentId = await deps.requireEnvironment(req.environment, ctx);
+    if (req.secret !== undefined) {
+      const problem = secretProblem(req.secret);
+      if (problem) throw fieldError("secret", req.secret, problem);
+    }
+    await requireTarget(deps, req.url);
+    const secret = req.secret ?? generateSecret();
+    const row = await withTransaction(deps.pool, async (tx) => {
+      await enforceQuota(tx, {
+        environmentId,
+        counter: "webhook_endpoints",
+        limit: async () => {
+          const answer = await deps.control.quotas.getLimits({ environmentId }, forwardedCall(ctx));
+          return Number(answer.limits?.webhookEndpoints ?? 0n);
+        },
+        usage: () => countEndpoints(tx, environmentId),
+      });
+      const inserted = await tx.query<EndpointRow>(
+        `INSERT INTO webhook_endpoints (id, environment_id, url, event_types, secret, disabled_at, disabled_reason)
+         VALUES ($1, $2, $3, $4, $5,
+                 CASE WHEN $6 THEN NULL ELSE date_trunc('milliseconds', clock_timestamp()) END,
+                 CASE WHEN $6 THEN NULL ELSE 'requested' END)
+         RETURNING ${ENDPOINT_COLUMNS}`,
+        [newId(), environmentId, req.url, eventTypesOf(req.eventTypes), secret, req.enabled],
+      );
+      return inserted.rows[0] as EndpointRow;
+    });
+    return create(CreateEndpointResponseSchema, { endpoint: endpointMessage(row), secret });
+  };
+}

@@ -1,0 +1,33 @@
+import { create } from "@bufbuild/protobuf";
+import type { HandlerContext } from "@connectrpc/connect";
+import { withTransaction } from "@evalp/kit";
+import {
+  type DeleteEndpointRequest,
+  type DeleteEndpointResponse,
+  DeleteEndpointResponseSchema,
+} from "@evalp/proto/webhooks/v1/endpoint";
+import { deadLetterWaiting } from "../db/deliveries.js";
+import { requireEndpoint } from "../db/endpoints.js";
+import type { Deps } from "../deps.js";
+
+/**
+ * Deletes an endpoint: it stops counting against the quota and receiving events, its waiting
+ * deliveries turn `dead_letter` (`endpoint deleted`), and its deliveries stay readable.
+ */
+export function deleteEndpoint(deps: Deps) {
+  return async (req: DeleteEndpointRequest, ctx: HandlerContext): Promise<DeleteEndpointResponse> => {
+    const environmentId = await deps.requireEnvironment(req.environment, ctx);
+    await withTransaction(deps.pool, async (tx) => {
+      await requireEndpoint(tx, environmentId, req.endpointId, true);
+      await tx.query(
+        `UPDATE webhook_endpoints
+         SET deleted_at = clock_timestamp(), disabled_at = COALESCE(disabled_at, date_trunc('milliseconds', clock_timestamp())),
+             updated_at = clock_timestamp()
+         WHERE id = $1`,
+        [req.endpointId],
+      );
+      await deadLetterWaiting(tx, req.endpointId, "endpoint deleted");
+    });
+    return create(DeleteEndpointResponseSchema, {});
+  };
+}

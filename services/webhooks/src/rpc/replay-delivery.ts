@@ -1,0 +1,32 @@
+import { create } from "@bufbuild/protobuf";
+import type { HandlerContext } from "@connectrpc/connect";
+import {
+  type ReplayDeliveryRequest,
+  type ReplayDeliveryResponse,
+  ReplayDeliveryResponseSchema,
+} from "@evalp/proto/webhooks/v1/delivery";
+import { DELIVERY_COLUMNS, type DeliveryRow, deliveryMessage, requireDelivery } from "../db/deliveries.js";
+import type { Deps } from "../deps.js";
+
+/**
+ * #14: any delivery, whatever its status, becomes `pending` and is attempted again at once, with
+ * a fresh retry schedule; `attempt_count` keeps counting. An attempt already in flight keeps its
+ * result as an attempt but no longer decides the status.
+ */
+export function replayDelivery(deps: Deps) {
+  return async (req: ReplayDeliveryRequest, ctx: HandlerContext): Promise<ReplayDeliveryResponse> => {
+    const environmentId = await deps.requireEnvironment(req.environment, ctx);
+    await requireDelivery(deps.pool, environmentId, req.deliveryId);
+    const updated = await deps.pool.query<DeliveryRow>(
+      `UPDATE webhook_deliveries
+       SET status = 'pending', next_attempt_at = now(), series_start = attempt_count, leased_until = NULL,
+           claim_token = NULL, updated_at = clock_timestamp()
+       WHERE id = $1 RETURNING ${DELIVERY_COLUMNS}`,
+      [req.deliveryId],
+    );
+    deps.wake();
+    return create(ReplayDeliveryResponseSchema, {
+      delivery: deliveryMessage(updated.rows[0] as DeliveryRow),
+    });
+  };
+}

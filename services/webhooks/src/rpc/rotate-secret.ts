@@ -1,0 +1,36 @@
+import { create } from "@bufbuild/protobuf";
+import type { HandlerContext } from "@connectrpc/connect";
+import { withTransaction } from "@evalp/kit";
+import {
+  type RotateSecretRequest,
+  type RotateSecretResponse,
+  RotateSecretResponseSchema,
+} from "@evalp/proto/webhooks/v1/endpoint";
+import { ENDPOINT_COLUMNS, type EndpointRow, endpointMessage, requireEndpoint } from "../db/endpoints.js";
+import type { Deps } from "../deps.js";
+import { generateSecret, ROTATION_OVERLAP_MS } from "../secrets.js";
+
+/**
+ * A new secret for the endpoint, in this response only. The secret it replaces keeps signing
+ * beside it for 24 h, so receivers can switch without missing a delivery; a second rotation
+ * within that time drops the oldest.
+ */
+export function rotateSecret(deps: Deps) {
+  return async (req: RotateSecretRequest, ctx: HandlerContext): Promise<RotateSecretResponse> => {
+    const environmentId = await deps.requireEnvironment(req.environment, ctx);
+    const secret = generateSecret();
+    const row = await withTransaction(deps.pool, async (tx) => {
+      await requireEndpoint(tx, environmentId, req.endpointId, true);
+      const updated = await tx.query<EndpointRow>(
+        `UPDATE webhook_endpoints
+         SET previous_secret = secret, secret = $2,
+             previous_secret_expires_at = clock_timestamp() + make_interval(secs => $3::double precision / 1000),
+             updated_at = clock_timestamp()
+         WHERE id = $1 RETURNING ${ENDPOINT_COLUMNS}`,
+        [req.endpointId, secret, ROTATION_OVERLAP_MS],
+      );
+      return updated.rows[0] as EndpointRow;
+    });
+    return create(RotateSecretResponseSchema, { endpoint: endpointMessage(row), secret });
+  };
+}

@@ -1,0 +1,101 @@
+import {
+  type Config,
+  createOutboxRelay,
+  eventsRoute,
+  type Logger,
+  type NatsConnection,
+  type OutboxRelay,
+  type Pool,
+  webhooksRoute,
+} from "@evalp/kit";
+import { createEventConsumer, type EventConsumer } from "./consumer.js";
+import { createSender } from "./deliver.js";
+import { createDispatcher } from "./dispatcher.js";
+import { parseSchedule } from "./retry.js";
+import type { Resolver } from "./ssrf.js";
+
+type WorkerConfig = Pick<
+  Config,
+  | "EVENTS_STREAM"
+  | "EVENTS_SUBJECT_PREFIX"
+  | "WEBHOOKS_STREAM"
+  | "WEBHOOKS_SUBJECT_PREFIX"
+  | "NATS_STREAM_REPLICAS"
+  | "WEBHOOK_RETRY_SCHEDULE_MS"
+  | "WEBHOOK_ALLOW_PRIVATE"
+  | "WEBHOOK_TIMEOUT_MS"
+  | "WEBHOOK_CONCURRENCY"
+  | "WEBHOOK_ENDPOINT_CONCURRENCY"
+>;
+
+/** The background work of the webhooks plane, apart from its RPCs. */
+export type WebhookWorkers = {
+  /** Starts the delivery worker, which needs Postgres only. */
+  start(): void;
+  /** Starts what needs NATS: this plane's outbox relay and the events consumer. */
+  connect(nc: NatsConnection): Promise<void>;
+  /** Stops consuming, relays what it holds, lets attempts in flight finish (at most `drainMs`). */
+  stop(drainMs?: number): Promise<void>;
+  /** A delivery is due now. */
+  wake(): void;
+};
+
+/**
+ * The three workers of contract §6 on this plane: the events consumer (stream → deliveries), the
+ * dispatcher (deliveries → signed POSTs, retries, dead letters) and the outbox relay of this
+ * plane's own messages (`webhook.endpoint_disabled` events, `webhooks.dead_letter`).
+ */
+export function createWebhookWorkers(options: {
+  pool: Pool;
+  logger: Logger;
+  config: WorkerConfig;
+  /** Where the relay LISTENs for committed outbox rows; without it, it polls. */
+  databaseUrl?: string;
+  resolver?: Resolver;
+}): WebhookWorkers {
+  const { config } = options;
+  const sender = createSender({
+    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+    allowPrivate: config.WEBHOOK_ALLOW_PRIVATE,
+    perEndpoint: config.WEBHOOK_ENDPOINT_CONCURRENCY,
+    resolver: options.resolver,
+  });
+  const dispatcher = createDispatcher({
+    pool: options.pool,
+    logger: options.logger,
+    sender,
+    schedule: parseSchedule(config.WEBHOOK_RETRY_SCHEDULE_MS),
+    concurrency: config.WEBHOOK_CONCURRENCY,
+    perEndpoint: config.WEBHOOK_ENDPOINT_CONCURRENCY,
+    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+  });
+  let relay: OutboxRelay | null = null;
+  let consumer: EventConsumer | null = null;
+  return {
+    start: () => dispatcher.start(),
+    async connect(nc) {
+      relay = createOutboxRelay({
+        pool: options.pool,
+        nc,
+        routes: [eventsRoute(config), webhooksRoute(config)],
+        logger: options.logger,
+        databaseUrl: options.databaseUrl,
+      });
+      await relay.start();
+      consumer = createEventConsumer({
+        nc,
+        pool: options.pool,
+        logger: options.logger,
+        route: eventsRoute(config),
+        onStored: dispatcher.wake,
+      });
+      await consumer.start();
+    },
+    async stop(drainMs) {
+      await consumer?.stop();
+      await dispatcher.stop(drainMs);
+      await relay?.stop();
+    },
+    wake: () => dispatcher.wake(),
+  };
+}
