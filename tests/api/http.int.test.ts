@@ -136,6 +136,12 @@ describe("operations", () => {
       "/v1/organizations/{organization_id}/apps/{app_id}/environments/{environment_id}/webhook-deliveries",
       "/v1/organizations/{organization_id}/apps/{app_id}/environments/{environment_id}/webhook-deliveries/{delivery_id}",
       "/v1/organizations/{organization_id}/apps/{app_id}/environments/{environment_id}/webhook-deliveries/{delivery_id}/replay",
+      "/v1/organizations/{organization_id}/apps/{app_id}/environments/{environment_id}/evaluations/{evaluation_id}/agent-sessions",
+      "/v1/organizations/{organization_id}/apps/{app_id}/environments/{environment_id}/agent-prices",
+      "/v1/agent/interview",
+      "/v1/agent/interview/commands",
+      "/v1/participant/interview/proposals/{proposal_id}/confirm",
+      "/v1/participant/interview/proposals/{proposal_id}/reject",
     ]) {
       expect(paths).toContain(path);
     }

@@ -406,8 +406,17 @@ describe("a whole interview through HTTP and the WebSocket", () => {
       .pool("interview")
       .query("SELECT event_type, payload FROM outbox ORDER BY created_at, id");
     const events = outbox.rows.filter((row) => row.payload.data.evaluation_id === evaluation.id);
-    expect(events.map((row) => row.event_type)).toEqual(["interview.started", "interview.completed"]);
-    expect(events[1].payload).toMatchObject({
+    expect(events.map((row) => row.event_type)).toEqual([
+      "interview.started",
+      "interview.agent_requested",
+      "interview.completed",
+    ]);
+    // Contract §9: an agent fleet dispatches itself on `interview.agent_requested`.
+    expect(events[1].payload.data).toEqual({
+      evaluation_id: evaluation.id,
+      interview_id: first.interview_id,
+    });
+    expect(events[2].payload).toMatchObject({
       type: "interview.completed",
       environment_id: tenant.environmentId,
       data: { interview_id: first.interview_id, subject_id: setup.subjectId, status: "completed" },

@@ -477,6 +477,18 @@ describe("delivery (contract §6)", () => {
     expect((await recover(true)).body).toEqual({ count: 0 });
   });
 
+  it("creates its durable consumer again when it disappears, and misses nothing", async () => {
+    await createEndpoint(api, tenant, { url: `${receiver.url}/after-loss`, event_types: ["quota.updated"] });
+    const jsm = await jetstreamManager(stack.nats);
+    await jsm.consumers.delete(stack.config.EVENTS_STREAM, "webhooks");
+    await setQuota(api, tenant, "programs", 70);
+    await vi.waitFor(
+      () =>
+        expect(bodies(receiver.at("/after-loss")).map((body) => body.data.limits?.programs)).toEqual([70]),
+      { timeout: 15_000, interval: 100 },
+    );
+  });
+
   it("pages deliveries newest first and filters by status", async () => {
     const endpoint = await createEndpoint(api, tenant, { url: `${receiver.url}/paged`, event_types: ["*"] });
     for (let i = 0; i < 3; i++) {

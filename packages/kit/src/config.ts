@@ -26,6 +26,8 @@ export const configSchema = z.object({
   PUBLIC_URL: z.string().url().optional(),
   /** The realtime door participants get as `server_url` (contract §5b); default: under PUBLIC_URL. */
   REALTIME_URL: z.string().url().optional(),
+  /** How long an agent socket may stay closed before the interview pauses (contract §9: 10 s). */
+  AGENT_DISCONNECT_PAUSE_MS: z.coerce.number().int().min(0).default(10_000),
   DATABASE_URL: z.string().default("postgres://127.0.0.1:5432/evalp"),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
   NATS_URL: z.string().default("nats://127.0.0.1:4222"),

@@ -27,6 +27,15 @@ describe("participant tokens", () => {
     expect(await verifyParticipantToken(SECRET, "participant", token)).toEqual({ ...claims, expiresAt });
   });
 
+  it("keeps agent tokens (contract §9) apart from both participant uses", async () => {
+    const agent = await signParticipantToken(SECRET, "agent", claims, inAMinute());
+    expect((await verifyParticipantToken(SECRET, "agent", agent)).sessionId).toBe(claims.sessionId);
+    expect(await codeOf(verifyParticipantToken(SECRET, "participant", agent))).toBe("unauthenticated");
+    expect(await codeOf(verifyParticipantToken(SECRET, "connection", agent))).toBe("unauthenticated");
+    const participant = await signParticipantToken(SECRET, "participant", claims, inAMinute());
+    expect(await codeOf(verifyParticipantToken(SECRET, "agent", participant))).toBe("unauthenticated");
+  });
+
   it("refuses a token of the other use, another secret, or a tampered payload as unauthenticated", async () => {
     const connection = await signParticipantToken(SECRET, "connection", claims, inAMinute());
     expect(await codeOf(verifyParticipantToken(SECRET, "participant", connection))).toBe("unauthenticated");

@@ -6,9 +6,10 @@ import { AppError } from "./errors.js";
  * The two tokens of the participant side (contract §3, §5b), told apart by their JOSE `typ`
  * header (RFC 8725 explicit typing): a participant token opens `/v1/participant/*` (≤ 1 h), a
  * connection token opens the realtime door (≤ 15 min). Neither is accepted where the other is,
- * and neither is an operator credential.
+ * and neither is an operator credential. A third, the agent token (contract §9, ≤ 15 min), is
+ * bound to one agent session of one interview (`sub` = the agent session) and opens `/v1/agent/*`.
  */
-export type ParticipantTokenUse = "participant" | "connection";
+export type ParticipantTokenUse = "participant" | "connection" | "agent";
 
 /** What a token binds: one participant session of one evaluation. */
 export type ParticipantClaims = { sessionId: string; evaluationId: string; environmentId: string };
@@ -16,11 +17,16 @@ export type ParticipantClaims = { sessionId: string; evaluationId: string; envir
 const TYP: Record<ParticipantTokenUse, string> = {
   participant: "evalp-participant+jwt",
   connection: "evalp-connection+jwt",
+  agent: "evalp-agent+jwt",
 };
 const ISSUER = "evalp";
 
 /** Contract §3: a participant token lives at most 1 h; §5b: a connection token at most 15 min. */
-export const MAX_TOKEN_SECONDS: Record<ParticipantTokenUse, number> = { participant: 3600, connection: 900 };
+export const MAX_TOKEN_SECONDS: Record<ParticipantTokenUse, number> = {
+  participant: 3600,
+  connection: 900,
+  agent: 900,
+};
 
 /**
  * The signing key, derived from JWT_SECRET for this one purpose so that the same secret's other

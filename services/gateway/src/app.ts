@@ -28,8 +28,10 @@ import { quotaRoutes } from "./routes/control/quotas.js";
 import { activeOrganizationRoutes } from "./routes/control/session.js";
 import { subjectRoutes } from "./routes/control/subjects.js";
 import type { RouteDeps } from "./routes/deps.js";
+import { agentRoutes } from "./routes/interview/agent.js";
 import { analyticsRoutes } from "./routes/interview/analytics.js";
 import { evaluationRoutes } from "./routes/interview/evaluations.js";
+import { InterviewHub } from "./routes/interview/hub.js";
 import { participantRoutes } from "./routes/interview/participant.js";
 import { realtimeRoutes, selectProtocol } from "./routes/interview/realtime.js";
 import { bundleRoutes } from "./routes/platform/bundles.js";
@@ -95,7 +97,9 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     upstreams: deps.upstreams,
     cursors: createCursorCodec(deps.config.JWT_SECRET),
     attempts: createAttemptLimiter(deps.redis, deps.config.REDIS_KEY_PREFIX),
+    hub: new InterviewHub(),
   };
+  app.addHook("onClose", async () => routeDeps.hub.close());
   sessionRoutes(app, routeDeps);
   passwordResetRoutes(app, routeDeps);
   principalRoutes(app);
@@ -117,5 +121,6 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   analyticsRoutes(app, routeDeps);
   participantRoutes(app, routeDeps);
   realtimeRoutes(app, routeDeps);
+  agentRoutes(app, routeDeps);
   return app;
 }

@@ -8,6 +8,7 @@ import { MembershipService } from "@evalp/proto/control/v1/membership";
 import { OrganizationService } from "@evalp/proto/control/v1/organization";
 import { QuotaService } from "@evalp/proto/control/v1/quota";
 import { SubjectService } from "@evalp/proto/control/v1/subject";
+import { AgentService } from "@evalp/proto/interview/v1/agent";
 import { AnalyticsService } from "@evalp/proto/interview/v1/analytics";
 import { EvaluationService } from "@evalp/proto/interview/v1/evaluation";
 import { ParticipantService } from "@evalp/proto/interview/v1/participant";
@@ -44,6 +45,7 @@ export type Upstreams = {
     evaluations: Client<typeof EvaluationService>;
     participant: Client<typeof ParticipantService>;
     analytics: Client<typeof AnalyticsService>;
+    agent: Client<typeof AgentService>;
   };
   webhooks: {
     endpoints: Client<typeof WebhookEndpointService>;
@@ -79,6 +81,7 @@ export function createUpstreams(config: UpstreamConfig): Upstreams {
       evaluations: createClient(EvaluationService, transport.interview),
       participant: createClient(ParticipantService, transport.interview),
       analytics: createClient(AnalyticsService, transport.interview),
+      agent: createClient(AgentService, transport.interview),
     },
     webhooks: {
       endpoints: createClient(WebhookEndpointService, transport.webhooks),

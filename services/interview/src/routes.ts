@@ -1,8 +1,12 @@
 import type { ConnectRouter } from "@connectrpc/connect";
 import { UsageService } from "@evalp/proto/common/v1/usage";
+import { AgentService } from "@evalp/proto/interview/v1/agent";
 import { AnalyticsService } from "@evalp/proto/interview/v1/analytics";
 import { EvaluationService } from "@evalp/proto/interview/v1/evaluation";
 import { ParticipantService } from "@evalp/proto/interview/v1/participant";
+import { createAgentSession } from "./agent/create-agent-session.js";
+import { getAgentInterview, putAgentPrices, resolveProposal, setAgentConnection } from "./agent/rpcs.js";
+import { runCommand } from "./agent/run-command.js";
 import type { Deps } from "./deps.js";
 import { createEnvironmentScope } from "./environment-scope.js";
 import { consent } from "./rpc/consent.js";
@@ -41,6 +45,14 @@ export function routes(deps: Deps) {
       getTranscript: getTranscript(deps),
       recordEvents: recordEvents(deps),
       recordUtterance: recordUtterance(deps),
+    });
+    router.service(AgentService, {
+      createAgentSession: createAgentSession(deps, requireEnvironment),
+      getAgentInterview: getAgentInterview(deps),
+      runCommand: runCommand(deps),
+      setAgentConnection: setAgentConnection(deps),
+      resolveProposal: resolveProposal(deps),
+      putAgentPrices: putAgentPrices(deps, requireEnvironment),
     });
     router.service(AnalyticsService, { getSummary: getSummary(deps, requireEnvironment) });
     router.service(UsageService, { countUsage: countUsage(deps) });

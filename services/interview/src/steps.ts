@@ -44,6 +44,7 @@ export function snapshotOfRow(interview: InterviewRow) {
     answers: interview.answers,
     revision: interview.revision,
     pausedReason: interview.paused_reason,
+    agent: interview.agent,
   });
 }
 

@@ -31,12 +31,12 @@ const BATCH = 256;
 
 export type EventConsumer = { start(): Promise<void>; stop(): Promise<void> };
 
-type Endpoint = { id: string; environment_id: string; event_types: string[] };
+type Endpoint = { id: string; environment_id: string; event_types: string[]; created_at: Date };
 
 /**
  * Consumes the events stream with a durable consumer (created or updated idempotently at start)
  * and turns each event into one delivery per matching enabled endpoint (`event_types` naming its
- * type, or `*`). Messages are taken in batches: one transaction stores the events and their
+ * type, or `*`) that existed when the event was emitted. Messages are taken in batches: one transaction stores the events and their
  * deliveries, and only after it commits are the messages acked, so a crash at any moment loses
  * nothing and a redelivered message finds its deliveries already there (unique per endpoint and
  * event).
@@ -106,31 +106,24 @@ export function createEventConsumer(options: {
 
   async function storeEvents(events: EventEnvelope[]): Promise<void> {
     await withTransaction(options.pool, async (tx) => {
-      await tx.query(
-        `INSERT INTO webhook_events (id, environment_id, event_type, body, created_at)
-         SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::timestamptz[])
-         ON CONFLICT (id) DO NOTHING`,
-        [
-          events.map((event) => event.id),
-          events.map((event) => event.environment_id),
-          events.map((event) => event.type),
-          events.map(eventBody),
-          events.map((event) => event.timestamp),
-        ],
-      );
       const environments = [...new Set(events.map((event) => event.environment_id))];
       const endpoints = await tx.query<Endpoint>(
-        `SELECT id, environment_id, event_types FROM webhook_endpoints
+        `SELECT id, environment_id, event_types, created_at FROM webhook_endpoints
          WHERE environment_id = ANY($1::uuid[]) AND disabled_at IS NULL AND deleted_at IS NULL
          ORDER BY created_at, id`,
         [environments],
       );
       const deliveries: { id: string; environment: string; endpoint: string; event: string; type: string }[] =
         [];
+      const delivered = new Map<string, EventEnvelope>();
       for (const event of events) {
+        const emittedAt = Date.parse(event.timestamp);
         for (const endpoint of endpoints.rows) {
           if (endpoint.environment_id !== event.environment_id) continue;
+          // An endpoint hears the events emitted since it exists, however late they are consumed.
+          if (endpoint.created_at.getTime() > emittedAt) continue;
           if (!endpoint.event_types.includes("*") && !endpoint.event_types.includes(event.type)) continue;
+          delivered.set(event.id, event);
           deliveries.push({
             id: newId(),
             environment: event.environment_id,
@@ -140,7 +133,21 @@ export function createEventConsumer(options: {
           });
         }
       }
+      // An event nobody subscribes to is acked and not kept.
       if (deliveries.length === 0) return;
+      const kept = [...delivered.values()];
+      await tx.query(
+        `INSERT INTO webhook_events (id, environment_id, event_type, body, created_at)
+         SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::timestamptz[])
+         ON CONFLICT (id) DO NOTHING`,
+        [
+          kept.map((event) => event.id),
+          kept.map((event) => event.environment_id),
+          kept.map((event) => event.type),
+          kept.map(eventBody),
+          kept.map((event) => event.timestamp),
+        ],
+      );
       await tx.query(
         `INSERT INTO webhook_deliveries (id, environment_id, endpoint_id, event_id, event_type, next_attempt_at)
          SELECT d.*, now() FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::text[]) AS d
@@ -161,6 +168,16 @@ export function createEventConsumer(options: {
     const current = await consumer.consume({ max_messages: BATCH });
     messages = current;
     if (stopped) current.stop();
+    // A consumer or stream that disappears (deleted, a server started empty) is created again by
+    // the outer loop rather than waited for forever.
+    void (async () => {
+      for await (const status of current.status()) {
+        if (["consumer_deleted", "consumer_not_found", "stream_not_found"].includes(status.type)) {
+          log.warn({ status: status.type }, "event consumer lost its consumer; recreating it");
+          current.stop();
+        }
+      }
+    })().catch(() => {});
     // The iterator fills a buffer; each transaction takes whatever has arrived (up to a batch),
     // so a burst is stored in few transactions and a lone event is not kept waiting.
     const buffer: JsMsg[] = [];
@@ -212,6 +229,11 @@ export function createEventConsumer(options: {
         }
         await consume();
         backoff = 0;
+        if (!stopped) {
+          // The iterator ended on its own (its consumer went away): check the consumer, then go on.
+          ready = false;
+          await new Promise((resolve) => setTimeout(resolve, 250));
+        }
       } catch (error) {
         if (stopped) break;
         ready = false;

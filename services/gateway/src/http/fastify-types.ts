@@ -10,6 +10,8 @@ declare module "fastify" {
     access?: Access;
     /** Set by the auth plugin on participant and realtime routes. */
     participant?: ParticipantAccess;
+    /** Set by the auth plugin on agent routes: the agent session its token is bound to. */
+    agent?: ParticipantAccess;
     /** The credential as presented, for logout; never logged. */
     credential?: string;
     /** Set by the idempotency plugin when this request holds a key's lock. */

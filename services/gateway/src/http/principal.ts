@@ -36,9 +36,9 @@ export type RouteAccess = {
   /**
    * `none`: public; `operator`: any operator credential; `session`: access tokens and cookies only;
    * `participant`: a participant token only (`/v1/participant/*`); `connection`: a connection
-   * token only (the realtime door).
+   * token only (the realtime door); `agent`: an agent token only (`/v1/agent/*`, contract §9).
    */
-  auth: "none" | "operator" | "session" | "participant" | "connection";
+  auth: "none" | "operator" | "session" | "participant" | "connection" | "agent";
   /** The scope the route requires; a list means any one of them (template reads, contract §3). */
   scope?: Scope | readonly Scope[];
   /** `required` on the (IK) endpoints and org-scoped mutations (contract §4); else honoured when sent. */

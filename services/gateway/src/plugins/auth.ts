@@ -128,6 +128,13 @@ export function registerAuth(app: FastifyInstance, upstreams: Upstreams, jwtSecr
       request.participant = await verifyParticipantToken(jwtSecret, declared.auth, token);
       return;
     }
+    if (declared.auth === "agent") {
+      // Contract §9: an agent token opens only `/v1/agent/*` (header, or the socket's subprotocol).
+      const token = connectionCredential(request);
+      if (!token) throw new AppError("unauthenticated", "Authentication required.");
+      request.agent = await verifyParticipantToken(jwtSecret, "agent", token);
+      return;
+    }
     const credential = presentedCredential(request);
     if (!credential) throw new AppError("unauthenticated", "Authentication required.");
     if (looksLikeJwt(credential)) {

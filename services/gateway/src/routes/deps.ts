@@ -2,11 +2,14 @@ import type { Config } from "@evalp/kit";
 import type { CursorCodec } from "../http/cursor.js";
 import type { AttemptLimiter } from "../plugins/attempt-limit.js";
 import type { Upstreams } from "../upstream.js";
+import type { InterviewHub } from "./interview/hub.js";
 
 /** What route handlers are a function of. */
 export type RouteDeps = {
-  config: Pick<Config, "NODE_ENV" | "SIGNUP_ENABLED">;
+  config: Pick<Config, "NODE_ENV" | "SIGNUP_ENABLED" | "AGENT_DISCONNECT_PAUSE_MS">;
   upstreams: Upstreams;
   cursors: CursorCodec;
   attempts: AttemptLimiter;
+  /** The open interview sockets of this process, and the state pushed to them (contract §9). */
+  hub: InterviewHub;
 };

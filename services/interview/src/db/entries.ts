@@ -11,7 +11,11 @@ export type EntryKind =
   | "utterance"
   | "proposal"
   | "proposal_rejected"
-  | "status_changed";
+  | "status_changed"
+  | "scenario_follow_up"
+  | "scenario_evidence"
+  | "scenario_gap"
+  | "agent_report";
 
 export type Actor = "participant" | "agent" | "system" | "operator";
 
@@ -25,6 +29,7 @@ export type NewEntry = {
   questionId?: string;
   sectionId?: string;
   refEntryId?: string;
+  scenarioId?: string;
 };
 
 /**
@@ -41,7 +46,7 @@ export async function appendEntries(
   if (entries.length === 0) return [];
   const values: unknown[] = [];
   const rows = entries.map((entry, i) => {
-    const base = i * 12;
+    const base = i * 13;
     values.push(
       newId(),
       interview.id,
@@ -55,12 +60,13 @@ export async function appendEntries(
       entry.questionId ?? null,
       entry.refEntryId ?? null,
       entry.sectionId ?? null,
+      entry.scenarioId ?? null,
     );
-    return `(${Array.from({ length: 12 }, (_, k) => `$${base + k + 1}`).join(", ")})`;
+    return `(${Array.from({ length: 13 }, (_, k) => `$${base + k + 1}`).join(", ")})`;
   });
   const inserted = await tx.query<EntryRow>(
     `INSERT INTO interview_entries (id, interview_id, seq, kind, actor, attempt, occurred_at, received_at, payload,
-       question_id, ref_entry_id, section_id)
+       question_id, ref_entry_id, section_id, scenario_id)
      VALUES ${rows.join(", ")} RETURNING ${ENTRY_COLUMNS}`,
     values,
   );

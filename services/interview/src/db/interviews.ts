@@ -30,7 +30,8 @@ export async function requireInterview(
 export async function saveInterview(tx: Queryable, row: InterviewRow, now: Date): Promise<void> {
   await tx.query(
     `UPDATE interviews SET status = $2, consented_at = $3, answers = $4, current_question_id = $5, revision = $6,
-       last_seq = $7, last_activity_at = $8, completed_at = $9, ended_reason = $10, paused_reason = $11
+       last_seq = $7, last_activity_at = $8, completed_at = $9, ended_reason = $10, paused_reason = $11,
+       agent = $12
      WHERE id = $1`,
     [
       row.id,
@@ -44,6 +45,7 @@ export async function saveInterview(tx: Queryable, row: InterviewRow, now: Date)
       row.completed_at,
       row.ended_reason,
       row.paused_reason,
+      JSON.stringify(row.agent ?? {}),
     ],
   );
   row.last_activity_at = now;

@@ -1,6 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import type { Queryable } from "@evalp/kit";
 import { type Metrics, MetricsSchema } from "@evalp/proto/interview/v1/interview";
+import { agentMetrics } from "../agent/metrics.js";
 
 type CountRow = {
   attempts: number;
@@ -60,6 +61,7 @@ export async function interviewMetrics(db: Queryable, interviewId: string): Prom
     [interviewId],
   );
   const row = found.rows[0] as CountRow;
+  const agent = await agentMetrics(db, interviewId);
   return create(MetricsSchema, {
     attempts: BigInt(row.attempts),
     clarifications: BigInt(row.clarifications),
@@ -69,8 +71,10 @@ export async function interviewMetrics(db: Queryable, interviewId: string): Prom
     rejectedProposals: BigInt(row.rejected_proposals),
     scenarioEvidence: BigInt(row.scenario_evidence),
     scenarioGaps: BigInt(row.scenario_gaps),
-    providerErrors: {},
-    usage: {},
+    providerErrors: agent.providerErrors,
+    usage: agent.usage,
+    apiLatencyP95Ms: agent.apiLatencyP95Ms,
+    estimatedCostUsd: agent.estimatedCostUsd,
     turnLatencyP50Ms: row.turn_p50 ?? undefined,
     turnLatencyP95Ms: row.turn_p95 ?? undefined,
   });

@@ -7,6 +7,7 @@ import {
   type TranscriptEntry,
   TranscriptEntrySchema,
 } from "@evalp/proto/interview/v1/interview";
+import type { AgentState } from "../flow/agent-state.js";
 import type { AnswerMap, Components } from "../flow/flow.js";
 import type { OperatorStatus } from "../flow/statuses.js";
 
@@ -45,11 +46,12 @@ export type InterviewRow = {
   completed_at: Date | null;
   ended_reason: string | null;
   paused_reason: string | null;
+  agent: AgentState;
 };
 
 export const INTERVIEW_COLUMNS = `id, evaluation_id, environment_id, bundle_id, config_fingerprint, components, status,
   consented_at, answers, current_question_id, revision, last_seq, started_at, last_activity_at, completed_at,
-  ended_reason, paused_reason`;
+  ended_reason, paused_reason, agent`;
 
 export type EntryRow = {
   id: string;

@@ -79,6 +79,12 @@ async function createInterview(
     environmentId: interview.environment_id,
     data: { ...eventBase(evaluation, interview), started_at: interview.started_at.toISOString() },
   });
+  // Contract §9: an agent fleet dispatches itself on this event.
+  await writeOutboxEvent(tx, {
+    type: "interview.agent_requested",
+    environmentId: interview.environment_id,
+    data: { evaluation_id: evaluation.id, interview_id: interview.id },
+  });
   return interview;
 }
 

@@ -8,17 +8,18 @@ import {
 import { askNext } from "../ask-next.js";
 import { appendEntries, type NewEntry } from "../db/entries.js";
 import { saveInterview } from "../db/interviews.js";
+import type { EntryRow } from "../db/rows.js";
 import type { Deps } from "../deps.js";
 import { answerProblems, answerText, type ValidationItem } from "../flow/answers.js";
 import { requireInProgress } from "../flow/statuses.js";
 import { closeInterview, runStep, type Step, snapshotOfRow } from "../steps.js";
 
 /** A 422 in the Pydantic shape (contract §2); the gateway renders `context.detail` as the body. */
-function validationError(items: ValidationItem[]): AppError {
+export function validationError(items: ValidationItem[]): AppError {
   return new AppError("validation_error", "The request failed validation.", { detail: items });
 }
 
-function questionIdProblem(questionId: string, reason: string): AppError {
+export function questionIdProblem(questionId: string, reason: string): AppError {
   const error = `question ${JSON.stringify(questionId)} ${reason}`;
   return validationError([
     {
@@ -34,9 +35,16 @@ function questionIdProblem(questionId: string, reason: string): AppError {
 /**
  * Records the answer (or its correction), then runs the guardrail: `flag` rules record a
  * `clarification`, the first `end` rule ends the interview (`ended_incomplete`, the rule's id as
- * `ended_reason`); otherwise the next question is asked.
+ * `ended_reason`); otherwise the next question is asked. A confirmed proposal (contract §9)
+ * passes `via`: the answer's `ref_entry_id` is the proposal and its payload says how it was
+ * confirmed. Any answer to the question of a pending proposal settles that proposal.
  */
-async function record(step: Step, questionId: string, answer: Record<string, unknown>): Promise<void> {
+export async function recordAnswer(
+  step: Step,
+  questionId: string,
+  answer: Record<string, unknown>,
+  via?: { refEntryId: string; payload: Record<string, unknown> },
+): Promise<EntryRow> {
   const { tx, interview, flow, now } = step;
   const placed = flow.find(questionId);
   if (!placed) throw questionIdProblem(questionId, "is not a question of this interview");
@@ -57,13 +65,14 @@ async function record(step: Step, questionId: string, answer: Record<string, unk
         kind: previous ? "answer_corrected" : "answer_recorded",
         actor: "participant",
         ...located,
-        refEntryId: previous?.entry_id,
+        refEntryId: via?.refEntryId ?? previous?.entry_id,
         payload: {
           speaker: "participant",
           modality: "text",
           text: answerText(placed.question, answer),
           answer,
           ...(previous ? { previous_answer: previous.answer } : {}),
+          ...(via?.payload ?? {}),
         },
       },
     ],
@@ -71,6 +80,8 @@ async function record(step: Step, questionId: string, answer: Record<string, unk
   );
   if (!recorded) throw new Error("the answer entry was not written");
   interview.answers = { ...interview.answers, [questionId]: { answer, entry_id: recorded.id, attempts } };
+  if (interview.agent.proposal?.question_id === questionId)
+    interview.agent = { ...interview.agent, proposal: null };
 
   const outcome = flow.guardrail(interview.answers);
   const after: NewEntry[] = outcome.flags.map((rule) => ({
@@ -96,6 +107,7 @@ async function record(step: Step, questionId: string, answer: Record<string, unk
   interview.revision += 1;
   await saveInterview(tx, interview, now);
   if (outcome.end) await closeInterview(step);
+  return recorded;
 }
 
 /** `POST /v1/participant/interview/answers`: an answer (or a correction) and the next snapshot. */
@@ -103,7 +115,7 @@ export function submitAnswer(deps: Deps) {
   return async (req: SubmitAnswerRequest): Promise<SubmitAnswerResponse> => {
     const interview = await runStep(deps, req.participant, async (step) => {
       requireInProgress(step.interview.status, step.interview.consented_at !== null);
-      await record(step, req.questionId, (req.answer ?? {}) as Record<string, unknown>);
+      await recordAnswer(step, req.questionId, (req.answer ?? {}) as Record<string, unknown>);
       return step.interview;
     });
     return create(SubmitAnswerResponseSchema, { interview: snapshotOfRow(interview) });

@@ -1,4 +1,5 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { Snapshot } from "@evalp/proto/interview/v1/interview";
 import type { ParticipantRef } from "@evalp/proto/interview/v1/participant";
 import { Type } from "@sinclair/typebox";
 import type { FastifyInstance, FastifyRequest } from "fastify";
@@ -49,6 +50,12 @@ const BehavioralEventIn = Type.Object(
 /** #17 start, consent, answers, finish, behavioral events and #16 the transcript. */
 export function participantRoutes(app: FastifyInstance, deps: RouteDeps): void {
   const participant = deps.upstreams.interview.participant;
+  /** A step's snapshot, pushed to the interview's sockets when its revision changed (contract §9). */
+  const published = (request: FastifyRequest, snapshot: Snapshot | undefined) => {
+    const interview = snapshotJson(snapshot);
+    deps.hub.publish(participantRef(request).evaluationId, interview);
+    return { interview };
+  };
 
   app.post(
     `${INTERVIEW}/start`,
@@ -109,7 +116,7 @@ export function participantRoutes(app: FastifyInstance, deps: RouteDeps): void {
         { participant: participantRef(request) },
         callOptions(request),
       );
-      return { interview: snapshotJson(answer.interview) };
+      return published(request, answer.interview);
     },
   );
 
@@ -137,7 +144,7 @@ export function participantRoutes(app: FastifyInstance, deps: RouteDeps): void {
         { participant: participantRef(request), questionId: body.question_id, answer: body.answer },
         callOptions(request),
       );
-      return { interview: snapshotJson(answer.interview) };
+      return published(request, answer.interview);
     },
   );
 
@@ -157,7 +164,7 @@ export function participantRoutes(app: FastifyInstance, deps: RouteDeps): void {
         { participant: participantRef(request) },
         callOptions(request),
       );
-      return { interview: snapshotJson(answer.interview) };
+      return published(request, answer.interview);
     },
   );
 

@@ -99,10 +99,19 @@ export function realtimeRoutes(app: FastifyInstance, deps: RouteDeps): void {
       };
       const refuse = (error: AppError) =>
         send({ type: "error", code: error.code, message: error.message, context: error.context });
+      const evaluationId = participantRef(request).evaluationId;
+      deps.hub.addParticipant(evaluationId, socket);
       const handle = async (text: string) => {
         const { frame, problems } = frameProblems(text);
         if (!frame) {
           refuse(new AppError("validation_error", "The frame failed validation.", { detail: problems }));
+          return;
+        }
+        // Contract §9: while an agent socket is open, the agent alone writes voice utterances.
+        if (frame.modality === "voice" && deps.hub.agentConnected(evaluationId)) {
+          refuse(
+            new AppError("agent_owns_voice", "An agent is connected: it alone writes voice utterances."),
+          );
           return;
         }
         try {
@@ -141,6 +150,7 @@ export function realtimeRoutes(app: FastifyInstance, deps: RouteDeps): void {
       );
       socket.on("close", () => {
         clearTimeout(expiry);
+        deps.hub.removeParticipant(evaluationId, socket);
         request.log.info(
           {
             route: REALTIME_PATH,

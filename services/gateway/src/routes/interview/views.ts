@@ -107,6 +107,34 @@ export const SnapshotBody = Type.Object(
     target_minutes_min: Type.Optional(Type.Integer()),
     target_minutes_max: Type.Optional(Type.Integer()),
     unavailable_reason: Type.Optional(Type.String()),
+    pending_proposal: Type.Optional(
+      Type.Object(
+        {
+          id: Uuid,
+          kind: Type.String(),
+          confirmation_text: Type.String(),
+          created_at: DateTime,
+          question: QuestionBody,
+          previous_answer: Type.Optional(FreeObject),
+          proposed_answer: Type.Optional(FreeObject),
+        },
+        { title: "Proposal" },
+      ),
+    ),
+    scenario: Type.Optional(
+      Type.Object(
+        {
+          id: Type.String(),
+          prompt: Type.String(),
+          framing: Type.String(),
+          follow_ups_used: Type.Integer(),
+          follow_ups_remaining: Type.Integer(),
+          max_follow_ups: Type.Integer(),
+          criteria: Type.Array(Type.Object({ id: Type.String(), label: Type.String() })),
+        },
+        { title: "Scenario" },
+      ),
+    ),
   },
   { title: "ParticipantInterview" },
 );
@@ -150,6 +178,8 @@ export function snapshotJson(snapshot: Snapshot | undefined) {
     ...(s.targetMinutesMin === undefined ? {} : { target_minutes_min: s.targetMinutesMin }),
     ...(s.targetMinutesMax === undefined ? {} : { target_minutes_max: s.targetMinutesMax }),
     ...(s.unavailableReason === undefined ? {} : { unavailable_reason: s.unavailableReason }),
+    ...(s.pendingProposal ? { pending_proposal: s.pendingProposal } : {}),
+    ...(s.scenario ? { scenario: s.scenario } : {}),
   };
 }
 
@@ -187,7 +217,7 @@ export function transcriptJson(entry: TranscriptEntry | undefined) {
   };
 }
 
-const EntryBody = Type.Object({
+export const EntryBody = Type.Object({
   id: Uuid,
   seq: Type.Integer(),
   kind: Type.String(),
@@ -202,7 +232,7 @@ const EntryBody = Type.Object({
   section_id: Type.Optional(Type.String()),
 });
 
-function entryJson(entry: Entry) {
+export function entryJson(entry: Entry) {
   return {
     id: entry.id,
     seq: Number(entry.seq),

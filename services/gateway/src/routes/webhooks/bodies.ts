@@ -21,6 +21,7 @@ export const EVENT_TYPES = [
   "invitation.accepted",
   "interview.started",
   "interview.completed",
+  "interview.agent_requested",
   "webhook.test",
   "webhook.endpoint_disabled",
 ] as const;

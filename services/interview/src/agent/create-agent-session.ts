@@ -1,0 +1,76 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { HandlerContext } from "@connectrpc/connect";
+import { MAX_TOKEN_SECONDS, newId, signParticipantToken, withTransaction } from "@evalp/kit";
+import {
+  type CreateAgentSessionRequest,
+  type CreateAgentSessionResponse,
+  CreateAgentSessionResponseSchema,
+} from "@evalp/proto/interview/v1/agent";
+import { findEvaluation } from "../db/evaluations.js";
+import { requireInterview, saveInterview } from "../db/interviews.js";
+import type { Deps } from "../deps.js";
+import type { RequireEnvironment } from "../environment-scope.js";
+
+/** Contract §9: `ttl_seconds` 60-900, default 900. */
+export const DEFAULT_AGENT_SECONDS = 900;
+
+/** The agent door: the participant door's address with `/v1/agent/realtime` as its path. */
+export function agentServerUrl(realtimeUrl: string): string {
+  const url = new URL(realtimeUrl);
+  url.pathname = "/v1/agent/realtime";
+  return url.toString();
+}
+
+/**
+ * `POST ENV/evaluations/{id}/agent-sessions` (contract §9): an agent session bound to the
+ * evaluation's interview (404 before the participant started) and its agent token. The
+ * interview row is taken FOR UPDATE so that of two concurrent sessions one supersedes the other;
+ * the superseded ids go back to the gateway, which closes their sockets.
+ */
+export function createAgentSession(deps: Deps, requireEnvironment: RequireEnvironment) {
+  return async (req: CreateAgentSessionRequest, ctx: HandlerContext): Promise<CreateAgentSessionResponse> => {
+    const environment = await requireEnvironment(req.environment, ctx);
+    const evaluation = await findEvaluation(deps.pool, environment.environmentId, req.evaluationId);
+    const ttl = Math.min(
+      req.ttlSeconds > 0 ? req.ttlSeconds : DEFAULT_AGENT_SECONDS,
+      MAX_TOKEN_SECONDS.agent,
+    );
+    const expiresAt = new Date(Math.floor((Date.now() + ttl * 1000) / 1000) * 1000);
+    const agentSessionId = newId();
+    const { interviewId, superseded } = await withTransaction(deps.pool, async (tx) => {
+      const interview = await requireInterview(tx, evaluation.id, true);
+      const older = await tx.query<{ id: string }>(
+        `UPDATE agent_sessions SET superseded_at = clock_timestamp()
+         WHERE interview_id = $1 AND superseded_at IS NULL RETURNING id`,
+        [interview.id],
+      );
+      // The superseded sessions' sockets are closed by the gateway: no agent is connected now.
+      if (older.rows.length > 0 && interview.agent.connected === true) {
+        interview.agent = { ...interview.agent, connected: false };
+        interview.revision += 1;
+        await saveInterview(tx, interview, new Date());
+      }
+      await tx.query(
+        `INSERT INTO agent_sessions (id, evaluation_id, interview_id, environment_id, expires_at)
+         VALUES ($1, $2, $3, $4, $5)`,
+        [agentSessionId, evaluation.id, interview.id, evaluation.environment_id, expiresAt],
+      );
+      return { interviewId: interview.id, superseded: older.rows.map((row) => row.id) };
+    });
+    const token = await signParticipantToken(
+      deps.config.JWT_SECRET,
+      "agent",
+      { sessionId: agentSessionId, evaluationId: evaluation.id, environmentId: evaluation.environment_id },
+      expiresAt,
+    );
+    return create(CreateAgentSessionResponseSchema, {
+      agentSessionId,
+      agentToken: token,
+      serverUrl: agentServerUrl(deps.config.REALTIME_URL),
+      expiresAt: timestampFromDate(expiresAt),
+      interviewId,
+      supersededSessionIds: superseded,
+    });
+  };
+}

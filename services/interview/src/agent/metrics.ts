@@ -1,0 +1,73 @@
+import type { JsonObject } from "@bufbuild/protobuf";
+import type { Queryable } from "@evalp/kit";
+
+type UsageLine = { provider: string; model: string; unit: string; quantity: number };
+type ErrorLine = { provider: string; code: string };
+
+/** What the agent side adds to an interview's metrics (contract §9), all computed here. */
+export type AgentMetrics = {
+  usage: JsonObject;
+  providerErrors: JsonObject;
+  apiLatencyP95Ms: number | undefined;
+  estimatedCostUsd: number | undefined;
+};
+
+/**
+ * `usage` = `{provider: {model: {unit: quantity}}}` summed over every `agent_report`;
+ * `provider_errors` = `{provider: {code: count}}`; `api_latency_p95_ms` over acked commands
+ * (receipt → ack); `estimated_cost_usd` = usage × the environment's prices, absent when any
+ * usage line has no price, and when no usage was reported at all (no agent took part).
+ */
+export async function agentMetrics(db: Queryable, interviewId: string): Promise<AgentMetrics> {
+  const [reports, latency, prices] = await Promise.all([
+    db.query<{ payload: { usage?: UsageLine[]; errors?: ErrorLine[] } }>(
+      "SELECT payload FROM interview_entries WHERE interview_id = $1 AND kind = 'agent_report' ORDER BY seq",
+      [interviewId],
+    ),
+    db.query<{ p95: number | null }>(
+      `SELECT percentile_cont(0.95) WITHIN GROUP (ORDER BY extract(epoch FROM acked_at - received_at) * 1000) AS p95
+       FROM agent_commands WHERE interview_id = $1 AND ack IS NOT NULL`,
+      [interviewId],
+    ),
+    db.query<{ provider: string; model: string; unit: string; usd_per_unit: number }>(
+      `SELECT p.provider, p.model, p.unit, p.usd_per_unit FROM agent_prices p
+       JOIN interviews i ON i.environment_id = p.environment_id WHERE i.id = $1`,
+      [interviewId],
+    ),
+  ]);
+  const usage: Record<string, Record<string, Record<string, number>>> = {};
+  const errors: Record<string, Record<string, number>> = {};
+  for (const { payload } of reports.rows) {
+    for (const line of payload.usage ?? []) {
+      const byModel = usage[line.provider] ?? {};
+      const byUnit = byModel[line.model] ?? {};
+      byUnit[line.unit] = (byUnit[line.unit] ?? 0) + line.quantity;
+      byModel[line.model] = byUnit;
+      usage[line.provider] = byModel;
+    }
+    for (const line of payload.errors ?? []) {
+      const byCode = errors[line.provider] ?? {};
+      byCode[line.code] = (byCode[line.code] ?? 0) + 1;
+      errors[line.provider] = byCode;
+    }
+  }
+  const price = new Map(
+    prices.rows.map((row) => [`${row.provider}\n${row.model}\n${row.unit}`, row.usd_per_unit]),
+  );
+  let cost: number | undefined = Object.keys(usage).length === 0 ? undefined : 0;
+  for (const [provider, byModel] of Object.entries(usage)) {
+    for (const [model, byUnit] of Object.entries(byModel)) {
+      for (const [unit, quantity] of Object.entries(byUnit)) {
+        const perUnit = price.get(`${provider}\n${model}\n${unit}`);
+        if (perUnit === undefined || cost === undefined) cost = undefined;
+        else cost += quantity * perUnit;
+      }
+    }
+  }
+  return {
+    usage: usage as JsonObject,
+    providerErrors: errors as JsonObject,
+    apiLatencyP95Ms: latency.rows[0]?.p95 ?? undefined,
+    estimatedCostUsd: cost,
+  };
+}

@@ -1,0 +1,143 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { HandlerContext } from "@connectrpc/connect";
+import { withTransaction } from "@evalp/kit";
+import {
+  type GetAgentInterviewRequest,
+  type GetAgentInterviewResponse,
+  GetAgentInterviewResponseSchema,
+  type PutAgentPricesRequest,
+  type PutAgentPricesResponse,
+  PutAgentPricesResponseSchema,
+  type ResolveProposalRequest,
+  type ResolveProposalResponse,
+  ResolveProposalResponseSchema,
+  type SetAgentConnectionRequest,
+  type SetAgentConnectionResponse,
+  SetAgentConnectionResponseSchema,
+} from "@evalp/proto/interview/v1/agent";
+import { appendEntries } from "../db/entries.js";
+import { requireInterview, saveInterview } from "../db/interviews.js";
+import type { Deps } from "../deps.js";
+import type { RequireEnvironment } from "../environment-scope.js";
+import { participantStatus, requireInProgress } from "../flow/statuses.js";
+import { runStep, snapshotOfRow } from "../steps.js";
+import { decide, pendingProposal } from "./handlers.js";
+import { requireAgent, runAgentStep } from "./scope.js";
+
+/** `GET /v1/agent/interview`: the snapshot as the agent's token's interview stands. */
+export function getAgentInterview(deps: Deps) {
+  return async (req: GetAgentInterviewRequest): Promise<GetAgentInterviewResponse> => {
+    const agent = await requireAgent(deps.pool, req.agent);
+    const interview = await requireInterview(deps.pool, agent.evaluation.id);
+    return create(GetAgentInterviewResponseSchema, { interview: snapshotOfRow(interview) });
+  };
+}
+
+/** Contract §9: the pause an agent socket that stays closed causes. */
+export const AGENT_DISCONNECTED = "agent_disconnected";
+
+/**
+ * The gateway reports the agent socket: `connected` (agent_connected true; an interview paused
+ * because the agent went away resumes), `disconnected` (agent_connected false) and `gone` (not
+ * reopened in time: an interview in progress pauses with `agent_disconnected`). Each change is a
+ * new revision. A superseded session's report changes nothing (its successor owns the voice).
+ */
+export function setAgentConnection(deps: Deps) {
+  return async (req: SetAgentConnectionRequest): Promise<SetAgentConnectionResponse> => {
+    const interview = await runAgentStep(deps, req.agent, async (step) => {
+      const { interview, tx, now } = step;
+      const connected = interview.agent.connected === true;
+      const over = interview.status === "completed" || interview.status === "ended_incomplete";
+      if (req.state === "connected") {
+        if (connected && interview.status !== "paused") return interview;
+        interview.agent = { ...interview.agent, connected: true };
+        if (interview.status === "paused" && interview.paused_reason === AGENT_DISCONNECTED) {
+          interview.status = "active";
+          interview.paused_reason = null;
+          await appendEntries(
+            tx,
+            interview,
+            [
+              {
+                kind: "status_changed",
+                actor: "system",
+                payload: { from: "paused", to: "active", reason: "agent_reconnected" },
+              },
+            ],
+            now,
+          );
+        }
+      } else if (req.state === "disconnected") {
+        if (!connected) return interview;
+        interview.agent = { ...interview.agent, connected: false };
+      } else {
+        const running =
+          participantStatus(interview.status, interview.consented_at !== null) === "in_progress";
+        if (connected || over || !running) return interview;
+        interview.status = "paused";
+        interview.paused_reason = AGENT_DISCONNECTED;
+        await appendEntries(
+          tx,
+          interview,
+          [
+            {
+              kind: "status_changed",
+              actor: "system",
+              payload: { from: "active", to: "paused", reason: AGENT_DISCONNECTED },
+            },
+          ],
+          now,
+        );
+      }
+      interview.revision += 1;
+      await saveInterview(tx, interview, now);
+      return interview;
+    });
+    return create(SetAgentConnectionResponseSchema, { interview: snapshotOfRow(interview) });
+  };
+}
+
+/**
+ * `POST /v1/participant/interview/proposals/{id}/confirm|reject` (contract §9): the participant's
+ * tap on the pending proposal (404 `not_found` for any other id).
+ */
+export function resolveProposal(deps: Deps) {
+  return async (req: ResolveProposalRequest): Promise<ResolveProposalResponse> => {
+    const interview = await runStep(deps, req.participant, async (step) => {
+      requireInProgress(step.interview.status, step.interview.consented_at !== null);
+      const proposal = pendingProposal(step, req.proposalId);
+      const decision = req.decision === "confirm" ? "confirm" : "reject";
+      await decide(step, proposal, decision, {
+        via: "tap",
+        ...(req.reason === undefined ? {} : { reason: req.reason }),
+      });
+      return step.interview;
+    });
+    return create(ResolveProposalResponseSchema, { interview: snapshotOfRow(interview) });
+  };
+}
+
+/** `PUT ENV/agent-prices`: the environment's price table, replaced as a whole. */
+export function putAgentPrices(deps: Deps, requireEnvironment: RequireEnvironment) {
+  return async (req: PutAgentPricesRequest, ctx: HandlerContext): Promise<PutAgentPricesResponse> => {
+    const environment = await requireEnvironment(req.environment, ctx);
+    const updatedAt = await withTransaction(deps.pool, async (tx) => {
+      await tx.query("DELETE FROM agent_prices WHERE environment_id = $1", [environment.environmentId]);
+      const now = new Date();
+      for (const price of req.prices) {
+        await tx.query(
+          `INSERT INTO agent_prices (environment_id, provider, model, unit, usd_per_unit, updated_at)
+           VALUES ($1, $2, $3, $4, $5, $6)
+           ON CONFLICT (environment_id, provider, model, unit) DO UPDATE SET usd_per_unit = EXCLUDED.usd_per_unit`,
+          [environment.environmentId, price.provider, price.model, price.unit, price.usdPerUnit, now],
+        );
+      }
+      return now;
+    });
+    return create(PutAgentPricesResponseSchema, {
+      prices: req.prices,
+      updatedAt: timestampFromDate(updatedAt),
+    });
+  };
+}

@@ -1,0 +1,85 @@
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { AppError, isErrorCode } from "@evalp/kit";
+import {
+  type RunCommandRequest,
+  type RunCommandResponse,
+  RunCommandResponseSchema,
+} from "@evalp/proto/interview/v1/agent";
+import { entryMessage } from "../db/rows.js";
+import type { Deps } from "../deps.js";
+import { snapshotOfRow } from "../steps.js";
+import { commandFingerprint } from "./fingerprint.js";
+import { type Command, HANDLERS } from "./handlers.js";
+import { runAgentStep } from "./scope.js";
+
+type StoredCommand = {
+  fingerprint: string;
+  ack: Buffer | null;
+  error: { code: string; message: string; context: Record<string, unknown> } | null;
+};
+
+/**
+ * One agent command (contract §9). The interview row is held FOR UPDATE, so commands of one
+ * interview run one at a time. Its `id` has Idempotency-Key semantics scoped to the interview:
+ * the first final answer (an ack, or a §2 error below 500) is stored with the command's
+ * fingerprint, and the same id again answers it verbatim; the same id with another command is
+ * 422 `idempotency_key_reused`. A refused command is rolled back to a savepoint, so it changes
+ * nothing but its stored error. `acked_at` - `received_at` feeds `api_latency_p95_ms`.
+ */
+export function runCommand(deps: Deps) {
+  return async (req: RunCommandRequest): Promise<RunCommandResponse> => {
+    const command = (req.command ?? {}) as unknown as Command;
+    const handler = HANDLERS[command.type];
+    if (!handler) throw new Error(`the gateway relayed an unknown command type ${command.type}`);
+    const receivedAt = req.receivedAt ? timestampDate(req.receivedAt) : new Date();
+    const fingerprint = commandFingerprint(command);
+    let failure: AppError | null = null;
+    const response = await runAgentStep(deps, req.agent, async (step) => {
+      const { tx, interview } = step;
+      const found = await tx.query<StoredCommand>(
+        "SELECT fingerprint, ack, error FROM agent_commands WHERE interview_id = $1 AND command_id = $2",
+        [interview.id, command.id],
+      );
+      const stored = found.rows[0];
+      if (stored) {
+        if (stored.fingerprint !== fingerprint) {
+          throw new AppError("idempotency_key_reused", "This command id was used for another command.", {
+            id: command.id,
+          });
+        }
+        if (stored.ack) return { ...fromBinary(RunCommandResponseSchema, stored.ack), replayed: true };
+        const error = stored.error;
+        if (error && isErrorCode(error.code)) {
+          failure = new AppError(error.code, error.message, error.context);
+          return null;
+        }
+      }
+      const store = (ack: Uint8Array | null, error: StoredCommand["error"]) =>
+        tx.query(
+          `INSERT INTO agent_commands (interview_id, command_id, type, fingerprint, ack, error, received_at, acked_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, clock_timestamp())`,
+          [interview.id, command.id, command.type, fingerprint, ack, error, receivedAt],
+        );
+      await tx.query("SAVEPOINT command");
+      try {
+        const entry = await handler(step, command);
+        const answer = create(RunCommandResponseSchema, {
+          entry: entry ? entryMessage(entry) : undefined,
+          interview: snapshotOfRow(interview),
+        });
+        await store(toBinary(RunCommandResponseSchema, answer), null);
+        return answer;
+      } catch (error) {
+        if (!(error instanceof AppError) || error.status >= 500) throw error;
+        await tx.query("ROLLBACK TO SAVEPOINT command");
+        await store(null, { code: error.code, message: error.message, context: error.context });
+        failure = error;
+        return null;
+      }
+    });
+    if (failure) throw failure;
+    if (!response) throw new Error("a command ended with neither an ack nor an error");
+    return response;
+  };
+}
