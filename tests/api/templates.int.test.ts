@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { sampleContents } from "@evalp/testing";
 import canonicalize from "canonicalize";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import type { ApiClient } from "./support/client.js";
 import { createKey, createTenant, expectError, ik, type Tenant } from "./support/fixtures.js";
 import { createTemplate } from "./support/platform.js";
@@ -170,5 +170,43 @@ describe("templates and definitions", () => {
     const neither = await createKey(api, tenant, ["org:read"]);
     const denied = await api.get(`${tenant.app}/templates/${template.id}`, { token: neither.secret });
     expect(expectError(denied, 403, "forbidden").context).toEqual({ required_scope: "bundles:read" });
+  });
+
+  it("audits the platform's mutations in the organization's trail, with the request id", async () => {
+    const requestId = "audit-template-1";
+    const created = await api.post(
+      `${tenant.app}/templates`,
+      {
+        name: "Audited",
+        definitions: [
+          { business_id: "audited", locale: "en", name: "c", content: { kind: "context", variables: {} } },
+        ],
+      },
+      { token: tenant.token, idempotencyKey: ik(), headers: { "x-request-id": requestId } },
+    );
+    expect(created.status).toBe(201);
+    // The record travels through the platform's outbox and the AUDIT stream to the control plane.
+    await vi.waitFor(
+      async () => {
+        const trail = await api.get(`${tenant.org}/audit-events?action=template.created`, {
+          token: tenant.token,
+        });
+        expect(trail.body.items.map((e: { resource_id: string }) => e.resource_id)).toContain(
+          created.body.id,
+        );
+      },
+      { timeout: 10_000, interval: 100 },
+    );
+    const trail = await api.get(`${tenant.org}/audit-events?action=template.created`, {
+      token: tenant.token,
+    });
+    const event = trail.body.items.find((e: { resource_id: string }) => e.resource_id === created.body.id);
+    expect(event).toMatchObject({
+      app_id: tenant.appId,
+      actor_kind: "session",
+      resource_type: "template",
+      request_id: requestId,
+      metadata: { name: "Audited" },
+    });
   });
 });

@@ -9,8 +9,15 @@ import type { Actor, RequestContext } from "./request-context.js";
 export const AUDIT_ROOT = "audit";
 
 /** The route of audit records into the `AUDIT` stream, as configured. */
-export function auditRoute(config: Pick<Config, "AUDIT_STREAM" | "AUDIT_SUBJECT_PREFIX">): StreamRoute {
-  return { stream: config.AUDIT_STREAM, root: AUDIT_ROOT, prefix: config.AUDIT_SUBJECT_PREFIX };
+export function auditRoute(
+  config: Pick<Config, "AUDIT_STREAM" | "AUDIT_SUBJECT_PREFIX" | "NATS_STREAM_REPLICAS">,
+): StreamRoute {
+  return {
+    stream: config.AUDIT_STREAM,
+    root: AUDIT_ROOT,
+    prefix: config.AUDIT_SUBJECT_PREFIX,
+    replicas: config.NATS_STREAM_REPLICAS,
+  };
 }
 
 /** What happened, to what, where: one audit event (interface AuditEvent). */

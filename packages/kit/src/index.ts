@@ -12,6 +12,7 @@ export * from "./migrate.js";
 export * from "./nats.js";
 export * from "./ops-server.js";
 export * from "./outbox.js";
+export * from "./outbox-publisher.js";
 export * from "./outbox-relay.js";
 export * from "./paging.js";
 export * from "./participant-tokens.js";

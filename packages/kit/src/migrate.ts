@@ -11,8 +11,17 @@ export type MigrationSet = { schema: string; dirs: string[] };
 export const OUTBOX_MIGRATIONS_DIR = fileURLToPath(new URL("../migrations/outbox", import.meta.url));
 
 /**
- * Applies every pending migration of each set, each schema tracked in its own `pgmigrations`
- * table. Replicas racing at start wait for each other on a per-schema advisory lock (held on a
+ * Where a folder's applied migrations are recorded. Each folder keeps its own history, so the
+ * shared outbox migrations (numbered on their own) never interleave with a service's and a new
+ * kit migration never lands "before" migrations a database already has.
+ */
+function historyTable(dir: string): string {
+  return dir === OUTBOX_MIGRATIONS_DIR ? "pgmigrations_outbox" : "pgmigrations";
+}
+
+/**
+ * Applies every pending migration of each set into its schema, folder by folder in the order
+ * given. Replicas racing at start wait for each other on a per-schema advisory lock (held on a
  * connection of its own; node-pg-migrate's own lock would fail instead of waiting), so each
  * migration is applied once and every racer returns when the schema is up to date.
  */
@@ -24,22 +33,23 @@ export async function migrate(databaseUrl: string, sets: MigrationSet[]): Promis
     for (const set of sets) {
       await lock.query("SELECT pg_advisory_lock($1)", [advisoryLockId(set.schema)]);
       try {
-        await runner({
-          databaseUrl: url,
-          // Globs, so that several folders (the shared outbox and the service's own) form one ordered list.
-          dir: set.dirs.map((dir) => `${dir}/*.sql`),
-          useGlob: true,
-          direction: "up",
-          schema: set.schema,
-          createSchema: true,
-          migrationsTable: "pgmigrations",
-          migrationsSchema: set.schema,
-          count: Number.POSITIVE_INFINITY,
-          noLock: true,
-          checkOrder: true,
-          singleTransaction: true,
-          log: () => {},
-        });
+        for (const dir of set.dirs) {
+          await runner({
+            databaseUrl: url,
+            dir: `${dir}/*.sql`,
+            useGlob: true,
+            direction: "up",
+            schema: set.schema,
+            createSchema: true,
+            migrationsTable: historyTable(dir),
+            migrationsSchema: set.schema,
+            count: Number.POSITIVE_INFINITY,
+            noLock: true,
+            checkOrder: true,
+            singleTransaction: true,
+            log: () => {},
+          });
+        }
       } finally {
         await lock.query("SELECT pg_advisory_unlock($1)", [advisoryLockId(set.schema)]);
       }

@@ -1,3 +1,4 @@
+export { type AuditConsumer, createAuditConsumer } from "./audit-consumer.js";
 export { createBackgroundTasks } from "./background.js";
 export type { Deps as ControlDeps } from "./deps.js";
 export { createMailer } from "./mailer.js";

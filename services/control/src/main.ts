@@ -1,15 +1,13 @@
 import {
-  connectNats,
+  auditRoute,
   createLogger,
-  createOutboxRelay,
+  createOutboxPublisher,
   createPool,
   createShutdownManager,
-  eventsRoute,
   loadConfig,
-  type NatsConnection,
-  type OutboxRelay,
   serveService,
 } from "@evalp/kit";
+import { type AuditConsumer, createAuditConsumer } from "./audit-consumer.js";
 import { createBackgroundTasks } from "./background.js";
 import { createMailer } from "./mailer.js";
 import { controlService, SCHEMA } from "./server.js";
@@ -32,23 +30,17 @@ const running = await serveService(
     opsPort: config.OPS_PORT ?? 9081,
   },
 );
-let nats: NatsConnection | null = null;
-let relay: OutboxRelay | null = null;
+const publisher = createOutboxPublisher({ name: "control", config, pool, logger });
+let audit: AuditConsumer | null = null;
 // After the servers have closed (last registered runs first), the relay publishes what it holds.
-shutdown.register("outbox relay", async () => {
-  await relay?.stop();
-  await nats?.drain();
+shutdown.register("event path", async () => {
+  await audit?.stop();
+  await publisher.stop();
 });
 shutdown.register("servers", () => running.close());
 shutdown.listen();
 logger.info({ rpc_port: running.rpcPort, ops_port: running.opsPort }, "control listening");
 // Events wait in the outbox until NATS answers; the API does not depend on it.
-nats = await connectNats(config.NATS_URL, "control", logger);
-relay = createOutboxRelay({
-  pool,
-  nc: nats,
-  routes: [eventsRoute(config)],
-  logger,
-  databaseUrl: config.DATABASE_URL,
-});
-await relay.start();
+const nats = await publisher.start();
+audit = createAuditConsumer({ pool, nc: nats, route: auditRoute(config), logger });
+await audit.start();

@@ -1,13 +1,9 @@
 import {
-  connectNats,
   createLogger,
-  createOutboxRelay,
+  createOutboxPublisher,
   createPool,
   createShutdownManager,
-  eventsRoute,
   loadConfig,
-  type NatsConnection,
-  type OutboxRelay,
   serveService,
 } from "@evalp/kit";
 import { createControlClients, createPlatformClients } from "./clients.js";
@@ -28,23 +24,11 @@ const running = await serveService(
   }),
   { logger, host: config.HOST, rpcPort: config.SERVICE_PORT ?? 8083, opsPort: config.OPS_PORT ?? 9083 },
 );
-let nats: NatsConnection | null = null;
-let relay: OutboxRelay | null = null;
+const publisher = createOutboxPublisher({ name: "interview", config, pool, logger });
 // After the servers have closed (last registered runs first), the relay publishes what it holds.
-shutdown.register("outbox relay", async () => {
-  await relay?.stop();
-  await nats?.drain();
-});
+shutdown.register("outbox relay", () => publisher.stop());
 shutdown.register("servers", () => running.close());
 shutdown.listen();
 logger.info({ rpc_port: running.rpcPort, ops_port: running.opsPort }, "interview listening");
 // `interview.started` / `interview.completed` wait in the outbox until NATS answers.
-nats = await connectNats(config.NATS_URL, "interview", logger);
-relay = createOutboxRelay({
-  pool,
-  nc: nats,
-  routes: [eventsRoute(config)],
-  logger,
-  databaseUrl: config.DATABASE_URL,
-});
-await relay.start();
+await publisher.start();

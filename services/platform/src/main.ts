@@ -1,4 +1,11 @@
-import { createLogger, createPool, createShutdownManager, loadConfig, serveService } from "@evalp/kit";
+import {
+  createLogger,
+  createOutboxPublisher,
+  createPool,
+  createShutdownManager,
+  loadConfig,
+  serveService,
+} from "@evalp/kit";
 import { createControlClients } from "./control-clients.js";
 import { platformService, SCHEMA } from "./server.js";
 
@@ -11,6 +18,11 @@ const running = await serveService(
   platformService({ pool, logger, config, control: createControlClients(config) }),
   { logger, host: config.HOST, rpcPort: config.SERVICE_PORT ?? 8082, opsPort: config.OPS_PORT ?? 9082 },
 );
+const publisher = createOutboxPublisher({ name: "platform", config, pool, logger });
+// After the servers have closed (last registered runs first), the relay publishes what it holds.
+shutdown.register("outbox relay", () => publisher.stop());
 shutdown.register("servers", () => running.close());
 shutdown.listen();
 logger.info({ rpc_port: running.rpcPort, ops_port: running.opsPort }, "platform listening");
+// Events and audit records wait in the outbox until NATS answers.
+await publisher.start();

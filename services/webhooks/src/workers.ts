@@ -1,4 +1,5 @@
 import {
+  auditRoute,
   type Config,
   createOutboxRelay,
   eventsRoute,
@@ -20,6 +21,8 @@ type WorkerConfig = Pick<
   | "EVENTS_SUBJECT_PREFIX"
   | "WEBHOOKS_STREAM"
   | "WEBHOOKS_SUBJECT_PREFIX"
+  | "AUDIT_STREAM"
+  | "AUDIT_SUBJECT_PREFIX"
   | "NATS_STREAM_REPLICAS"
   | "WEBHOOK_RETRY_SCHEDULE_MS"
   | "WEBHOOK_ALLOW_PRIVATE"
@@ -77,7 +80,7 @@ export function createWebhookWorkers(options: {
       relay = createOutboxRelay({
         pool: options.pool,
         nc,
-        routes: [eventsRoute(config), webhooksRoute(config)],
+        routes: [eventsRoute(config), webhooksRoute(config), auditRoute(config)],
         logger: options.logger,
         databaseUrl: options.databaseUrl,
       });

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import {
   migrations as controlMigrations,
   controlService,
+  createAuditConsumer,
   createBackgroundTasks,
   createMailer,
   createUsageClients,
@@ -16,6 +17,7 @@ import {
   interviewService,
 } from "@evalp/interview";
 import {
+  auditRoute,
   type Config,
   connectNats,
   createLogger,
@@ -148,15 +150,20 @@ export async function startStack(
     INTERVIEW_URL: at("interview"),
     WEBHOOKS_URL: at("webhooks"),
   });
-  // The event path of contract §6: control's outbox relay, and the webhooks plane's workers.
-  const controlRelay = createOutboxRelay({
-    pool: controlPool,
-    nc: nats,
-    routes: [eventsRoute(config)],
-    logger,
-    databaseUrl: database.url,
-  });
-  await controlRelay.start();
+  // The event path of contract §6: each emitting plane's outbox relay (events and audit records),
+  // control's audit consumer, and the webhooks plane's workers.
+  const relays = (["control", "platform", "interview"] as const).map((schema) =>
+    createOutboxRelay({
+      pool: pool(schema),
+      nc: nats,
+      routes: [eventsRoute(config), auditRoute(config)],
+      logger,
+      databaseUrl: database.url,
+    }),
+  );
+  for (const relay of relays) await relay.start();
+  const audit = createAuditConsumer({ pool: controlPool, nc: nats, route: auditRoute(config), logger });
+  await audit.start();
   webhookWorkers.start();
   await webhookWorkers.connect(nats);
   const redis = createRedis(config.REDIS_URL);
@@ -181,8 +188,13 @@ export async function startStack(
       await app.close();
       await Promise.all(Object.values(services).map((service) => service.close()));
       await webhookWorkers.stop(0);
-      await controlRelay.stop();
-      await deleteStreams(nats, [eventsRoute(config).stream, webhooksRoute(config).stream]);
+      await audit.stop();
+      for (const relay of relays) await relay.stop();
+      await deleteStreams(nats, [
+        eventsRoute(config).stream,
+        webhooksRoute(config).stream,
+        auditRoute(config).stream,
+      ]);
       await nats.drain();
       await tasks.drain();
       const keys = await redis.keys(`${config.REDIS_KEY_PREFIX}*`);
@@ -201,6 +213,8 @@ export function streamNames(suffix: string): Record<string, string> {
     EVENTS_SUBJECT_PREFIX: `events_${suffix}`,
     WEBHOOKS_STREAM: `WEBHOOKS_${suffix}`,
     WEBHOOKS_SUBJECT_PREFIX: `webhooks_${suffix}`,
+    AUDIT_STREAM: `AUDIT_${suffix}`,
+    AUDIT_SUBJECT_PREFIX: `audit_${suffix}`,
   };
 }
 

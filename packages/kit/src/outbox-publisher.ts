@@ -1,0 +1,61 @@
+import type { Logger } from "pino";
+import { type AuditEntry, auditRoute } from "./audit.js";
+import type { Config } from "./config.js";
+import type { Pool } from "./db.js";
+import { connectNats, eventsRoute, type NatsConnection, type StreamRoute } from "./nats.js";
+import { createOutboxRelay, type OutboxRelay } from "./outbox-relay.js";
+
+export type { AuditEntry };
+
+/** A process's outbox relay with its own NATS connection. */
+export type OutboxPublisher = {
+  /** Connects to NATS (waiting for it if need be) and starts relaying; resolves with the connection. */
+  start(): Promise<NatsConnection>;
+  /** Publishes what the relay holds, then drains the connection. */
+  stop(): Promise<void>;
+};
+
+/**
+ * The event path's first leg as every emitting service runs it: its outbox relayed to the
+ * events stream and the audit stream. The API of a service does not wait for NATS; rows wait in
+ * the outbox until it answers. Register `stop` for shutdown before the servers, so it runs after
+ * they drained.
+ */
+export function createOutboxPublisher(options: {
+  name: string;
+  config: Pick<
+    Config,
+    | "NATS_URL"
+    | "NATS_STREAM_REPLICAS"
+    | "DATABASE_URL"
+    | "EVENTS_STREAM"
+    | "EVENTS_SUBJECT_PREFIX"
+    | "AUDIT_STREAM"
+    | "AUDIT_SUBJECT_PREFIX"
+  >;
+  pool: Pool;
+  logger: Logger;
+  /** Further routes (the webhooks plane's own stream). */
+  routes?: StreamRoute[];
+}): OutboxPublisher {
+  let nats: NatsConnection | null = null;
+  let relay: OutboxRelay | null = null;
+  return {
+    async start() {
+      nats = await connectNats(options.config.NATS_URL, options.name, options.logger);
+      relay = createOutboxRelay({
+        pool: options.pool,
+        nc: nats,
+        routes: [eventsRoute(options.config), auditRoute(options.config), ...(options.routes ?? [])],
+        logger: options.logger,
+        databaseUrl: options.config.DATABASE_URL,
+      });
+      await relay.start();
+      return nats;
+    },
+    async stop() {
+      await relay?.stop();
+      await nats?.drain();
+    },
+  };
+}
