@@ -35,6 +35,30 @@ afterAll(async () => {
 const bodies = (requests: ReceivedRequest[]) => requests.map((request) => JSON.parse(request.body));
 
 describe("webhook endpoints (#12)", () => {
+  it("audits endpoint mutations in the organization's trail, never with the secret", async () => {
+    const owner = await createTenant(api);
+    const endpoint = await createEndpoint(api, owner, { url: `${receiver.url}/audited`, event_types: ["*"] });
+    const rotated = await api.post(`${owner.env}/webhooks/${endpoint.id}/rotate-secret`, undefined, {
+      token: owner.token,
+      idempotencyKey: ik(),
+    });
+    expect(rotated.status).toBe(200);
+    await vi.waitFor(
+      async () => {
+        const trail = await api.get(`${owner.org}/audit-events?resource_type=webhook_endpoint`, {
+          token: owner.token,
+        });
+        expect(trail.body.items.map((e: { action: string }) => e.action)).toEqual([
+          "webhook_endpoint.secret_rotated",
+          "webhook_endpoint.created",
+        ]);
+        expect(trail.text).not.toContain(endpoint.secret);
+        expect(trail.text).not.toContain(rotated.body.secret);
+      },
+      { timeout: 10_000, interval: 100 },
+    );
+  });
+
   it("creates with a secret shown once, lists and gets without it, counts against the quota, deletes", async () => {
     const fresh = await createTenant(api);
     const missingKey = await api.post(

@@ -6,6 +6,7 @@ import {
   type CreateEndpointResponse,
   CreateEndpointResponseSchema,
 } from "@evalp/proto/webhooks/v1/endpoint";
+import { auditWebhooks } from "../audit.js";
 import { countEndpoints, ENDPOINT_COLUMNS, type EndpointRow, endpointMessage } from "../db/endpoints.js";
 import type { Deps } from "../deps.js";
 import { forwardedCall } from "../environment-scope.js";
@@ -43,7 +44,14 @@ export function createEndpoint(deps: Deps) {
          RETURNING ${ENDPOINT_COLUMNS}`,
         [newId(), environmentId, req.url, eventTypesOf(req.eventTypes), secret, req.enabled],
       );
-      return inserted.rows[0] as EndpointRow;
+      const endpoint = inserted.rows[0] as EndpointRow;
+      await auditWebhooks(tx, ctx, req.environment, {
+        action: "webhook_endpoint.created",
+        resourceType: "webhook_endpoint",
+        resourceId: endpoint.id,
+        metadata: { url: endpoint.url, event_types: endpoint.event_types },
+      });
+      return endpoint;
     });
     return create(CreateEndpointResponseSchema, { endpoint: endpointMessage(row), secret });
   };

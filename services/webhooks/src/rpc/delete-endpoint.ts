@@ -6,6 +6,7 @@ import {
   type DeleteEndpointResponse,
   DeleteEndpointResponseSchema,
 } from "@evalp/proto/webhooks/v1/endpoint";
+import { auditWebhooks } from "../audit.js";
 import { deadLetterWaiting } from "../db/deliveries.js";
 import { requireEndpoint } from "../db/endpoints.js";
 import type { Deps } from "../deps.js";
@@ -27,6 +28,11 @@ export function deleteEndpoint(deps: Deps) {
         [req.endpointId],
       );
       await deadLetterWaiting(tx, req.endpointId, "endpoint deleted");
+      await auditWebhooks(tx, ctx, req.environment, {
+        action: "webhook_endpoint.deleted",
+        resourceType: "webhook_endpoint",
+        resourceId: req.endpointId,
+      });
     });
     return create(DeleteEndpointResponseSchema, {});
   };

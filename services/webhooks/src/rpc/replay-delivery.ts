@@ -1,10 +1,12 @@
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
+import { withTransaction } from "@evalp/kit";
 import {
   type ReplayDeliveryRequest,
   type ReplayDeliveryResponse,
   ReplayDeliveryResponseSchema,
 } from "@evalp/proto/webhooks/v1/delivery";
+import { auditWebhooks } from "../audit.js";
 import { DELIVERY_COLUMNS, type DeliveryRow, deliveryMessage, requireDelivery } from "../db/deliveries.js";
 import type { Deps } from "../deps.js";
 
@@ -17,13 +19,21 @@ export function replayDelivery(deps: Deps) {
   return async (req: ReplayDeliveryRequest, ctx: HandlerContext): Promise<ReplayDeliveryResponse> => {
     const environmentId = await deps.requireEnvironment(req.environment, ctx);
     await requireDelivery(deps.pool, environmentId, req.deliveryId);
-    const updated = await deps.pool.query<DeliveryRow>(
-      `UPDATE webhook_deliveries
-       SET status = 'pending', next_attempt_at = now(), series_start = attempt_count, leased_until = NULL,
-           claim_token = NULL, updated_at = clock_timestamp()
-       WHERE id = $1 RETURNING ${DELIVERY_COLUMNS}`,
-      [req.deliveryId],
-    );
+    const updated = await withTransaction(deps.pool, async (tx) => {
+      const replayed = await tx.query<DeliveryRow>(
+        `UPDATE webhook_deliveries
+         SET status = 'pending', next_attempt_at = now(), series_start = attempt_count, leased_until = NULL,
+             claim_token = NULL, updated_at = clock_timestamp()
+         WHERE id = $1 RETURNING ${DELIVERY_COLUMNS}`,
+        [req.deliveryId],
+      );
+      await auditWebhooks(tx, ctx, req.environment, {
+        action: "webhook_delivery.replayed",
+        resourceType: "webhook_delivery",
+        resourceId: req.deliveryId,
+      });
+      return replayed;
+    });
     deps.wake();
     return create(ReplayDeliveryResponseSchema, {
       delivery: deliveryMessage(updated.rows[0] as DeliveryRow),

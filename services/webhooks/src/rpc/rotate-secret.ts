@@ -6,6 +6,7 @@ import {
   type RotateSecretResponse,
   RotateSecretResponseSchema,
 } from "@evalp/proto/webhooks/v1/endpoint";
+import { auditWebhooks } from "../audit.js";
 import { ENDPOINT_COLUMNS, type EndpointRow, endpointMessage, requireEndpoint } from "../db/endpoints.js";
 import type { Deps } from "../deps.js";
 import { generateSecret, ROTATION_OVERLAP_MS } from "../secrets.js";
@@ -29,6 +30,11 @@ export function rotateSecret(deps: Deps) {
          WHERE id = $1 RETURNING ${ENDPOINT_COLUMNS}`,
         [req.endpointId, secret, ROTATION_OVERLAP_MS],
       );
+      await auditWebhooks(tx, ctx, req.environment, {
+        action: "webhook_endpoint.secret_rotated",
+        resourceType: "webhook_endpoint",
+        resourceId: req.endpointId,
+      });
       return updated.rows[0] as EndpointRow;
     });
     return create(RotateSecretResponseSchema, { endpoint: endpointMessage(row), secret });

@@ -6,6 +6,7 @@ import {
   type TestEndpointResponse,
   TestEndpointResponseSchema,
 } from "@evalp/proto/webhooks/v1/endpoint";
+import { auditWebhooks } from "../audit.js";
 import { DELIVERY_COLUMNS, type DeliveryRow, deliveryMessage } from "../db/deliveries.js";
 import { requireEndpoint } from "../db/endpoints.js";
 import type { Deps } from "../deps.js";
@@ -36,7 +37,14 @@ export function testEndpoint(deps: Deps) {
          VALUES ($1, $2, $3, $4, $5, now()) RETURNING ${DELIVERY_COLUMNS}`,
         [newId(), environmentId, req.endpointId, event.id, event.type],
       );
-      return inserted.rows[0] as DeliveryRow;
+      const delivery = inserted.rows[0] as DeliveryRow;
+      await auditWebhooks(tx, ctx, req.environment, {
+        action: "webhook_endpoint.tested",
+        resourceType: "webhook_endpoint",
+        resourceId: req.endpointId,
+        metadata: { delivery_id: delivery.id },
+      });
+      return delivery;
     });
     deps.wake();
     return create(TestEndpointResponseSchema, { delivery: deliveryMessage(row) });

@@ -6,6 +6,7 @@ import {
   type UpdateEndpointResponse,
   UpdateEndpointResponseSchema,
 } from "@evalp/proto/webhooks/v1/endpoint";
+import { auditWebhooks } from "../audit.js";
 import { ENDPOINT_COLUMNS, type EndpointRow, endpointMessage, requireEndpoint } from "../db/endpoints.js";
 import type { Deps } from "../deps.js";
 import { disableEndpoint } from "../disable.js";
@@ -42,7 +43,18 @@ export function updateEndpoint(deps: Deps) {
         `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = $1`,
         [req.endpointId],
       );
-      return updated.rows[0] as EndpointRow;
+      const endpoint = updated.rows[0] as EndpointRow;
+      await auditWebhooks(tx, ctx, req.environment, {
+        action: "webhook_endpoint.updated",
+        resourceType: "webhook_endpoint",
+        resourceId: endpoint.id,
+        metadata: {
+          url: endpoint.url,
+          event_types: endpoint.event_types,
+          enabled: endpoint.disabled_at === null,
+        },
+      });
+      return endpoint;
     });
     return create(UpdateEndpointResponseSchema, { endpoint: endpointMessage(row) });
   };
