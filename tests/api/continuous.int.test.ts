@@ -64,6 +64,26 @@ describe("POST ENV/continuous-evaluation/answers (#7)", () => {
     });
   });
 
+  it("links an answer to a webhook delivery of the environment and echoes its id", async () => {
+    const endpoint = await api.post(
+      `${tenant.env}/webhooks`,
+      { url: "http://127.0.0.1:9/unused", event_types: ["webhook.test"] },
+      { token: tenant.token, idempotencyKey: ik() },
+    );
+    const delivery = await api.post(`${tenant.env}/webhooks/${endpoint.body.id}/test`, undefined, {
+      token: tenant.token,
+      idempotencyKey: ik(),
+    });
+    expect(delivery.status).toBe(200);
+    const linked = await api.post(
+      `${tenant.env}/continuous-evaluation/answers`,
+      answer({ client_answer_id: "linked", delivery_id: delivery.body.id }),
+      { token: tenant.token, idempotencyKey: ik() },
+    );
+    expect(linked.status).toBe(201);
+    expect(linked.body.delivery_id).toBe(delivery.body.id);
+  });
+
   it("answers 409 client_answer_conflict for the same client_answer_id with another answer", async () => {
     await api.post(`${tenant.env}/continuous-evaluation/answers`, answer({ client_answer_id: "ca-2" }), {
       token: tenant.token,
@@ -91,6 +111,14 @@ describe("POST ENV/continuous-evaluation/answers (#7)", () => {
       { token: tenant.token, idempotencyKey: ik() },
     );
     expect(expectError(noProgram, 404, "not_found").context).toEqual({ resource: "program" });
+    const noDelivery = await api.post(
+      `${tenant.env}/continuous-evaluation/answers`,
+      answer({ delivery_id: unknown, client_answer_id: "w" }),
+      { token: tenant.token, idempotencyKey: ik() },
+    );
+    expect(expectError(noDelivery, 404, "not_found").context).toMatchObject({
+      resource: expect.stringContaining("delivery"),
+    });
     const bad = await api.post(
       `${tenant.env}/continuous-evaluation/answers`,
       { answer: 4, client_answer_id: "", program_id: "nope", question_id: "q1", subject_id: subjectId },

@@ -2,7 +2,18 @@ import { createClient } from "@connectrpc/connect";
 import { type Config, createServiceTransport } from "@evalp/kit";
 import { OrganizationService } from "@evalp/proto/control/v1/organization";
 import { SubjectService } from "@evalp/proto/control/v1/subject";
+import { WebhookDeliveryService } from "@evalp/proto/webhooks/v1/delivery";
 import type { Deps } from "./deps.js";
+
+/** The webhooks plane's deliveries at `WEBHOOKS_URL`. */
+export function createDeliveryClient(
+  config: Pick<Config, "WEBHOOKS_URL" | "UPSTREAM_TIMEOUT_MS">,
+): Deps["deliveries"] {
+  return createClient(
+    WebhookDeliveryService,
+    createServiceTransport(() => config.WEBHOOKS_URL, config.UPSTREAM_TIMEOUT_MS),
+  );
+}
 
 /** Clients of the control plane at `CONTROL_URL`, sharing one HTTP/2 session. */
 export function createControlClients(

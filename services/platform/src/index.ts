@@ -1,3 +1,3 @@
-export { createControlClients } from "./control-clients.js";
+export { createControlClients, createDeliveryClient } from "./control-clients.js";
 export type { Deps as PlatformDeps } from "./deps.js";
 export { migrations, platformService, SCHEMA } from "./server.js";

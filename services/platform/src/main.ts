@@ -6,7 +6,7 @@ import {
   loadConfig,
   serveService,
 } from "@evalp/kit";
-import { createControlClients } from "./control-clients.js";
+import { createControlClients, createDeliveryClient } from "./control-clients.js";
 import { platformService, SCHEMA } from "./server.js";
 
 const config = loadConfig();
@@ -15,7 +15,13 @@ const shutdown = createShutdownManager(logger, config.SHUTDOWN_GRACE_MS);
 const pool = createPool({ databaseUrl: config.DATABASE_URL, schema: SCHEMA, max: config.DATABASE_POOL_SIZE });
 shutdown.register("postgres", () => pool.end());
 const running = await serveService(
-  platformService({ pool, logger, config, control: createControlClients(config) }),
+  platformService({
+    pool,
+    logger,
+    config,
+    control: createControlClients(config),
+    deliveries: createDeliveryClient(config),
+  }),
   { logger, host: config.HOST, rpcPort: config.SERVICE_PORT ?? 8082, opsPort: config.OPS_PORT ?? 9082 },
 );
 const publisher = createOutboxPublisher({ name: "platform", config, pool, logger });

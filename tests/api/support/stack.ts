@@ -32,7 +32,12 @@ import {
   serveService,
   webhooksRoute,
 } from "@evalp/kit";
-import { createControlClients, migrations as platformMigrations, platformService } from "@evalp/platform";
+import {
+  createControlClients,
+  createDeliveryClient,
+  migrations as platformMigrations,
+  platformService,
+} from "@evalp/platform";
 import { createTestDatabase, uniqueRedisPrefix, uniqueSuffix } from "@evalp/testing";
 import {
   createEnvironmentScope,
@@ -121,7 +126,13 @@ export async function startStack(
       controlService({ pool: controlPool, config, logger, mailer, tasks, usage: createUsageClients(config) }),
     ),
     platform: await serve(
-      platformService({ pool: pool("platform"), logger, config, control: createControlClients(config) }),
+      platformService({
+        pool: pool("platform"),
+        logger,
+        config,
+        control: createControlClients(config),
+        deliveries: createDeliveryClient(config),
+      }),
     ),
     interview: await serve(
       interviewService({

@@ -30,7 +30,8 @@ type AnswerRow = {
  * #7: records an answer that arrives outside an interview. The same (environment, subject,
  * program, client_answer_id) again, whatever its Idempotency-Key, returns the first receipt with
  * `idempotent_replay` when the answer is equal, else 409 `client_answer_conflict`. Unknown
- * subjects and programs are 404 (checked with the control plane, which owns them).
+ * subjects and programs are 404 (checked with the control plane, which owns them), and so is an
+ * unknown delivery (checked with the webhooks plane).
  */
 export function recordAnswer(deps: Deps) {
   return async (req: RecordAnswerRequest, ctx: HandlerContext): Promise<RecordAnswerResponse> => {
@@ -42,6 +43,9 @@ export function recordAnswer(deps: Deps) {
     await Promise.all([
       deps.control.subjects.getSubject({ environment, subjectId: req.subjectId }, forwardedCall(ctx)),
       deps.control.subjects.getProgram({ environment, programId: req.programId }, forwardedCall(ctx)),
+      req.deliveryId
+        ? deps.deliveries.getDelivery({ environment, deliveryId: req.deliveryId }, forwardedCall(ctx))
+        : null,
     ]);
     const answer = req.answer ?? {};
     const receipt = await withTransaction(deps.pool, async (tx) => {
