@@ -30,8 +30,8 @@ const OVERLAYS = readdirSync(OVERLAYS_DIR).filter((name) => statSync(join(OVERLA
 /** The platform's processes: where each listens, whom it calls (README, Configuration). */
 const PROCESSES = {
   gateway: { port: 8080, probePortName: "http", calls: ["control", "platform", "interview", "webhooks"] },
-  control: { port: 8081, opsPort: 9081, probePortName: "ops", calls: ["interview"] },
-  platform: { port: 8082, opsPort: 9082, probePortName: "ops", calls: ["control"] },
+  control: { port: 8081, opsPort: 9081, probePortName: "ops", calls: ["interview", "webhooks"] },
+  platform: { port: 8082, opsPort: 9082, probePortName: "ops", calls: ["control", "webhooks"] },
   interview: { port: 8083, opsPort: 9083, probePortName: "ops", calls: ["control", "platform"] },
   webhooks: { port: 8084, opsPort: 9084, probePortName: "ops", calls: ["control"] },
 } as const;
@@ -643,7 +643,7 @@ for (const overlay of OVERLAYS) {
             if ("opsPort" in target) denied.push({ from: app(from), to: app(to), port: target.opsPort });
           }
         }
-        expect(allowed.length).toBe(9);
+        expect(allowed.length).toBe(11);
         expectAllowed(allowed, true);
         expectAllowed(denied, false);
       });
