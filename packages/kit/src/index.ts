@@ -4,6 +4,7 @@ export * from "./connect-client.js";
 export * from "./connect-errors.js";
 export * from "./connect-server.js";
 export * from "./db.js";
+export * from "./environment-scope.js";
 export * from "./errors.js";
 export * from "./ids.js";
 export * from "./logger.js";

@@ -1,18 +1,13 @@
 import type { HandlerContext } from "@connectrpc/connect";
-import { isUuid, metadataHeaders, notFound, requestContext } from "@evalp/kit";
+import { forwardedCall, isUuid, notFound } from "@evalp/kit";
 import type { AppRef } from "@evalp/proto/platform/v1/template";
 import type { Deps } from "./deps.js";
 
+/** Calls this plane makes for a request carry its request id and actor (the kit's helper). */
+export { forwardedCall };
+
 /** Apps never move between organizations, so a confirmed pair stays true; bounded so it cannot grow without end. */
 const CONFIRMED_LIMIT = 10_000;
-
-/** The metadata of a call made on behalf of the request being served. */
-export function forwardedCall(ctx: HandlerContext) {
-  const context = requestContext(ctx.values);
-  return {
-    headers: metadataHeaders({ requestId: context.requestId ?? "", actor: context.actor ?? undefined }),
-  };
-}
 
 /**
  * Checks with the control plane that the app belongs to the organization of the path (404

@@ -1,49 +1,15 @@
 import type { HandlerContext } from "@connectrpc/connect";
-import { isUuid, metadataHeaders, notFound, requestContext } from "@evalp/kit";
+import { createEnvironmentScope as createScope } from "@evalp/kit";
 import type { EnvironmentRef } from "@evalp/proto/control/v1/api_key";
 import type { ControlClients } from "./deps.js";
 
-/** Environments never move between apps or organizations: a confirmed chain stays true. */
-const CONFIRMED_LIMIT = 10_000;
+export { forwardedCall } from "@evalp/kit";
 
-/** The metadata of a call made on behalf of the request being served (its request id and actor). */
-export function forwardedCall(ctx: HandlerContext) {
-  const context = requestContext(ctx.values);
-  return {
-    headers: metadataHeaders({ requestId: context.requestId ?? "", actor: context.actor ?? undefined }),
-  };
-}
-
-/**
- * Checks with the control plane that the path's organization → app → environment chain holds
- * (404 otherwise) before this plane serves rows of that environment, remembering confirmed
- * chains so that most requests cost no extra call. Returns the environment id.
- */
+/** The kit's environment check; this plane's rows are keyed by the environment id it returns. */
 export function createEnvironmentScope(control: ControlClients) {
-  const confirmed = new Set<string>();
-  return async function requireEnvironment(
-    ref: EnvironmentRef | undefined,
-    ctx: HandlerContext,
-  ): Promise<string> {
-    if (!ref || !isUuid(ref.organizationId) || !isUuid(ref.appId) || !isUuid(ref.environmentId)) {
-      throw notFound("environment");
-    }
-    const key = `${ref.organizationId}/${ref.appId}/${ref.environmentId}`;
-    if (confirmed.has(key)) return ref.environmentId;
-    await control.organizations.getEnvironment(
-      {
-        environment: {
-          organizationId: ref.organizationId,
-          appId: ref.appId,
-          environmentId: ref.environmentId,
-        },
-      },
-      forwardedCall(ctx),
-    );
-    if (confirmed.size >= CONFIRMED_LIMIT) confirmed.clear();
-    confirmed.add(key);
-    return ref.environmentId;
-  };
+  const requireEnvironment = createScope(control.organizations);
+  return async (ref: EnvironmentRef | undefined, ctx: HandlerContext): Promise<string> =>
+    (await requireEnvironment(ref, ctx)).environmentId;
 }
 
 export type RequireEnvironment = ReturnType<typeof createEnvironmentScope>;

@@ -1,0 +1,540 @@
+// The platform's request benchmark (`npm run bench`, after the vitest benches). It starts the
+// platform once as `npm start` does (five processes, NODE_ENV=production, LOG_LEVEL=warn, a
+// fresh database, its own Redis prefix and NATS streams) plus two baseline servers
+// (bench/servers.mjs), and measures every case side by side with autocannon, in shuffled rounds:
+// - saturation: requests/s with SATURATION_CONNECTIONS keep-alive connections for ROUND_SECONDS;
+// - fixed rate: p50/p99 latency at half of A2's saturation (calibrated once, the same rate for
+//   every case), offered by FIXED_STREAMS autocannon instances of one connection each, started
+//   evenly across a second (autocannon paces each connection per second, so staggering them
+//   spreads the bursts);
+// - CPU per request of every process involved, from /proc/<pid>/stat during the saturation run.
+// Ratios are taken per round against the case's baseline in the same round; the table shows
+// their median. Results also go to bench/results.json. Environment: BENCH_ROUNDS,
+// BENCH_SECONDS, DATABASE_URL, REDIS_URL, NATS_URL.
+import { spawn } from "node:child_process";
+import { randomBytes, randomUUID } from "node:crypto";
+import { once } from "node:events";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { fileURLToPath } from "node:url";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { connect } from "@nats-io/transport-node";
+import { withDefaultUser } from "@evalp/kit";
+import autocannon from "autocannon";
+import pg from "pg";
+import { migrateAll } from "../scripts/migrate.mjs";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const ROUND_SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+const SATURATION_CONNECTIONS = 16;
+const FIXED_STREAMS = 8;
+const SERVICES = ["control", "platform", "interview", "webhooks"];
+const CLK_TCK = 100;
+
+const startedAt = Date.now();
+const log = (message) => console.error(`[bench ${((Date.now() - startedAt) / 1000).toFixed(0)}s] ${message}`);
+
+async function freePort() {
+  const server = createServer();
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address();
+  server.close();
+  await once(server, "close");
+  return port;
+}
+
+const percentile = (sorted, p) =>
+  sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+const median = (values) => {
+  const sorted = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
+  if (sorted.length === 0) return Number.NaN;
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+function shuffle(items) {
+  const out = [...items];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [out[i], out[j]] = [out[j], out[i]];
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- CPU from /proc
+
+/** utime + stime of one process, in clock ticks (fields 14 and 15 of /proc/<pid>/stat). */
+function cpuTicks(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return 0;
+  }
+}
+
+/** The pids of every process whose command is `comm` (postgres backends, redis, nats). */
+function pidsNamed(comm) {
+  const pids = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, "utf8").trim() === comm) pids.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
+/** A snapshot of CPU ticks per group: our children by name, and the shared servers summed. */
+function cpuSnapshot(children) {
+  const snapshot = {};
+  for (const [name, child] of children) snapshot[name] = cpuTicks(child.pid);
+  for (const [group, comm] of [
+    ["postgres", "postgres"],
+    ["redis", "redis-server"],
+    ["nats", "nats-server"],
+  ]) {
+    snapshot[group] = pidsNamed(comm).reduce((sum, pid) => sum + cpuTicks(pid), 0);
+  }
+  snapshot.autocannon = cpuTicks(process.pid);
+  return snapshot;
+}
+
+// ---------------------------------------------------------------- processes
+
+const children = new Map();
+let stopping = false;
+
+function startProcess(name, args, env) {
+  const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  children.set(name, child);
+  child.stderr.on("data", (chunk) => process.stderr.write(`${name}: ${chunk}`));
+  child.on("exit", (code, signal) => {
+    if (!stopping) {
+      console.error(`${name} exited (${signal ?? code}) during the bench`);
+      process.exitCode = 1;
+    }
+  });
+  return child;
+}
+
+async function waitFor(url, what) {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const ok = await fetch(url)
+      .then((r) => r.ok)
+      .catch(() => false);
+    if (ok) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`${what} did not become ready at ${url}`);
+}
+
+async function stopAll() {
+  stopping = true;
+  const exits = [...children.values()]
+    .filter((child) => child.exitCode === null)
+    .map((child) => {
+      const exited = once(child, "exit");
+      child.kill("SIGTERM");
+      return Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 12_000))]).then(() => {
+        if (child.exitCode === null) child.kill("SIGKILL");
+      });
+    });
+  await Promise.all(exits);
+}
+
+// ---------------------------------------------------------------- load
+
+/** One autocannon run; latencies are kept exactly (autocannon's histogram has 1 ms resolution). */
+async function load(target, options) {
+  const latencies = [];
+  let non2xx = 0;
+  const instance = autocannon({
+    url: target.url,
+    method: target.method ?? "GET",
+    headers: target.headers,
+    body: target.body,
+    requests: target.setupRequest ? [{ setupRequest: target.setupRequest }] : undefined,
+    duration: options.seconds,
+    connections: options.connections,
+    overallRate: options.rate,
+    timeout: 10,
+  });
+  instance.on("response", (_client, statusCode, _bytes, responseTime) => {
+    if (statusCode >= 200 && statusCode < 300) latencies.push(responseTime);
+    else non2xx += 1;
+  });
+  const result = await instance;
+  return { latencies, non2xx, errors: result.errors + result.timeouts, seconds: result.duration };
+}
+
+async function saturation(target, children) {
+  const before = cpuSnapshot(children);
+  const run = await load(target, { seconds: ROUND_SECONDS, connections: SATURATION_CONNECTIONS });
+  const after = cpuSnapshot(children);
+  const ok = run.latencies.length;
+  const cpu = {};
+  for (const group of Object.keys(after)) {
+    const ms = ((after[group] - (before[group] ?? 0)) * 1000) / CLK_TCK;
+    if (ms > 0) cpu[group] = ok > 0 ? (ms * 1000) / ok : Number.NaN; // µs per request
+  }
+  return { rps: ok / run.seconds, non2xx: run.non2xx, errors: run.errors, cpuUsPerRequest: cpu };
+}
+
+async function fixedRate(target, rate) {
+  const perStream = Math.max(1, Math.round(rate / FIXED_STREAMS));
+  const runs = [];
+  for (let i = 0; i < FIXED_STREAMS; i++) {
+    runs.push(load(target, { seconds: ROUND_SECONDS, connections: 1, rate: perStream }));
+    await new Promise((resolve) => setTimeout(resolve, 1000 / FIXED_STREAMS));
+  }
+  const done = await Promise.all(runs);
+  const latencies = done.flatMap((run) => run.latencies).sort((a, b) => a - b);
+  return {
+    offered: perStream * FIXED_STREAMS,
+    achieved: latencies.length / ROUND_SECONDS,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    non2xx: done.reduce((sum, run) => sum + run.non2xx, 0),
+    errors: done.reduce((sum, run) => sum + run.errors, 0),
+  };
+}
+
+// ---------------------------------------------------------------- the run
+
+const baseUrl = new URL(withDefaultUser(process.env.DATABASE_URL ?? "postgres://127.0.0.1:5432/evalp"));
+const suffix = `${Date.now().toString(36)}${randomBytes(3).toString("hex")}`;
+const databaseName = `evalp_bench_${suffix}`;
+const databaseUrl = new URL(baseUrl);
+databaseUrl.pathname = `/${databaseName}`;
+const adminUrl = new URL(baseUrl);
+adminUrl.pathname = "/postgres";
+const streams = {
+  EVENTS_STREAM: `EVENTS_BENCH_${suffix}`,
+  EVENTS_SUBJECT_PREFIX: `events_bench_${suffix}`,
+  WEBHOOKS_STREAM: `WEBHOOKS_BENCH_${suffix}`,
+  WEBHOOKS_SUBJECT_PREFIX: `webhooks_bench_${suffix}`,
+  AUDIT_STREAM: `AUDIT_BENCH_${suffix}`,
+  AUDIT_SUBJECT_PREFIX: `audit_bench_${suffix}`,
+};
+const natsUrl = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
+
+async function cleanUp() {
+  await stopAll();
+  const admin = new pg.Client({ connectionString: adminUrl.toString() });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS "${databaseName}" WITH (FORCE)`).catch(() => {});
+  await admin.end();
+  const nc = await connect({ servers: natsUrl });
+  const jsm = await jetstreamManager(nc);
+  for (const [key, name] of Object.entries(streams)) {
+    if (key.endsWith("_STREAM")) await jsm.streams.delete(name).catch(() => false);
+  }
+  await nc.close();
+}
+
+async function json(response) {
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${response.status} ${response.url}: ${text}`);
+  return JSON.parse(text);
+}
+
+async function setUpTenant(base) {
+  const post = (path, body, headers = {}) =>
+    fetch(`${base}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "idempotency-key": randomUUID(), ...headers },
+      body: JSON.stringify(body),
+    }).then(json);
+  const signup = await post("/auth/signup", {
+    email: `bench-${suffix}@example.com`,
+    password: "correct horse battery staple",
+    organization_name: "Bench",
+  });
+  const auth = { authorization: `Bearer ${signup.access_token}` };
+  const org = `/v1/organizations/${signup.organization_id}`;
+  const app = await post(`${org}/apps`, { slug: "bench", name: "Bench" }, auth);
+  const appPath = `${org}/apps/${app.id}`;
+  const env = await post(`${appPath}/environments`, { slug: "production", name: "Production" }, auth);
+  const envPath = `${appPath}/environments/${env.id}`;
+  const key = await post(`${envPath}/api-keys`, { name: "bench", scopes: ["org:read", "subjects:write"] }, auth);
+  // Raise the quotas so that B1's fresh subjects never hit the active_subjects limit.
+  const quotas = await fetch(`${base}${envPath}/quotas`, { headers: auth }).then(json);
+  const limits = Object.fromEntries(Object.keys(quotas.limits).map((name) => [name, 1_000_000]));
+  await fetch(`${base}${envPath}/quotas`, {
+    method: "PATCH",
+    headers: { ...auth, "content-type": "application/json", "idempotency-key": randomUUID() },
+    body: JSON.stringify({ expected_revision: quotas.revision, limits }),
+  }).then(json);
+  return { appPath, envPath, apiKey: key.secret };
+}
+
+/** The cases, their baselines and targets. */
+function defineCases(urls, tenant) {
+  const keyHeaders = { "x-api-key": tenant.apiKey };
+  const subject = (externalId) =>
+    JSON.stringify({ items: [{ external_id: externalId, identity_mode: "enterprise_managed", profile: {} }] });
+  const replayKey = randomUUID();
+  const replayBody = subject("bench-replayed");
+  return [
+    {
+      id: "A0",
+      what: "bare Fastify hello (ceiling)",
+      target: { url: `${urls.hello}/hello` },
+    },
+    {
+      id: "A1",
+      what: "monolith: Fastify + pg, same key auth + SELECT",
+      baseline: "A0",
+      target: { url: `${urls.monolith}${tenant.appPath}`, headers: keyHeaders },
+    },
+    {
+      id: "A2",
+      what: "GET APP: gateway → control → pg (API key)",
+      baseline: "A1",
+      targets: { throughputRatio: 0.6, p99OverBaselineMs: 2 },
+      target: { url: `${urls.gateway}${tenant.appPath}`, headers: keyHeaders },
+    },
+    {
+      id: "A2n",
+      what: "GET /v1/auth/principal: gateway → Authenticate only",
+      baseline: "A2",
+      target: { url: `${urls.gateway}/v1/auth/principal`, headers: keyHeaders },
+    },
+    {
+      id: "B1",
+      what: "POST subjects/batch, fresh Idempotency-Key",
+      baseline: "A2",
+      target: {
+        url: `${urls.gateway}${tenant.envPath}/subjects/batch`,
+        method: "POST",
+        headers: { ...keyHeaders, "content-type": "application/json" },
+        body: subject("placeholder"),
+        setupRequest: (request) => {
+          const key = randomUUID();
+          return {
+            ...request,
+            headers: { ...request.headers, "idempotency-key": key },
+            body: subject(`bench-${key}`),
+          };
+        },
+      },
+    },
+    {
+      id: "B2",
+      what: "POST subjects/batch, replay of one key",
+      baseline: "A2",
+      targets: { throughputRatio: 2.5, p99MaxMs: 3 },
+      replayKey,
+      target: {
+        url: `${urls.gateway}${tenant.envPath}/subjects/batch`,
+        method: "POST",
+        headers: { ...keyHeaders, "content-type": "application/json", "idempotency-key": replayKey },
+        body: replayBody,
+      },
+    },
+  ];
+}
+
+async function main() {
+  log(`database ${databaseName}, ${ROUNDS} rounds × ${ROUND_SECONDS} s per measurement`);
+  await migrateAll(databaseUrl.toString());
+
+  const ports = Object.fromEntries(
+    await Promise.all(
+      [...SERVICES, "gateway", "hello", "monolith"].map(async (name) => [
+        name,
+        { rpc: await freePort(), ops: await freePort() },
+      ]),
+    ),
+  );
+  const env = {
+    ...process.env,
+    NODE_ENV: "production",
+    LOG_LEVEL: "warn",
+    DATABASE_URL: databaseUrl.toString(),
+    JWT_SECRET: randomBytes(32).toString("hex"),
+    REDIS_KEY_PREFIX: `evalp-bench-${suffix}:`,
+    RATE_LIMIT_PER_MINUTE: "1000000000",
+    MAIL_DIR: `var/bench-mail-${suffix}`,
+    ...streams,
+  };
+  for (const name of SERVICES) env[`${name.toUpperCase()}_URL`] = `http://127.0.0.1:${ports[name].rpc}`;
+  for (const name of SERVICES) {
+    startProcess(name, [`services/${name}/dist/main.js`], {
+      ...env,
+      SERVICE_PORT: String(ports[name].rpc),
+      OPS_PORT: String(ports[name].ops),
+    });
+  }
+  startProcess("gateway", ["services/gateway/dist/main.js"], {
+    ...env,
+    PORT: String(ports.gateway.rpc),
+    OPS_PORT: String(ports.gateway.ops),
+  });
+  startProcess("hello", ["bench/servers.mjs", "hello"], { ...env, PORT: String(ports.hello.rpc) });
+  startProcess("monolith", ["bench/servers.mjs", "monolith"], { ...env, PORT: String(ports.monolith.rpc) });
+  const urls = {
+    gateway: `http://127.0.0.1:${ports.gateway.rpc}`,
+    hello: `http://127.0.0.1:${ports.hello.rpc}`,
+    monolith: `http://127.0.0.1:${ports.monolith.rpc}`,
+  };
+  await waitFor(`${urls.gateway}/readyz`, "the gateway");
+  await waitFor(`${urls.hello}/hello`, "the hello server");
+  log("platform ready");
+
+  const tenant = await setUpTenant(urls.gateway);
+  const cases = defineCases(urls, tenant);
+  const byId = Object.fromEntries(cases.map((c) => [c.id, c]));
+  // B2's key is used once for real; every later request is its replay.
+  const first = await fetch(byId.B2.target.url, {
+    method: "POST",
+    headers: byId.B2.target.headers,
+    body: byId.B2.target.body,
+  });
+  if (first.status !== 200) throw new Error(`B2 setup: ${first.status} ${await first.text()}`);
+  // Every case answers 2xx before we measure it.
+  for (const c of cases) {
+    const run = await load(c.target, { seconds: 1, connections: 4 });
+    if (run.latencies.length === 0 || run.non2xx > 0) {
+      throw new Error(`${c.id} does not answer 2xx (${run.non2xx} non-2xx, ${run.errors} errors)`);
+    }
+  }
+  log("warmed up; calibrating the fixed rate on A2");
+  const calibration = await saturation(byId.A2.target, children);
+  const rate = Math.max(FIXED_STREAMS, Math.round(calibration.rps / 2));
+  log(`A2 saturates at ${calibration.rps.toFixed(0)} req/s: fixed rate ${rate} req/s`);
+
+  const rounds = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    const order = shuffle(cases.map((c) => c.id));
+    const measured = {};
+    for (const id of order) {
+      const sat = await saturation(byId[id].target, children);
+      const fixed = await fixedRate(byId[id].target, rate);
+      measured[id] = { ...sat, fixed };
+    }
+    rounds.push({ order, measured });
+    log(`round ${round + 1}/${ROUNDS}: ${order.map((id) => `${id} ${measured[id].rps.toFixed(0)}/s`).join(", ")}`);
+  }
+
+  const summary = cases.map((c) => summarize(c, rounds));
+  printTable(summary, rate);
+  const results = {
+    date: new Date().toISOString(),
+    node: process.version,
+    cpus: (await import("node:os")).cpus().length,
+    settings: { ROUNDS, ROUND_SECONDS, SATURATION_CONNECTIONS, FIXED_STREAMS, fixedRate: rate },
+    calibration,
+    cases: summary,
+    rounds,
+    durationSeconds: (Date.now() - startedAt) / 1000,
+  };
+  writeFileSync(new URL("results.json", import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
+  log(`wrote bench/results.json in ${results.durationSeconds.toFixed(0)} s`);
+}
+
+function summarize(c, rounds) {
+  const of = (round, id) => round.measured[id];
+  const rps = median(rounds.map((r) => of(r, c.id).rps));
+  const p50 = median(rounds.map((r) => of(r, c.id).fixed.p50));
+  const p99 = median(rounds.map((r) => of(r, c.id).fixed.p99));
+  const cpu = {};
+  for (const group of Object.keys(of(rounds[0], c.id).cpuUsPerRequest)) {
+    cpu[group] = median(rounds.map((r) => of(r, c.id).cpuUsPerRequest[group] ?? 0));
+  }
+  const entry = {
+    id: c.id,
+    what: c.what,
+    rps,
+    p50Ms: p50,
+    p99Ms: p99,
+    achievedRate: median(rounds.map((r) => of(r, c.id).fixed.achieved)),
+    non2xx: rounds.reduce((sum, r) => sum + of(r, c.id).non2xx + of(r, c.id).fixed.non2xx, 0),
+    errors: rounds.reduce((sum, r) => sum + of(r, c.id).errors + of(r, c.id).fixed.errors, 0),
+    cpuUsPerRequest: cpu,
+    baseline: c.baseline ?? null,
+  };
+  if (c.baseline) {
+    entry.throughputRatio = median(rounds.map((r) => of(r, c.id).rps / of(r, c.baseline).rps));
+    entry.p99DeltaMs = median(rounds.map((r) => of(r, c.id).fixed.p99 - of(r, c.baseline).fixed.p99));
+  }
+  if (c.targets) {
+    const checks = [];
+    const t = c.targets;
+    if (t.throughputRatio !== undefined) {
+      checks.push({
+        target: `${c.id}/${c.baseline} ≥ ${t.throughputRatio}`,
+        met: entry.throughputRatio >= t.throughputRatio,
+      });
+    }
+    if (t.p99OverBaselineMs !== undefined) {
+      checks.push({
+        target: `p99 ≤ ${c.baseline} p99 + ${t.p99OverBaselineMs} ms`,
+        met: entry.p99DeltaMs <= t.p99OverBaselineMs,
+      });
+    }
+    if (t.p99MaxMs !== undefined) checks.push({ target: `p99 ≤ ${t.p99MaxMs} ms`, met: p99 <= t.p99MaxMs });
+    entry.targets = checks;
+  }
+  return entry;
+}
+
+function printTable(summary, rate) {
+  const fmt = (v, digits = 2) => (Number.isFinite(v) ? v.toFixed(digits) : "—");
+  const header = [
+    "case",
+    "req/s",
+    `p50 ms @${rate}/s`,
+    "p99 ms",
+    "vs",
+    "ratio",
+    "Δp99 ms",
+    "CPU µs/req (top)",
+    "target",
+  ];
+  const rows = summary.map((s) => {
+    const cpu = Object.entries(s.cpuUsPerRequest)
+      .filter(([group]) => group !== "autocannon")
+      .sort((a, b) => b[1] - a[1]);
+    const total = cpu.reduce((sum, [, us]) => sum + us, 0);
+    const top = cpu
+      .slice(0, 3)
+      .map(([group, us]) => `${group} ${us.toFixed(0)}`)
+      .join(", ");
+    const targets = (s.targets ?? []).map((t) => `${t.met ? "MET" : "MISSED"} ${t.target}`).join("; ");
+    return [
+      `${s.id}${s.non2xx + s.errors > 0 ? "*" : ""}`,
+      fmt(s.rps, 0),
+      fmt(s.p50Ms),
+      fmt(s.p99Ms),
+      s.baseline ?? "",
+      s.baseline ? fmt(s.throughputRatio) : "",
+      s.baseline ? fmt(s.p99DeltaMs) : "",
+      `${total.toFixed(0)} = ${top}`,
+      targets,
+    ];
+  });
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells) => cells.map((cell, i) => cell.padEnd(widths[i])).join(" │ ");
+  console.log(`\n${line(header)}\n${widths.map((w) => "─".repeat(w)).join("─┼─")}`);
+  for (const row of rows) console.log(line(row));
+  console.log(
+    `\nMedians over ${ROUNDS} shuffled rounds; ratio = case/baseline req/s in the same round; Δp99 = case p99 − baseline p99.`,
+  );
+  for (const s of summary) console.log(`  ${s.id}: ${s.what}`);
+  if (summary.some((s) => s.non2xx + s.errors > 0)) console.log("  * some responses were not 2xx or failed");
+}
+
+try {
+  await main();
+} catch (error) {
+  console.error(error);
+  process.exitCode = 1;
+} finally {
+  await cleanUp().catch((error) => console.error("cleanup failed:", error));
+}

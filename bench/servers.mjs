@@ -1,0 +1,67 @@
+// The two baselines of `bench/run.mjs`, each run as its own process:
+// - `node bench/servers.mjs hello`: A0, a bare Fastify hello endpoint (the ceiling of this machine);
+// - `node bench/servers.mjs monolith`: A1, one Fastify + `pg` process that does what `GET APP`
+//   does end to end (API-key authentication by the key's SHA-256 joined to its environment and
+//   app, the reach and scope checks, then the same primary-key SELECT) — the monolith a user
+//   might write instead of the gateway → Connect → control path.
+// PORT and (for the monolith) DATABASE_URL and DATABASE_POOL_SIZE come from the environment.
+import { createHash } from "node:crypto";
+import Fastify from "fastify";
+import pg from "pg";
+
+const mode = process.argv[2];
+const app = Fastify({ logger: false });
+
+if (mode === "hello") {
+  app.get("/hello", async () => ({ hello: "world" }));
+} else if (mode === "monolith") {
+  const pool = new pg.Pool({
+    connectionString: process.env.DATABASE_URL,
+    max: Number(process.env.DATABASE_POOL_SIZE ?? 10),
+  });
+  const fail = (reply, status, code) => reply.code(status).send({ detail: { code, message: code } });
+  app.get("/v1/organizations/:organization_id/apps/:app_id", async (request, reply) => {
+    const key = request.headers["x-api-key"];
+    if (typeof key !== "string" || !key.startsWith("evk_")) return fail(reply, 401, "unauthenticated");
+    const auth = await pool.query(
+      `SELECT k.id, k.scopes, k.environment_id, e.app_id, a.organization_id, k.revoked_at IS NOT NULL AS revoked
+       FROM control.api_keys k JOIN control.environments e ON e.id = k.environment_id
+       JOIN control.apps a ON a.id = e.app_id WHERE k.secret_hash = $1`,
+      [createHash("sha256").update(key).digest()],
+    );
+    const principal = auth.rows[0];
+    if (!principal) return fail(reply, 401, "unauthenticated");
+    if (principal.revoked) return fail(reply, 401, "api_key_revoked");
+    const { organization_id: organizationId, app_id: appId } = request.params;
+    if (principal.organization_id !== organizationId) return fail(reply, 404, "not_found");
+    if (principal.app_id !== appId) return fail(reply, 403, "forbidden");
+    if (!principal.scopes.includes("org:read")) return fail(reply, 403, "required_scope");
+    const found = await pool.query(
+      "SELECT id, organization_id, slug, name, description, created_at FROM control.apps WHERE id = $1 AND organization_id = $2",
+      [appId, organizationId],
+    );
+    const row = found.rows[0];
+    if (!row) return fail(reply, 404, "not_found");
+    return {
+      id: row.id,
+      organization_id: row.organization_id,
+      slug: row.slug,
+      name: row.name,
+      description: row.description ?? null,
+      created_at: row.created_at.toISOString(),
+    };
+  });
+  app.addHook("onClose", () => pool.end());
+} else {
+  console.error("usage: node bench/servers.mjs hello|monolith");
+  process.exit(2);
+}
+
+await app.listen({ host: "127.0.0.1", port: Number(process.env.PORT ?? 0) });
+process.stdout.write("listening\n");
+process.on("SIGTERM", () => {
+  app.close().then(
+    () => process.exit(0),
+    () => process.exit(1),
+  );
+});
