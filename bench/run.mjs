@@ -10,23 +10,26 @@
 // - CPU per request of every process involved, from /proc/<pid>/stat during the saturation run.
 // Ratios are taken per round against the case's baseline in the same round; the table shows
 // their median. Results also go to bench/results.json. Environment: BENCH_ROUNDS,
-// BENCH_SECONDS, DATABASE_URL, REDIS_URL, NATS_URL.
+// BENCH_SECONDS, BENCH_CPU_PROF, DATABASE_URL, REDIS_URL, NATS_URL.
 import { spawn } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
 import { once } from "node:events";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
+import { withDefaultUser } from "@evalp/kit";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
-import { withDefaultUser } from "@evalp/kit";
 import autocannon from "autocannon";
 import pg from "pg";
 import { migrateAll } from "../scripts/migrate.mjs";
 
+/** A setting from the environment (read by name; none of them affect a build). */
+const setting = (name) => process.env[name];
+
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const ROUND_SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+const ROUNDS = Number(setting("BENCH_ROUNDS") ?? 3);
+const ROUND_SECONDS = Number(setting("BENCH_SECONDS") ?? 3);
 const SATURATION_CONNECTIONS = 16;
 const FIXED_STREAMS = 8;
 const SERVICES = ["control", "platform", "interview", "webhooks"];
@@ -46,7 +49,9 @@ async function freePort() {
 }
 
 const percentile = (sorted, p) =>
-  sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+  sorted.length === 0
+    ? Number.NaN
+    : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 const median = (values) => {
   const sorted = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
   if (sorted.length === 0) return Number.NaN;
@@ -109,8 +114,18 @@ function cpuSnapshot(children) {
 const children = new Map();
 let stopping = false;
 
+/** BENCH_CPU_PROF=1 writes a V8 CPU profile of the gateway and control to var/bench-prof/ at exit. */
+const PROFILED = setting("BENCH_CPU_PROF") === "1" ? ["gateway", "control"] : [];
+
 function startProcess(name, args, env) {
-  const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  const flags = PROFILED.includes(name)
+    ? ["--cpu-prof", "--cpu-prof-dir=var/bench-prof", `--cpu-prof-name=${name}.cpuprofile`]
+    : [];
+  const child = spawn(process.execPath, [...flags, ...args], {
+    cwd: ROOT,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   children.set(name, child);
   child.stderr.on("data", (chunk) => process.stderr.write(`${name}: ${chunk}`));
   child.on("exit", (code, signal) => {
@@ -206,7 +221,7 @@ async function fixedRate(target, rate) {
 
 // ---------------------------------------------------------------- the run
 
-const baseUrl = new URL(withDefaultUser(process.env.DATABASE_URL ?? "postgres://127.0.0.1:5432/evalp"));
+const baseUrl = new URL(withDefaultUser(setting("DATABASE_URL") ?? "postgres://127.0.0.1:5432/evalp"));
 const suffix = `${Date.now().toString(36)}${randomBytes(3).toString("hex")}`;
 const databaseName = `evalp_bench_${suffix}`;
 const databaseUrl = new URL(baseUrl);
@@ -221,7 +236,7 @@ const streams = {
   AUDIT_STREAM: `AUDIT_BENCH_${suffix}`,
   AUDIT_SUBJECT_PREFIX: `audit_bench_${suffix}`,
 };
-const natsUrl = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
+const natsUrl = setting("NATS_URL") ?? "nats://127.0.0.1:4222";
 
 async function cleanUp() {
   await stopAll();
@@ -261,7 +276,11 @@ async function setUpTenant(base) {
   const appPath = `${org}/apps/${app.id}`;
   const env = await post(`${appPath}/environments`, { slug: "production", name: "Production" }, auth);
   const envPath = `${appPath}/environments/${env.id}`;
-  const key = await post(`${envPath}/api-keys`, { name: "bench", scopes: ["org:read", "subjects:write"] }, auth);
+  const key = await post(
+    `${envPath}/api-keys`,
+    { name: "bench", scopes: ["org:read", "subjects:write"] },
+    auth,
+  );
   // Raise the quotas so that B1's fresh subjects never hit the active_subjects limit.
   const quotas = await fetch(`${base}${envPath}/quotas`, { headers: auth }).then(json);
   const limits = Object.fromEntries(Object.keys(quotas.limits).map((name) => [name, 1_000_000]));
@@ -277,7 +296,9 @@ async function setUpTenant(base) {
 function defineCases(urls, tenant) {
   const keyHeaders = { "x-api-key": tenant.apiKey };
   const subject = (externalId) =>
-    JSON.stringify({ items: [{ external_id: externalId, identity_mode: "enterprise_managed", profile: {} }] });
+    JSON.stringify({
+      items: [{ external_id: externalId, identity_mode: "enterprise_managed", profile: {} }],
+    });
   const replayKey = randomUUID();
   const replayBody = subject("bench-replayed");
   return [
@@ -419,7 +440,9 @@ async function main() {
       measured[id] = { ...sat, fixed };
     }
     rounds.push({ order, measured });
-    log(`round ${round + 1}/${ROUNDS}: ${order.map((id) => `${id} ${measured[id].rps.toFixed(0)}/s`).join(", ")}`);
+    log(
+      `round ${round + 1}/${ROUNDS}: ${order.map((id) => `${id} ${measured[id].rps.toFixed(0)}/s`).join(", ")}`,
+    );
   }
 
   const summary = cases.map((c) => summarize(c, rounds));

@@ -9,6 +9,9 @@ import { createHash } from "node:crypto";
 import Fastify from "fastify";
 import pg from "pg";
 
+/** A setting from the environment (read by name; none of them affect a build). */
+const setting = (name) => process.env[name];
+
 const mode = process.argv[2];
 const app = Fastify({ logger: false });
 
@@ -16,8 +19,8 @@ if (mode === "hello") {
   app.get("/hello", async () => ({ hello: "world" }));
 } else if (mode === "monolith") {
   const pool = new pg.Pool({
-    connectionString: process.env.DATABASE_URL,
-    max: Number(process.env.DATABASE_POOL_SIZE ?? 10),
+    connectionString: setting("DATABASE_URL"),
+    max: Number(setting("DATABASE_POOL_SIZE") ?? 10),
   });
   const fail = (reply, status, code) => reply.code(status).send({ detail: { code, message: code } });
   app.get("/v1/organizations/:organization_id/apps/:app_id", async (request, reply) => {
@@ -57,7 +60,7 @@ if (mode === "hello") {
   process.exit(2);
 }
 
-await app.listen({ host: "127.0.0.1", port: Number(process.env.PORT ?? 0) });
+await app.listen({ host: "127.0.0.1", port: Number(setting("PORT") ?? 0) });
 process.stdout.write("listening\n");
 process.on("SIGTERM", () => {
   app.close().then(
