@@ -11,6 +11,12 @@ import type { Scope } from "./ops/var.js";
 import { validateExpression } from "./validate.js";
 
 const NOW = new Date("2025-06-15T12:00:00Z");
+/**
+ * Random seeds by default, so each run explores new trees; `FC_SEED` replays a reported
+ * counterexample, and CI runs with a fixed seed so that a submission's result is reproducible.
+ */
+const SEED = process.env.FC_SEED ? Number(process.env.FC_SEED) : process.env.CI ? 20_261_126 : undefined;
+if (SEED !== undefined) fc.configureGlobal({ seed: SEED });
 const RUNS = { numRuns: 300 };
 
 // ---- generators -------------------------------------------------------------------------------
