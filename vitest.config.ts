@@ -1,9 +1,10 @@
 import { defineConfig } from "vitest/config";
 
 /**
- * One run for the whole repository: unit tests beside the code (`*.test.ts`) and the API's
- * integration tests (`tests/api/*.int.test.ts`), which start real services on real Postgres,
- * Redis and NATS. Workspace packages resolve to their built `dist/`, so `npm test` builds first.
+ * One configuration for the whole repository: unit tests beside the code (`*.test.ts`), the
+ * API's integration tests (`tests/api/*.int.test.ts`), which start real services on real
+ * Postgres, Redis and NATS, and the reliability suite (`tests/reliability/*.rel.test.ts`: faults,
+ * fuzzing, concurrency and a soak), run after the others and one file at a time. Workspace packages resolve to their built `dist/`, so `npm test` builds first.
  */
 export default defineConfig({
   test: {
@@ -26,6 +27,18 @@ export default defineConfig({
           benchmark: { include: [] },
           testTimeout: 30_000,
           hookTimeout: 60_000,
+        },
+      },
+      {
+        test: {
+          name: "reliability",
+          include: ["tests/reliability/**/*.rel.test.ts"],
+          benchmark: { include: [] },
+          // Faults, load and the soak measure the platform itself: one file at a time, so that
+          // no other test's load distorts what a file measures.
+          fileParallelism: false,
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
         },
       },
     ],
