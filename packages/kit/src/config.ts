@@ -84,6 +84,12 @@ export const configSchema = z.object({
   LEGACY_API_KEYS: z.string().default(""),
   JWT_SECRET: z.string().min(32).optional(),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
+  /**
+   * How long the gateway may reuse a resolved principal without asking control again (0: never).
+   * Gateways forget every principal as soon as any of them sees credentials change (Redis
+   * pub/sub), so this bounds only changes made behind the API's back.
+   */
+  PRINCIPAL_CACHE_TTL_MS: z.coerce.number().int().min(0).max(300_000).default(10_000),
   /** Upstream Connect servers, as the gateway reaches them. */
   CONTROL_URL: z.string().url().default("http://127.0.0.1:8081"),
   PLATFORM_URL: z.string().url().default("http://127.0.0.1:8082"),

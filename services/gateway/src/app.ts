@@ -15,6 +15,7 @@ import { registerOps } from "./plugins/ops.js";
 import { registerRateLimit } from "./plugins/rate-limit.js";
 import { clientRequestId, registerRequestLog } from "./plugins/request-log.js";
 import { BODY_LIMIT_BYTES, registerValidation } from "./plugins/validation.js";
+import { createPrincipalCache } from "./principal-cache.js";
 import { passwordResetRoutes } from "./routes/auth/password-reset.js";
 import { sessionRoutes } from "./routes/auth/session.js";
 import { apiKeyRoutes } from "./routes/control/api-keys.js";
@@ -78,7 +79,14 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     perMinute: deps.config.RATE_LIMIT_PER_MINUTE,
     prefix: deps.config.REDIS_KEY_PREFIX,
   });
-  registerAuth(app, deps.upstreams, deps.config.JWT_SECRET);
+  const principals = createPrincipalCache({
+    redis: deps.redis,
+    channel: `${deps.config.REDIS_KEY_PREFIX}principals:changed`,
+    ttlMs: deps.config.PRINCIPAL_CACHE_TTL_MS,
+    logger: deps.logger,
+  });
+  app.addHook("onClose", async () => principals.close());
+  registerAuth(app, { upstreams: deps.upstreams, principals, jwtSecret: deps.config.JWT_SECRET });
   registerIdempotency(app, deps.redis, deps.config.REDIS_KEY_PREFIX);
   registerValidation(app);
 

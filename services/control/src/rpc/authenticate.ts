@@ -1,4 +1,5 @@
 import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { AGENT_SCOPE, AppError, isScope, type Queryable, ROLE_SCOPES, SCOPES } from "@evalp/kit";
 import {
   type AuthenticateRequest,
@@ -41,10 +42,11 @@ async function sessionPrincipal(db: Queryable, token: string): Promise<Principal
     user_id: string;
     email: string;
     active_organization_id: string | null;
+    expires_at: Date;
     expired: boolean;
     revoked: boolean;
   }>(
-    `SELECT s.user_id, u.email, s.active_organization_id,
+    `SELECT s.user_id, u.email, s.active_organization_id, s.expires_at,
             s.expires_at <= clock_timestamp() AS expired, s.revoked_at IS NOT NULL AS revoked
      FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = $1`,
     [sha256(token)],
@@ -71,6 +73,7 @@ async function sessionPrincipal(db: Queryable, token: string): Promise<Principal
     memberships: memberships.rows.map((m) =>
       create(MembershipRoleSchema, { organizationId: m.organization_id, role: m.role }),
     ),
+    expiresAt: timestampFromDate(session.expires_at),
   });
 }
 

@@ -20,6 +20,8 @@ export type Principal = {
   activeOrganizationId: string | null;
   /** Scopes as reported by GET /v1/auth/principal (for sessions: the active organization's role). */
   scopes: string[];
+  /** Sessions: when the access token expires; keys do not expire. */
+  expiresAt: Date | null;
 };
 
 /** What a request may do once its principal was checked against the route's path. */
@@ -43,6 +45,12 @@ export type RouteAccess = {
   scope?: Scope | readonly Scope[];
   /** `required` on the (IK) endpoints and org-scoped mutations (contract §4); else honoured when sent. */
   idempotency?: "required" | "optional" | "none";
+  /**
+   * The route changes who a credential is or what it reaches (logout, key revocation, password
+   * reset, memberships, organizations, the active organization): once it succeeds, every
+   * gateway forgets the principals it cached.
+   */
+  changesPrincipals?: true;
 };
 
 /** The participant side's caller: the session its verified token is bound to. */

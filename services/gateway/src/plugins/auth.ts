@@ -1,3 +1,4 @@
+import { timestampDate } from "@bufbuild/protobuf/wkt";
 import {
   AppError,
   grants,
@@ -13,6 +14,7 @@ import { PrincipalKind as WireKind, type Principal as WirePrincipal } from "@eva
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { callOptions } from "../http/call.js";
 import type { Access, Principal, PrincipalKind } from "../http/principal.js";
+import type { PrincipalCache } from "../principal-cache.js";
 import type { Upstreams } from "../upstream.js";
 
 /** The session cookie (contract §3). */
@@ -53,6 +55,7 @@ function toPrincipal(wire: WirePrincipal): Principal {
     roles: new Map(wire.memberships.map((m) => [m.organizationId, m.role])),
     activeOrganizationId: wire.activeOrganizationId || null,
     scopes: wire.scopes,
+    expiresAt: wire.expiresAt ? timestampDate(wire.expiresAt) : null,
   };
 }
 
@@ -117,7 +120,11 @@ function connectionCredential(request: FastifyRequest): string | null {
  * Participant and connection tokens are verified here (signature, `typ`, 401 `token_expired`
  * past `exp`) and never reach control; on operator routes they are refused as unknown credentials.
  */
-export function registerAuth(app: FastifyInstance, upstreams: Upstreams, jwtSecret: string): void {
+export function registerAuth(
+  app: FastifyInstance,
+  deps: { upstreams: Upstreams; principals: PrincipalCache; jwtSecret: string },
+): void {
+  const { upstreams, principals, jwtSecret } = deps;
   app.addHook("onRequest", async (request) => {
     const declared = request.routeOptions.config.access;
     if (!declared || declared.auth === "none") return;
@@ -141,9 +148,11 @@ export function registerAuth(app: FastifyInstance, upstreams: Upstreams, jwtSecr
       // A participant or connection token is no operator credential (contract §3).
       throw new AppError("unauthenticated", "This token is accepted only under /v1/participant/.");
     }
-    const { principal: wire } = await upstreams.auth.authenticate({ credential }, callOptions(request));
-    if (!wire) throw new Error("upstream returned no principal");
-    const principal = toPrincipal(wire);
+    const principal = await principals.lookup(credential, async () => {
+      const { principal: wire } = await upstreams.auth.authenticate({ credential }, callOptions(request));
+      if (!wire) throw new Error("upstream returned no principal");
+      return toPrincipal(wire);
+    });
     request.credential = credential;
     if (declared.auth === "session" && principal.kind !== "session") {
       throw new AppError("forbidden", "This endpoint takes a user session, not an API key.", {
@@ -160,6 +169,10 @@ export function registerAuth(app: FastifyInstance, upstreams: Upstreams, jwtSecr
     }
   });
   app.addHook("onSend", async (request, reply) => {
+    // Before the client hears that its change succeeded, no gateway may still use what it changed.
+    if (request.routeOptions.config.access?.changesPrincipals && reply.statusCode < 400) {
+      await principals.invalidate();
+    }
     // Legacy keys are for migration only; every answer to one says so.
     if (request.access?.principal.kind === "legacy") reply.header("Deprecation", "true");
   });

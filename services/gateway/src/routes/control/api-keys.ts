@@ -136,7 +136,9 @@ export function apiKeyRoutes(app: FastifyInstance, deps: RouteDeps): void {
   app.post(
     `${ENV}/api-keys/:key_id/revoke`,
     {
-      config: { access: { auth: "operator", scope: "keys:write", idempotency: "required" } },
+      config: {
+        access: { auth: "operator", scope: "keys:write", idempotency: "required", changesPrincipals: true },
+      },
       schema: {
         tags: ["control"],
         summary: "Revoke an API key at once",

@@ -53,7 +53,9 @@ export function membershipRoutes(app: FastifyInstance, deps: RouteDeps): void {
   app.post(
     `${ORG}/memberships`,
     {
-      config: { access: { auth: "operator", scope: "org:admin", idempotency: "required" } },
+      config: {
+        access: { auth: "operator", scope: "org:admin", idempotency: "required", changesPrincipals: true },
+      },
       schema: {
         tags: ["control"],
         summary: "Add a member; someone without an account is mailed a 7-day invitation",
@@ -106,7 +108,7 @@ export function membershipRoutes(app: FastifyInstance, deps: RouteDeps): void {
   app.post(
     "/v1/invitations/accept",
     {
-      config: { access: { auth: "none", idempotency: "required" } },
+      config: { access: { auth: "none", idempotency: "required", changesPrincipals: true } },
       schema: {
         tags: ["control"],
         summary: "Accept an invitation (single use) and set the password",

@@ -11,7 +11,7 @@ export function activeOrganizationRoutes(app: FastifyInstance, deps: RouteDeps):
   app.get(
     "/v1/session/active-organization",
     {
-      config: { access: { auth: "session" } },
+      config: { access: { auth: "session", changesPrincipals: true } },
       schema: {
         tags: ["control"],
         summary: "The session's active organization",
