@@ -1,16 +1,19 @@
 // The platform's request benchmark (`npm run bench`, after the vitest benches). It starts the
 // platform once as `npm start` does (five processes, NODE_ENV=production, LOG_LEVEL=warn, a
-// fresh database, its own Redis prefix and NATS streams) plus two baseline servers
-// (bench/servers.mjs), and measures every case side by side with autocannon, in shuffled rounds:
-// - saturation: requests/s with SATURATION_CONNECTIONS keep-alive connections for ROUND_SECONDS;
+// fresh database, its own Redis prefix and NATS streams) plus two baseline servers and a webhook
+// receiver (bench/servers.mjs), and measures every case side by side with autocannon, in
+// shuffled rounds:
+// - saturation: requests/s with SATURATION_CONNECTIONS keep-alive connections for ROUND_SECONDS
+//   (C2: deliveries/s from the first import to the last arrival at the receiver);
 // - fixed rate: p50/p99 latency at half of A2's saturation (calibrated once, the same rate for
-//   every case), offered by FIXED_STREAMS autocannon instances of one connection each, started
-//   evenly across a second (autocannon paces each connection per second, so staggering them
-//   spreads the bursts);
+//   every A and B case; C1 and C2 at EVENT_RATE), offered by FIXED_STREAMS autocannon instances
+//   of one connection each, started evenly across a second (autocannon paces each connection per
+//   second, so staggering them spreads the bursts); C2's latency runs from the API call's send to
+//   the event's arrival at the receiver, on a clock both processes share;
 // - CPU per request of every process involved, from /proc/<pid>/stat during the saturation run.
 // Ratios are taken per round against the case's baseline in the same round; the table shows
 // their median. Results also go to bench/results.json. Environment: BENCH_ROUNDS,
-// BENCH_SECONDS, BENCH_CPU_PROF, DATABASE_URL, REDIS_URL, NATS_URL.
+// BENCH_SECONDS, BENCH_CPU_PROF, BENCH_CASES, DATABASE_URL, REDIS_URL, NATS_URL.
 import { spawn } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
 import { once } from "node:events";
@@ -22,6 +25,7 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import autocannon from "autocannon";
 import pg from "pg";
+import { Webhook } from "standardwebhooks";
 import { migrateAll } from "../scripts/migrate.mjs";
 
 /** A setting from the environment (read by name; none of them affect a build). */
@@ -173,7 +177,10 @@ async function load(target, options) {
     method: target.method ?? "GET",
     headers: target.headers,
     body: target.body,
-    requests: target.setupRequest ? [{ setupRequest: target.setupRequest }] : undefined,
+    requests:
+      target.setupRequest || target.onResponse
+        ? [{ setupRequest: target.setupRequest, onResponse: target.onResponse }]
+        : undefined,
     duration: options.seconds,
     connections: options.connections,
     overallRate: options.rate,
@@ -258,7 +265,12 @@ async function json(response) {
   return JSON.parse(text);
 }
 
-async function setUpTenant(base) {
+/** Each C2 event goes to this many endpoints (all on the receiver): deliveries = events × FAN_OUT. */
+const FAN_OUT = 10;
+/** The event rate at which C1 and C2 latency is measured (the issue's 500 events/s). */
+const EVENT_RATE = 500;
+
+async function setUpTenant(base, receiverUrl) {
   const post = (path, body, headers = {}) =>
     fetch(`${base}${path}`, {
       method: "POST",
@@ -281,15 +293,41 @@ async function setUpTenant(base) {
     { name: "bench", scopes: ["org:read", "subjects:write"] },
     auth,
   );
-  // Raise the quotas so that B1's fresh subjects never hit the active_subjects limit.
-  const quotas = await fetch(`${base}${envPath}/quotas`, { headers: auth }).then(json);
-  const limits = Object.fromEntries(Object.keys(quotas.limits).map((name) => [name, 1_000_000]));
-  await fetch(`${base}${envPath}/quotas`, {
-    method: "PATCH",
-    headers: { ...auth, "content-type": "application/json", "idempotency-key": randomUUID() },
-    body: JSON.stringify({ expected_revision: quotas.revision, limits }),
-  }).then(json);
-  return { appPath, envPath, apiKey: key.secret };
+  // Raise the quotas so that fresh subjects never hit the active_subjects limit.
+  const raiseQuotas = async (path) => {
+    const quotas = await fetch(`${base}${path}/quotas`, { headers: auth }).then(json);
+    const limits = Object.fromEntries(Object.keys(quotas.limits).map((name) => [name, 1_000_000]));
+    await fetch(`${base}${path}/quotas`, {
+      method: "PATCH",
+      headers: { ...auth, "content-type": "application/json", "idempotency-key": randomUUID() },
+      body: JSON.stringify({ expected_revision: quotas.revision, limits }),
+    }).then(json);
+  };
+  await raiseQuotas(envPath);
+  // C2 imports into environments of their own, whose `subject.imported` events have endpoints:
+  // FAN_OUT of them for throughput, one for latency.
+  const webhookEnvironment = async (slug, paths) => {
+    const created = await post(`${appPath}/environments`, { slug, name: slug }, auth);
+    const path = `${appPath}/environments/${created.id}`;
+    await raiseQuotas(path);
+    const envKey = await post(`${path}/api-keys`, { name: slug, scopes: ["subjects:write"] }, auth);
+    let secret = "";
+    for (const at of paths) {
+      const endpoint = await post(
+        `${path}/webhooks`,
+        { url: `${receiverUrl}${at}`, event_types: ["subject.imported"] },
+        auth,
+      );
+      secret = endpoint.secret;
+    }
+    return { path, apiKey: envKey.secret, secret };
+  };
+  const fanOut = await webhookEnvironment(
+    "fan-out",
+    Array.from({ length: FAN_OUT }, (_, i) => `/c2/${i}`),
+  );
+  const latency = await webhookEnvironment("latency", ["/c2-latency"]);
+  return { appPath, envPath, apiKey: key.secret, fanOut, latency };
 }
 
 /** The cases, their baselines and targets. */
@@ -322,7 +360,7 @@ function defineCases(urls, tenant) {
     },
     {
       id: "A2n",
-      what: "GET /v1/auth/principal: gateway → Authenticate only",
+      what: "GET /v1/auth/principal: the gateway alone (cached principal, no RPC)",
       baseline: "A2",
       target: { url: `${urls.gateway}/v1/auth/principal`, headers: keyHeaders },
     },
@@ -358,7 +396,168 @@ function defineCases(urls, tenant) {
         body: replayBody,
       },
     },
+    {
+      id: "C1",
+      what: `signed POSTs straight to the receiver (${SATURATION_CONNECTIONS} connections)`,
+      target: signedPosts(`${urls.receiver}/c1`, tenant.fanOut.secret),
+      rate: EVENT_RATE,
+    },
+    {
+      id: "C2",
+      what: `import via the API → outbox → JetStream → webhooks worker → receiver (×${FAN_OUT} endpoints; latency: 1)`,
+      baseline: "C1",
+      unit: "deliveries",
+      targets: { throughputRatio: 0.6, minRps: 3000, p50MaxMs: 5, p99MaxMs: 20 },
+      target: freshImports(`${urls.gateway}${tenant.fanOut.path}/subjects/batch`, tenant.fanOut.apiKey),
+      rate: EVENT_RATE,
+      saturation: (children) =>
+        deliverySaturation(
+          freshImports(`${urls.gateway}${tenant.fanOut.path}/subjects/batch`, tenant.fanOut.apiKey),
+          { receiver: urls.receiver, prefix: "/c2/", perCall: FAN_OUT },
+          children,
+        ),
+      fixed: () =>
+        deliveryLatency(
+          freshImports(`${urls.gateway}${tenant.latency.path}/subjects/batch`, tenant.latency.apiKey),
+          { receiver: urls.receiver, prefix: "/c2-latency" },
+          EVENT_RATE,
+        ),
+    },
   ];
+}
+
+const now = () => performance.timeOrigin + performance.now();
+
+/** A one-subject import with a fresh Idempotency-Key (so a fresh subject and event) each time. */
+function freshImports(url, apiKey) {
+  const subject = (externalId) =>
+    JSON.stringify({ items: [{ external_id: externalId, identity_mode: "anonymous", profile: {} }] });
+  return {
+    url,
+    method: "POST",
+    headers: { "x-api-key": apiKey, "content-type": "application/json" },
+    body: subject("placeholder"),
+    setupRequest: (request, context) => {
+      const key = randomUUID();
+      if (context) context.sentAt = now();
+      return {
+        ...request,
+        headers: { ...request.headers, "idempotency-key": key },
+        body: subject(`c-${key}`),
+      };
+    },
+  };
+}
+
+/** What a sender does without the platform: sign each event body (Standard Webhooks) and POST it. */
+function signedPosts(url, secret) {
+  const signer = new Webhook(secret);
+  const body = (id) =>
+    JSON.stringify({
+      id,
+      type: "subject.imported",
+      timestamp: new Date().toISOString(),
+      environment_id: randomUUID(),
+      data: { batch_id: randomUUID(), items: 1, imported: 1, failed: 0, subject_ids: [randomUUID()] },
+    });
+  return {
+    url,
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: body(randomUUID()),
+    setupRequest: (request) => {
+      const id = randomUUID();
+      const payload = body(id);
+      const at = new Date();
+      return {
+        ...request,
+        headers: {
+          ...request.headers,
+          "webhook-id": id,
+          "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
+          "webhook-signature": signer.sign(id, at, payload),
+        },
+        body: payload,
+      };
+    },
+  };
+}
+
+async function receiverStats(receiver, prefix, arrivals = false) {
+  const query = new URLSearchParams({ prefix, arrivals: arrivals ? "1" : "0" });
+  return fetch(`${receiver}/stats?${query}`).then((r) => r.json());
+}
+
+/** Waits until `expected` deliveries arrived under `prefix`, or none arrived for 5 s. */
+async function drain(receiver, prefix, expected) {
+  let seen = -1;
+  let progressAt = Date.now();
+  for (;;) {
+    const { count } = await receiverStats(receiver, prefix);
+    if (count >= expected) break;
+    if (count !== seen) [seen, progressAt] = [count, Date.now()];
+    if (Date.now() - progressAt > 5_000) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return receiverStats(receiver, prefix, true);
+}
+
+/**
+ * C2 at saturation: imports through the API for a round, then until every event reached every
+ * endpoint: deliveries per second from the first request to the last arrival.
+ */
+async function deliverySaturation(target, { receiver, prefix, perCall }, children) {
+  await fetch(`${receiver}/stats`, { method: "DELETE" });
+  const before = cpuSnapshot(children);
+  const started = now();
+  const run = await load(target, { seconds: ROUND_SECONDS, connections: SATURATION_CONNECTIONS });
+  const expected = run.latencies.length * perCall;
+  const stats = await drain(receiver, prefix, expected);
+  const after = cpuSnapshot(children);
+  const last = Math.max(...stats.arrivals.map(([, at]) => at));
+  const delivered = stats.count;
+  const cpu = {};
+  for (const group of Object.keys(after)) {
+    const ms = ((after[group] - (before[group] ?? 0)) * 1000) / CLK_TCK;
+    if (ms > 0) cpu[group] = delivered > 0 ? (ms * 1000) / delivered : Number.NaN;
+  }
+  return {
+    rps: delivered / ((last - started) / 1000),
+    non2xx: run.non2xx + Math.max(0, expected - delivered),
+    errors: run.errors,
+    cpuUsPerRequest: cpu,
+  };
+}
+
+/**
+ * C2's latency: imports offered at `rate` through the API (one endpoint), each event's latency
+ * from the moment its API call was sent to its arrival at the receiver.
+ */
+async function deliveryLatency(target, { receiver, prefix }, rate) {
+  await fetch(`${receiver}/stats`, { method: "DELETE" });
+  const sentAt = new Map();
+  const traced = {
+    ...target,
+    onResponse: (status, body, context) => {
+      if (status !== 200) return;
+      const subjectId = JSON.parse(body).receipts?.[0]?.subject_id;
+      if (subjectId) sentAt.set(subjectId, context.sentAt);
+    },
+  };
+  const api = await fixedRate(traced, rate);
+  const stats = await drain(receiver, prefix, sentAt.size);
+  const latencies = stats.arrivals
+    .filter(([id]) => sentAt.has(id))
+    .map(([id, at]) => at - sentAt.get(id))
+    .sort((a, b) => a - b);
+  return {
+    offered: api.offered,
+    achieved: latencies.length / ROUND_SECONDS,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    non2xx: api.non2xx + Math.max(0, sentAt.size - latencies.length),
+    errors: api.errors,
+  };
 }
 
 async function main() {
@@ -367,7 +566,7 @@ async function main() {
 
   const ports = Object.fromEntries(
     await Promise.all(
-      [...SERVICES, "gateway", "hello", "monolith"].map(async (name) => [
+      [...SERVICES, "gateway", "hello", "monolith", "receiver"].map(async (name) => [
         name,
         { rpc: await freePort(), ops: await freePort() },
       ]),
@@ -381,6 +580,8 @@ async function main() {
     JWT_SECRET: randomBytes(32).toString("hex"),
     REDIS_KEY_PREFIX: `evalp-bench-${suffix}:`,
     RATE_LIMIT_PER_MINUTE: "1000000000",
+    // The webhook receiver listens on loopback.
+    WEBHOOK_ALLOW_PRIVATE: "true",
     MAIL_DIR: `var/bench-mail-${suffix}`,
     ...streams,
   };
@@ -399,25 +600,30 @@ async function main() {
   });
   startProcess("hello", ["bench/servers.mjs", "hello"], { ...env, PORT: String(ports.hello.rpc) });
   startProcess("monolith", ["bench/servers.mjs", "monolith"], { ...env, PORT: String(ports.monolith.rpc) });
+  startProcess("receiver", ["bench/servers.mjs", "receiver"], { ...env, PORT: String(ports.receiver.rpc) });
   const urls = {
     gateway: `http://127.0.0.1:${ports.gateway.rpc}`,
     hello: `http://127.0.0.1:${ports.hello.rpc}`,
     monolith: `http://127.0.0.1:${ports.monolith.rpc}`,
+    receiver: `http://127.0.0.1:${ports.receiver.rpc}`,
   };
   await waitFor(`${urls.gateway}/readyz`, "the gateway");
   await waitFor(`${urls.hello}/hello`, "the hello server");
+  await waitFor(`${urls.receiver}/stats`, "the receiver");
   log("platform ready");
 
-  const tenant = await setUpTenant(urls.gateway);
-  const cases = defineCases(urls, tenant);
+  const tenant = await setUpTenant(urls.gateway, urls.receiver);
+  const cases = selectCases(defineCases(urls, tenant), setting("BENCH_CASES"));
   const byId = Object.fromEntries(cases.map((c) => [c.id, c]));
   // B2's key is used once for real; every later request is its replay.
-  const first = await fetch(byId.B2.target.url, {
-    method: "POST",
-    headers: byId.B2.target.headers,
-    body: byId.B2.target.body,
-  });
-  if (first.status !== 200) throw new Error(`B2 setup: ${first.status} ${await first.text()}`);
+  if (byId.B2) {
+    const first = await fetch(byId.B2.target.url, {
+      method: "POST",
+      headers: byId.B2.target.headers,
+      body: byId.B2.target.body,
+    });
+    if (first.status !== 200) throw new Error(`B2 setup: ${first.status} ${await first.text()}`);
+  }
   // Every case answers 2xx before we measure it.
   for (const c of cases) {
     const run = await load(c.target, { seconds: 1, connections: 4 });
@@ -435,8 +641,9 @@ async function main() {
     const order = shuffle(cases.map((c) => c.id));
     const measured = {};
     for (const id of order) {
-      const sat = await saturation(byId[id].target, children);
-      const fixed = await fixedRate(byId[id].target, rate);
+      const c = byId[id];
+      const sat = c.saturation ? await c.saturation(children) : await saturation(c.target, children);
+      const fixed = c.fixed ? await c.fixed() : await fixedRate(c.target, c.rate ?? rate);
       measured[id] = { ...sat, fixed };
     }
     rounds.push({ order, measured });
@@ -446,7 +653,7 @@ async function main() {
   }
 
   const summary = cases.map((c) => summarize(c, rounds));
-  printTable(summary, rate);
+  printTable(summary);
   const results = {
     date: new Date().toISOString(),
     node: process.version,
@@ -459,6 +666,23 @@ async function main() {
   };
   writeFileSync(new URL("results.json", import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
   log(`wrote bench/results.json in ${results.durationSeconds.toFixed(0)} s`);
+}
+
+/** BENCH_CASES=A2,B2 measures only those (and the baselines they are compared with), e.g. to profile one. */
+function selectCases(cases, wanted) {
+  if (!wanted) return cases;
+  // A2 calibrates the fixed rate; baselines are followed to the end of their chain.
+  const ids = new Set([...wanted.split(",").map((id) => id.trim()), "A2"]);
+  for (let added = true; added; ) {
+    added = false;
+    for (const c of cases) {
+      if (ids.has(c.id) && c.baseline && !ids.has(c.baseline)) {
+        ids.add(c.baseline);
+        added = true;
+      }
+    }
+  }
+  return cases.filter((c) => ids.has(c.id));
 }
 
 function summarize(c, rounds) {
@@ -476,6 +700,8 @@ function summarize(c, rounds) {
     rps,
     p50Ms: p50,
     p99Ms: p99,
+    unit: c.unit ?? "requests",
+    offeredRate: of(rounds[0], c.id).fixed.offered,
     achievedRate: median(rounds.map((r) => of(r, c.id).fixed.achieved)),
     non2xx: rounds.reduce((sum, r) => sum + of(r, c.id).non2xx + of(r, c.id).fixed.non2xx, 0),
     errors: rounds.reduce((sum, r) => sum + of(r, c.id).errors + of(r, c.id).fixed.errors, 0),
@@ -501,23 +727,26 @@ function summarize(c, rounds) {
         met: entry.p99DeltaMs <= t.p99OverBaselineMs,
       });
     }
+    if (t.minRps !== undefined) checks.push({ target: `≥ ${t.minRps}/s`, met: rps >= t.minRps });
+    if (t.p50MaxMs !== undefined) checks.push({ target: `p50 ≤ ${t.p50MaxMs} ms`, met: p50 <= t.p50MaxMs });
     if (t.p99MaxMs !== undefined) checks.push({ target: `p99 ≤ ${t.p99MaxMs} ms`, met: p99 <= t.p99MaxMs });
     entry.targets = checks;
   }
   return entry;
 }
 
-function printTable(summary, rate) {
+function printTable(summary) {
   const fmt = (v, digits = 2) => (Number.isFinite(v) ? v.toFixed(digits) : "—");
   const header = [
     "case",
-    "req/s",
-    `p50 ms @${rate}/s`,
+    "per s",
+    "fixed rate/s",
+    "p50 ms",
     "p99 ms",
     "vs",
     "ratio",
     "Δp99 ms",
-    "CPU µs/req (top)",
+    "CPU µs per (top)",
     "target",
   ];
   const rows = summary.map((s) => {
@@ -533,6 +762,7 @@ function printTable(summary, rate) {
     return [
       `${s.id}${s.non2xx + s.errors > 0 ? "*" : ""}`,
       fmt(s.rps, 0),
+      `${s.offeredRate} (${fmt(s.achievedRate, 0)})`,
       fmt(s.p50Ms),
       fmt(s.p99Ms),
       s.baseline ?? "",
@@ -547,7 +777,11 @@ function printTable(summary, rate) {
   console.log(`\n${line(header)}\n${widths.map((w) => "─".repeat(w)).join("─┼─")}`);
   for (const row of rows) console.log(line(row));
   console.log(
-    `\nMedians over ${ROUNDS} shuffled rounds; ratio = case/baseline req/s in the same round; Δp99 = case p99 − baseline p99.`,
+    [
+      `\nMedians over ${ROUNDS} shuffled rounds. per s: requests (C: deliveries) per second at saturation;`,
+      "fixed rate/s: offered (achieved) rate of the latency run; ratio: case/baseline per s in the same round;",
+      "Δp99: case p99 − baseline p99; CPU: µs of each process per request (C: per delivery) at saturation.",
+    ].join("\n"),
   );
   for (const s of summary) console.log(`  ${s.id}: ${s.what}`);
   if (summary.some((s) => s.non2xx + s.errors > 0)) console.log("  * some responses were not 2xx or failed");

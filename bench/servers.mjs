@@ -4,8 +4,14 @@
 //   does end to end (API-key authentication by the key's SHA-256 joined to its environment and
 //   app, the reach and scope checks, then the same primary-key SELECT) — the monolith a user
 //   might write instead of the gateway → Connect → control path.
+// - `node bench/servers.mjs receiver`: the webhook receiver of C1 and C2: answers every POST 204
+//   and keeps, per path, how many arrived and when each event did (by the first subject id of
+//   its `data.subject_ids`, else its `webhook-id`), on `performance.timeOrigin + now()`, a clock
+//   the harness shares; `GET /stats?prefix=/x` sums the paths under /x (`&arrivals=1` with every
+//   arrival), `DELETE /stats` forgets everything.
 // PORT and (for the monolith) DATABASE_URL and DATABASE_POOL_SIZE come from the environment.
 import { createHash } from "node:crypto";
+import { createServer } from "node:http";
 import Fastify from "fastify";
 import pg from "pg";
 
@@ -55,16 +61,60 @@ if (mode === "hello") {
     };
   });
   app.addHook("onClose", () => pool.end());
+} else if (mode === "receiver") {
+  // A plain node:http server: the receiver must cost the platform's measurement as little as it can.
+  const paths = new Map();
+  const at = (path) => {
+    if (!paths.has(path)) paths.set(path, { count: 0, arrivals: [] });
+    return paths.get(path);
+  };
+  const server = createServer((request, response) => {
+    const url = new URL(request.url, "http://receiver");
+    if (url.pathname === "/stats") {
+      if (request.method === "DELETE") paths.clear();
+      const prefix = url.searchParams.get("prefix") ?? "/";
+      const stats = { count: 0, arrivals: [] };
+      for (const [path, entry] of paths) {
+        if (!path.startsWith(prefix)) continue;
+        stats.count += entry.count;
+        if (url.searchParams.get("arrivals") === "1") stats.arrivals.push(...entry.arrivals);
+      }
+      response.writeHead(200, { "content-type": "application/json" });
+      response.end(JSON.stringify(stats));
+      return;
+    }
+    const chunks = [];
+    request.on("data", (chunk) => chunks.push(chunk));
+    request.on("end", () => {
+      const receivedAt = performance.timeOrigin + performance.now();
+      const entry = at(url.pathname);
+      entry.count += 1;
+      let id = request.headers["webhook-id"] ?? "";
+      try {
+        id = JSON.parse(Buffer.concat(chunks).toString("utf8")).data?.subject_ids?.[0] ?? id;
+      } catch {
+        // not JSON: counted by its webhook-id
+      }
+      entry.arrivals.push([id, receivedAt]);
+      response.writeHead(204);
+      response.end();
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  server.listen(Number(setting("PORT") ?? 0), "127.0.0.1", () => process.stdout.write("listening\n"));
+  process.on("SIGTERM", () => server.close(() => process.exit(0)));
 } else {
-  console.error("usage: node bench/servers.mjs hello|monolith");
+  console.error("usage: node bench/servers.mjs hello|monolith|receiver");
   process.exit(2);
 }
 
-await app.listen({ host: "127.0.0.1", port: Number(setting("PORT") ?? 0) });
-process.stdout.write("listening\n");
-process.on("SIGTERM", () => {
-  app.close().then(
-    () => process.exit(0),
-    () => process.exit(1),
-  );
-});
+if (mode !== "receiver") {
+  await app.listen({ host: "127.0.0.1", port: Number(setting("PORT") ?? 0) });
+  process.stdout.write("listening\n");
+  process.on("SIGTERM", () => {
+    app.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  });
+}
