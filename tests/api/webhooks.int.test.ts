@@ -19,8 +19,8 @@ let stack: Stack;
 let api: ApiClient;
 let tenant: Tenant;
 let receiver: Receiver;
-/** Per path: the status the receiver answers (default 204), and a Retry-After. */
-const answers = new Map<string, { status: number; retryAfter?: string }>();
+/** Per path: the status the receiver answers (default 204), a Retry-After, and a delay. */
+const answers = new Map<string, { status: number; retryAfter?: string; delayMs?: number }>();
 
 beforeAll(async () => {
   ({ stack, api } = context);
@@ -367,6 +367,33 @@ describe("delivery (contract §6)", () => {
     expect(enabled.body.enabled).toBe(true);
     expect(Object.keys(enabled.body)).not.toContain("disabled_at");
     expect(witness.id).toBeDefined();
+  });
+
+  it("counts an attempt whose endpoint was disabled while it was in flight, and its success revives nothing", async () => {
+    answers.set("/slow", { status: 204, delayMs: 800 });
+    const endpoint = await createEndpoint(api, tenant, { url: `${receiver.url}/slow`, event_types: ["*"] });
+    const tested = await api.post(`${tenant.env}/webhooks/${endpoint.id}/test`, undefined, {
+      token: tenant.token,
+      idempotencyKey: ik(),
+    });
+    await vi.waitFor(() => expect(receiver.at("/slow")).toHaveLength(1), { timeout: 5_000, interval: 20 });
+    const disabled = await api.patch(
+      `${tenant.env}/webhooks/${endpoint.id}`,
+      { enabled: false },
+      { token: tenant.token, idempotencyKey: ik() },
+    );
+    expect(disabled.status).toBe(200);
+    const settled = await waitForDelivery(api, tenant, tested.body.id, (d) =>
+      expect(d.attempt_count).toBe(1),
+    );
+    expect(settled).toMatchObject({
+      status: "dead_letter",
+      last_error: "endpoint disabled",
+      attempt_count: 1,
+    });
+    expect(settled.attempts).toEqual([
+      { attempted_at: expect.any(String), response_status: 204, duration_ms: expect.any(Number) },
+    ]);
   });
 
   it("410 Gone dead-letters the delivery, disables the endpoint and emits webhook.endpoint_disabled", async () => {

@@ -114,7 +114,7 @@ export async function releaseLease(pool: Pool, delivery: ClaimedDelivery): Promi
  * Records one attempt and what follows from it, in one transaction: the endpoint's failure
  * streak (which may disable it), the attempt row and count, and, while this worker still holds
  * the lease, the delivery's new status. `result` null means the delivery was not sent because
- * its endpoint is disabled or deleted.
+ * its endpoint is disabled or deleted. Plain successes go through `createSuccessRecorder`.
  */
 export async function recordAttempt(
   pool: Pool,
@@ -122,10 +122,6 @@ export async function recordAttempt(
   result: (AttemptResult & { aborted?: boolean }) | null,
   schedule: readonly number[],
 ): Promise<void> {
-  if (result?.ok && !delivery.endpoint_failing) {
-    await recordSuccess(pool, delivery, result);
-    return;
-  }
   await withTransaction(pool, async (tx) => {
     const now = new Date();
     if (!result) {
@@ -169,33 +165,88 @@ export async function recordAttempt(
   });
 }
 
+/** Whether an attempt's outcome is a plain success, which `createSuccessRecorder` records. */
+export function isPlainSuccess(delivery: ClaimedDelivery, result: AttemptResult | null): boolean {
+  return result?.ok === true && !delivery.endpoint_failing;
+}
+
+/** Records plain successes (see `isPlainSuccess`); resolves once the success is committed. */
+export type SuccessRecorder = (delivery: ClaimedDelivery, result: AttemptResult) => Promise<void>;
+
+type PendingSuccess = {
+  delivery: ClaimedDelivery;
+  result: AttemptResult;
+  attemptedAt: Date;
+  done: { resolve: () => void; reject: (error: unknown) => void };
+};
+
 /**
- * The common case in one statement: a success of an endpoint without a failure streak needs
- * neither the endpoint row nor a dead letter, only the attempt and the delivery's new status.
+ * Records successes in groups, one statement and one commit per group, instead of one commit per
+ * delivery: a busy worker finishes many attempts per turn of the event loop, and a commit (a WAL
+ * flush) per delivery was what bounded its throughput. A group is whatever succeeded since the
+ * last one started; at most one is being written at a time, so groups grow with the load and a
+ * lone success is written at once. A success needs neither the endpoint row nor a dead letter:
+ * the attempt row, and the delivery's new status while this worker still holds its lease (a
+ * replay or a disabling may have taken it; then the attempt counts and its outcome does not).
  */
-async function recordSuccess(pool: Pool, delivery: ClaimedDelivery, result: AttemptResult): Promise<void> {
-  const attemptedAt = new Date(Date.now() - result.durationMs);
-  const recorded = await pool.query<{ owned: number }>(
-    `WITH settled AS (
-       UPDATE webhook_deliveries
-       SET status = 'succeeded', next_attempt_at = NULL, last_error = NULL, response_status = $3,
-           delivered_at = date_trunc('milliseconds', clock_timestamp()), attempt_count = attempt_count + 1,
+export function createSuccessRecorder(pool: Pool): SuccessRecorder {
+  let queued: PendingSuccess[] = [];
+  let writing = false;
+
+  async function flush(): Promise<void> {
+    if (writing || queued.length === 0) return;
+    writing = true;
+    const group = queued;
+    queued = [];
+    try {
+      await writeSuccesses(pool, group);
+      for (const entry of group) entry.done.resolve();
+    } catch (error) {
+      for (const entry of group) entry.done.reject(error);
+    } finally {
+      writing = false;
+      if (queued.length > 0) setImmediate(() => void flush());
+    }
+  }
+
+  return (delivery, result) =>
+    new Promise<void>((resolve, reject) => {
+      const attemptedAt = new Date(Date.now() - result.durationMs);
+      queued.push({ delivery, result, attemptedAt, done: { resolve, reject } });
+      // Successes that complete in this turn of the event loop join the same group.
+      if (queued.length === 1) setImmediate(() => void flush());
+    });
+}
+
+async function writeSuccesses(pool: Pool, group: PendingSuccess[]): Promise<void> {
+  await pool.query(
+    `WITH input AS (
+       SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::int[], $4::uuid[], $5::timestamptz[], $6::int[])
+         AS i (delivery_id, claim_token, response_status, attempt_id, attempted_at, duration_ms)
+     ), settled AS (
+       UPDATE webhook_deliveries d
+       SET status = 'succeeded', next_attempt_at = NULL, last_error = NULL, response_status = i.response_status,
+           delivered_at = date_trunc('milliseconds', clock_timestamp()), attempt_count = d.attempt_count + 1,
            leased_until = NULL, claim_token = NULL, updated_at = clock_timestamp()
-       WHERE id = $1 AND claim_token = $2
-       RETURNING id
+       FROM input i WHERE d.id = i.delivery_id AND d.claim_token = i.claim_token
+       RETURNING d.id
+     ), counted AS (
+       UPDATE webhook_deliveries d
+       SET attempt_count = d.attempt_count + 1, updated_at = clock_timestamp()
+       FROM input i WHERE d.id = i.delivery_id AND d.claim_token IS DISTINCT FROM i.claim_token
+       RETURNING d.id
      )
      INSERT INTO webhook_delivery_attempts (id, delivery_id, attempted_at, response_status, error, duration_ms)
-     VALUES ($4, $1, $5, $3, NULL, $6)
-     RETURNING (SELECT count(*) FROM settled)::int AS owned`,
-    [delivery.id, delivery.claim_token, result.status ?? null, newId(), attemptedAt, result.durationMs],
+     SELECT attempt_id, delivery_id, attempted_at, response_status, NULL, duration_ms FROM input`,
+    [
+      group.map((entry) => entry.delivery.id),
+      group.map((entry) => entry.delivery.claim_token),
+      group.map((entry) => entry.result.status ?? null),
+      group.map(() => newId()),
+      group.map((entry) => entry.attemptedAt),
+      group.map((entry) => entry.result.durationMs),
+    ],
   );
-  if (recorded.rows[0]?.owned === 0) {
-    // Replayed or disabled meanwhile: the attempt counts, its outcome does not.
-    await pool.query(
-      "UPDATE webhook_deliveries SET attempt_count = attempt_count + 1, updated_at = clock_timestamp() WHERE id = $1",
-      [delivery.id],
-    );
-  }
 }
 
 /** Keeps the endpoint's `failing_since`: set by the first failure after a success, cleared by a success. */

@@ -1,6 +1,14 @@
 import { randomUUID } from "node:crypto";
 import type { Logger, Pool } from "@evalp/kit";
-import { type ClaimedDelivery, claimDue, msUntilNextDue, recordAttempt, releaseLease } from "./attempts.js";
+import {
+  type ClaimedDelivery,
+  claimDue,
+  createSuccessRecorder,
+  isPlainSuccess,
+  msUntilNextDue,
+  recordAttempt,
+  releaseLease,
+} from "./attempts.js";
 import type { Sender } from "./deliver.js";
 
 /** The delivery worker of one process: takes due deliveries and attempts them. */
@@ -38,6 +46,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const leaseMs = options.timeoutMs + 5_000;
   const log = options.logger.child({ component: "dispatcher" });
   const perEndpoint = new Map<string, number>();
+  const recordSuccess = createSuccessRecorder(options.pool);
   const running = new Set<Promise<void>>();
   const shutdown = new AbortController();
   let inFlight = 0;
@@ -115,7 +124,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       await releaseLease(options.pool, delivery);
       return;
     }
-    await recordAttempt(options.pool, delivery, result, options.schedule);
+    if (isPlainSuccess(delivery, result)) await recordSuccess(delivery, result);
+    else await recordAttempt(options.pool, delivery, result, options.schedule);
   }
 
   async function run(): Promise<void> {
