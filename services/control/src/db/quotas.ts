@@ -60,6 +60,15 @@ export function countersFromMessage(message: QuotaCounters | undefined): Record<
  * are counted by the planes that own them, asked over Connect (a plane that is down makes this
  * fail: usage is never guessed).
  */
+/** The environment's subjects, as the `subject_counts` trigger keeps them (no scan). */
+export async function countSubjects(db: Queryable, environmentId: string): Promise<number> {
+  const found = await db.query<{ subjects: string }>(
+    "SELECT subjects FROM subject_counts WHERE environment_id = $1",
+    [environmentId],
+  );
+  return Number(found.rows[0]?.subjects ?? 0);
+}
+
 export async function usageOf(
   db: Queryable,
   row: QuotaRow,
@@ -70,12 +79,14 @@ export async function usageOf(
     planes.webhooks.countUsage({ environmentId: row.environment_id }),
   ]);
   const owned = { ...interview.usage, ...webhooks.usage };
-  const counted = await db.query<{ subjects: number; programs: number }>(
-    `SELECT (SELECT count(*) FROM subjects WHERE environment_id = $1) AS subjects,
-            (SELECT count(*) FROM programs WHERE environment_id = $1) AS programs`,
+  const counted = await db.query<{ programs: number }>(
+    "SELECT count(*)::int AS programs FROM programs WHERE environment_id = $1",
     [row.environment_id],
   );
-  const counts = counted.rows[0] ?? { subjects: 0, programs: 0 };
+  const counts = {
+    subjects: await countSubjects(db, row.environment_id),
+    programs: counted.rows[0]?.programs ?? 0,
+  };
   return {
     active_participant_sessions: Number(owned.active_participant_sessions ?? 0n),
     active_subjects: counts.subjects,

@@ -8,7 +8,7 @@ import {
   SubjectReceiptSchema,
 } from "@evalp/proto/control/v1/subject";
 import { writeAudit } from "../db/audit.js";
-import { readQuotas } from "../db/quotas.js";
+import { countSubjects, readQuotas } from "../db/quotas.js";
 import { requireEnvironment } from "../db/scope.js";
 import type { Deps } from "../deps.js";
 
@@ -36,11 +36,7 @@ export function importSubjects(deps: Deps) {
         [environmentId, externalIds],
       );
       const existing = new Map(known.rows.map((row) => [row.external_id, row.id]));
-      const counted = await tx.query<{ n: number }>(
-        "SELECT count(*) AS n FROM subjects WHERE environment_id = $1",
-        [environmentId],
-      );
-      let active = counted.rows[0]?.n ?? 0;
+      let active = await countSubjects(tx, environmentId);
       const seen = new Set<string>();
       const out: Receipt[] = [];
       for (const [itemIndex, item] of req.items.entries()) {
