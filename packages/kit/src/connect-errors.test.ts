@@ -31,6 +31,26 @@ describe("errors across the wire", () => {
     expect(rendered.context).toEqual({});
   });
 
+  it("maps Postgres being down or restarting to unavailable, not internal", () => {
+    const failures = [
+      Object.assign(new Error("terminating connection due to administrator command"), {
+        code: "57P01",
+        severity: "FATAL",
+      }),
+      Object.assign(new Error("the database system is starting up"), { code: "57P03", severity: "FATAL" }),
+      Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" }),
+      new Error("Connection terminated unexpectedly"),
+      new Error("timeout exceeded when trying to connect"),
+    ];
+    for (const failure of failures) {
+      const sent = toConnectError(failure);
+      expect(sent.code, failure.message).toBe(Code.Unavailable);
+      expect(fromConnectError(sent).code, failure.message).toBe("unavailable");
+    }
+    const syntax = Object.assign(new Error("syntax error"), { code: "42601", severity: "ERROR" });
+    expect(fromConnectError(toConnectError(syntax)).code).toBe("internal");
+  });
+
   it("maps a peer that is down or slow by its Connect code", () => {
     expect(fromConnectError(new ConnectError("connect ECONNREFUSED", Code.Unavailable)).code).toBe(
       "unavailable",

@@ -1,6 +1,7 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { ErrorDetailSchema } from "@evalp/proto/common/v1/error";
+import { isConnectionFailure } from "./db.js";
 import { AppError, ERROR_CATALOG, isErrorCode } from "./errors.js";
 import { requestLogger } from "./request-context.js";
 
@@ -36,6 +37,9 @@ function toAppError(error: unknown): AppError {
       resource: error.table ?? "resource",
     });
   }
+  // Postgres down or restarting (refused, sessions ended by a shutdown, "starting up") is the
+  // backend's state, not a bug: 503 `unavailable` with Retry-After, which a client retries.
+  if (isConnectionFailure(error)) return new AppError("unavailable", undefined, {}, { cause: error });
   return new AppError("internal", undefined, {}, { cause: error });
 }
 

@@ -43,7 +43,50 @@ export function createPool(options: { databaseUrl: string; schema: string; max: 
   });
   // An idle client that loses its connection emits here; without a listener it would crash the process.
   pool.on("error", () => {});
+  // A checked-out client has no pool listener: if Postgres ends its session between two queries
+  // (a restart sends 57P01 to every session, a transaction may be waiting on NATS or a peer), the
+  // 'error' event would be unhandled and kill the process. Handled, the client just turns
+  // unqueryable: its next query rejects (mapped to `unavailable`) and the pool drops it on release.
+  pool.on("connect", (client) => {
+    client.on("error", () => {});
+  });
   return pool;
+}
+
+/** Errors of the socket itself: the server is down, restarting, or unreachable. */
+const SOCKET_ERRORS = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EPIPE",
+  "EHOSTUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+]);
+/**
+ * SQLSTATEs of a server that is going away or not taking connections: class 08 (connection
+ * exception), 57P01 admin_shutdown (a fast stop or restart ends every session), 57P02
+ * crash_shutdown, 57P03 cannot_connect_now (starting up, shutting down, in recovery), 53300
+ * too_many_connections.
+ */
+const UNAVAILABLE_SQLSTATES = /^(08...|57P0[123]|53300)$/;
+/**
+ * What node-postgres and its pool throw, with no code, when a connection ends under a query or
+ * cannot be had in time. Matched by message because the library gives them nothing else.
+ */
+const CONNECTION_MESSAGES =
+  /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed and is not queryable)/;
+
+/**
+ * True when a database call failed because Postgres could not be reached or dropped the
+ * connection, rather than because of the statement: the caller should be told the backend is
+ * unavailable (and may retry), not that the platform has a bug.
+ */
+export function isConnectionFailure(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as Error & { code?: unknown }).code;
+  if (typeof code === "string" && (SOCKET_ERRORS.has(code) || UNAVAILABLE_SQLSTATES.test(code))) return true;
+  return CONNECTION_MESSAGES.test(error.message);
 }
 
 /** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
