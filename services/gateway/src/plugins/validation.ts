@@ -15,7 +15,9 @@ export function registerValidation(app: FastifyInstance): void {
   // Fastify's built-in validation is replaced, not doubled.
   app.setValidatorCompiler(() => () => true);
 
-  app.removeContentTypeParser("application/json");
+  // JSON only (contract §1): Fastify's own text/plain parser would hand a route a string body
+  // (a 422, or nothing at all on a route without a body) where the contract says 415.
+  app.removeAllContentTypeParsers();
   app.addContentTypeParser(
     "application/json",
     { parseAs: "string", bodyLimit: BODY_LIMIT_BYTES },

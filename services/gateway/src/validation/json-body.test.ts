@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { jsonInvalid, locateJsonError, parseJsonBody, RequestValidationError } from "./json-body.js";
+import {
+  jsonInvalid,
+  locateJsonError,
+  MAX_BODY_DEPTH,
+  parseJsonBody,
+  RequestValidationError,
+} from "./json-body.js";
 
 function failure(body: string) {
   try {
@@ -21,6 +27,28 @@ describe("parseJsonBody", () => {
   it("parses JSON", () => {
     expect(parseJsonBody('{"a": [1, 2.5, "x", null, true]}')).toEqual({ a: [1, 2.5, "x", null, true] });
     expect(parseJsonBody(' "text" ')).toBe("text");
+  });
+
+  it("refuses nesting past MAX_BODY_DEPTH as json_invalid at the bracket that goes too deep", () => {
+    const nested = (depth: number) => `${"[".repeat(depth)}"\u00e9]"${"]".repeat(depth)}`;
+    expect(parseJsonBody(`{"a": ${nested(MAX_BODY_DEPTH - 1)}}`)).toBeTypeOf("object");
+    expect(where(`{"é": ${nested(MAX_BODY_DEPTH)}}`)).toEqual([
+      String(6 + MAX_BODY_DEPTH - 1),
+      "recursion limit exceeded",
+    ]);
+    expect(where(nested(100_000))).toEqual([String(MAX_BODY_DEPTH), "recursion limit exceeded"]);
+  });
+
+  it("turns lone surrogates into U+FFFD, in values and keys, at every depth a body may have", () => {
+    expect(parseJsonBody('"lone \\udfff"')).toBe("lone \ufffd");
+    expect(parseJsonBody('{"\\ud800k": ["a\\ud83d", "\\ud83d\\ude00"]}')).toEqual({
+      "\ufffdk": ["a\ufffd", "\ud83d\ude00"],
+    });
+    const deep = parseJsonBody(`${"[".repeat(MAX_BODY_DEPTH)}"\\udc00"${"]".repeat(MAX_BODY_DEPTH)}`);
+    let bottom = deep;
+    while (Array.isArray(bottom)) bottom = bottom[0];
+    expect(bottom).toBe("\ufffd");
+    expect(Object.getPrototypeOf(parseJsonBody('{"__proto__": {"x": "\\ud800"}}'))).toBe(Object.prototype);
   });
 
   it("renders a broken body as FastAPI's json_invalid item", () => {

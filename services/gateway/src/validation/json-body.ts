@@ -40,13 +40,77 @@ export function jsonInvalid(offset: number, message: string): RequestValidationE
 export function parseJsonBody(body: string): unknown {
   const text = body.startsWith("\uFEFF") ? body.slice(1) : body;
   if (/^[ \t\n\r]*$/.test(text)) throw jsonInvalid(0, "Expecting value");
+  let parsed: unknown;
   try {
-    return JSON.parse(text);
+    parsed = JSON.parse(text);
   } catch {
     const found = locateJsonError(text) ?? { index: 0, message: "Expecting value" };
     // Python counts code points, JavaScript UTF-16 units.
     throw jsonInvalid([...text.slice(0, found.index)].length, found.message);
   }
+  const deep = tooDeepAt(text);
+  if (deep !== null) throw jsonInvalid([...text.slice(0, deep)].length, "recursion limit exceeded");
+  return SURROGATE_ESCAPE.test(text) ? toWellFormed(parsed) : parsed;
+}
+
+/**
+ * How deep objects and arrays may nest in a body: pydantic-core's JSON parser stops at the same
+ * depth ("recursion limit exceeded"). Deeper bodies are refused here, as no service could take
+ * them: their protobuf form nests two messages per level, and every recursive step after the
+ * parser (canonical JSON, protobuf) would exhaust the stack on the deepest bodies 1 MiB holds.
+ */
+export const MAX_BODY_DEPTH = 200;
+
+/** The index of the bracket that opens one level more than MAX_BODY_DEPTH, or null. */
+function tooDeepAt(text: string): number | null {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (inString) {
+      if (code === 0x5c) i++;
+      else if (code === 0x22) inString = false;
+    } else if (code === 0x22) inString = true;
+    else if (code === 0x7b || code === 0x5b) {
+      depth++;
+      if (depth > MAX_BODY_DEPTH) return i;
+    } else if (code === 0x7d || code === 0x5d) depth--;
+  }
+  return null;
+}
+
+/** A `\uD800`-`\uDFFF` escape: the only way a body's UTF-8 can carry a lone surrogate. */
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F][0-9a-fA-F]{2}/;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/**
+ * Replaces lone surrogates in every string and key of a parsed body with U+FFFD, as UTF-8
+ * encoding does anyway on the way to a service or the database: everything after the parser
+ * (the idempotency fingerprint's RFC 8785 canonical JSON above all, which refuses them) sees
+ * well-formed text. Iterative, so nesting depth cannot overflow the stack; keys are redefined,
+ * never assigned, so `__proto__` stays an ordinary key as JSON.parse made it.
+ */
+function toWellFormed(root: unknown): unknown {
+  const fix = (value: string) => value.replace(LONE_SURROGATE, "\uFFFD");
+  if (typeof root === "string") return fix(root);
+  const pending: object[] = root !== null && typeof root === "object" ? [root] : [];
+  for (let node = pending.pop(); node !== undefined; node = pending.pop()) {
+    const record = node as Record<string, unknown>;
+    const entries = Object.entries(record);
+    const renamed = !Array.isArray(node) && entries.some(([key]) => fix(key) !== key);
+    if (renamed) for (const [key] of entries) delete record[key];
+    for (const [key, value] of entries) {
+      const fixed = typeof value === "string" ? fix(value) : value;
+      if (fixed !== null && typeof fixed === "object") pending.push(fixed);
+      Object.defineProperty(record, renamed ? fix(key) : key, {
+        value: fixed,
+        writable: true,
+        enumerable: true,
+        configurable: true,
+      });
+    }
+  }
+  return root;
 }
 
 type JsonError = { index: number; message: string };

@@ -170,6 +170,29 @@ describe("compileRequestValidator", () => {
     expect(body).toEqual({ email: "ada@example.com", extra: 1 });
   });
 
+  it("refuses U+0000 in body strings and keys and in query values, with the other problems", () => {
+    const nul = (path: string[], input: string) => ({
+      type: "value_error",
+      loc: path,
+      msg: "Value error, text must not contain the NUL character (U+0000)",
+      input,
+      ctx: { error: "text must not contain the NUL character (U+0000)" },
+    });
+    const free = compileRequestValidator({
+      querystring: Type.Object({ action: Type.Optional(Type.String()) }),
+      body: Type.Object({ name: Type.String(), profile: Type.Object({}), count: Type.Integer() }),
+    });
+    const body = { name: "a\u0000b", profile: { "k\u0000": ["x", "\u0000"] }, count: "1" };
+    expect(free(request({ query: { action: "\u0000" }, body }))).toEqual([
+      nul(["query", "action"], "\u0000"),
+      expect.objectContaining({ loc: ["body", "count"], type: "int_type" }),
+      nul(["body", "name"], "a\u0000b"),
+      nul(["body", "profile", "k\u0000"], "k\u0000"),
+      nul(["body", "profile", "k\u0000", "1"], "\u0000"),
+    ]);
+    expect(validate(request({ body: { email: "a\u0000@example.com" } }))).toHaveLength(1);
+  });
+
   it("reports an absent body once, at loc ['body']", () => {
     const missing = [{ type: "missing", loc: ["body"], msg: "Field required", input: null, ctx: {} }];
     expect(validate(request({ body: undefined }))).toEqual(missing);

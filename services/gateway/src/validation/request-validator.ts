@@ -119,12 +119,51 @@ export function compileRequestValidator(schemas: RequestSchemas): RequestValidat
       }
       // Coercion rewrites the value in place; keep what the client sent for `input`.
       const received = location === "body" ? value : structuredClone(value);
-      if (!validate(value ?? {})) {
-        items.push(...ajvErrorsToPydantic(validate.errors ?? [], location, received, schema));
-      }
+      const found = validate(value ?? {})
+        ? []
+        : ajvErrorsToPydantic(validate.errors ?? [], location, received, schema);
+      const seen = new Set(found.map((item) => JSON.stringify(item.loc)));
+      items.push(
+        ...found,
+        ...(location === "body" || location === "query" ? nulItems(received, location) : []).filter(
+          (item) => !seen.has(JSON.stringify(item.loc)),
+        ),
+      );
     }
     return items;
   };
+}
+
+const NUL_ERROR = "text must not contain the NUL character (U+0000)";
+
+/**
+ * A `value_error` for every string and key holding U+0000, in document order: no column can
+ * store one (Postgres `text` and `jsonb` both refuse it), so it is refused here, where `loc` can
+ * say where it was, rather than failing in a service.
+ */
+function nulItems(part: unknown, location: Location): PydanticItem[] {
+  const items: PydanticItem[] = [];
+  const problem = (path: string[], input: string): PydanticItem => ({
+    type: "value_error",
+    loc: [location, ...path],
+    msg: `Value error, ${NUL_ERROR}`,
+    input,
+    ctx: { error: NUL_ERROR },
+  });
+  const pending: { value: unknown; path: string[] }[] = [{ value: part, path: [] }];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const { value, path } = next;
+    if (typeof value === "string") {
+      if (value.includes("\u0000")) items.push(problem(path, value));
+    } else if (value !== null && typeof value === "object") {
+      const children = Object.entries(value).map(([key, inner]) => {
+        if (key.includes("\u0000")) items.push(problem([...path, key], key));
+        return { value: inner, path: [...path, key] };
+      });
+      pending.push(...children.reverse());
+    }
+  }
+  return items;
 }
 
 /**
