@@ -8,7 +8,7 @@ import type { Logger } from "pino";
 import { createCursorCodec } from "./http/cursor.js";
 import { createAttemptLimiter } from "./plugins/attempt-limit.js";
 import { registerAuth } from "./plugins/auth.js";
-import { registerErrorHandling } from "./plugins/errors.js";
+import { answerUnroutablePath, registerErrorHandling } from "./plugins/errors.js";
 import { registerIdempotency } from "./plugins/idempotency.js";
 import { registerOpenApi } from "./plugins/openapi.js";
 import { registerOps } from "./plugins/ops.js";
@@ -65,6 +65,7 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     bodyLimit: BODY_LIMIT_BYTES,
     return503OnClosing: true,
     trustProxy: false,
+    frameworkErrors: answerUnroutablePath,
   });
 
   registerErrorHandling(app);

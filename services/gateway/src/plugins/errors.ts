@@ -1,5 +1,5 @@
 import { ConnectError } from "@connectrpc/connect";
-import { AppError, fromConnectError } from "@evalp/kit";
+import { AppError, fromConnectError, peerOutage } from "@evalp/kit";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { RequestValidationError } from "../validation/json-body.js";
 
@@ -22,11 +22,26 @@ const FASTIFY_CODES: Record<string, () => AppError> = {
 /** Anything thrown while serving a request, as the error the client is told about. */
 export function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
-  if (error instanceof ConnectError) return fromConnectError(error);
+  // A plane that dies mid-call resets the connection (aborted, no detail): 503, not a 500.
+  if (error instanceof ConnectError) return peerOutage(error) ?? fromConnectError(error);
   const code = (error as FastifyError | undefined)?.code;
   const known = code ? FASTIFY_CODES[code] : undefined;
   if (known) return known();
   return new AppError("internal", undefined, {}, { cause: error });
+}
+
+/**
+ * Fastify's `frameworkErrors`: a path the router cannot take apart (a parameter that is not
+ * valid percent-encoded UTF-8, or longer than any id) names no resource that exists, so it is
+ * the contract's 404, with the request id, rather than the framework's own 400/414 body.
+ */
+export function answerUnroutablePath(_error: unknown, request: FastifyRequest, reply: FastifyReply): void {
+  const error = new AppError("not_found", "No such resource.", { resource: "route" });
+  void reply
+    .code(404)
+    .header("x-request-id", request.id)
+    .type("application/json")
+    .send(JSON.stringify(errorBody(error, request.id)));
 }
 
 /** Seconds a client should wait before retrying an unavailable backend. */
