@@ -17,6 +17,7 @@ export * from "./outbox-publisher.js";
 export * from "./outbox-relay.js";
 export * from "./paging.js";
 export * from "./participant-tokens.js";
+export * from "./peer-outage.js";
 export * from "./quota-guard.js";
 export * from "./readiness.js";
 export * from "./request-context.js";
