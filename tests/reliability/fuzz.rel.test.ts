@@ -186,14 +186,10 @@ describe("fuzzing every operation of /openapi.json", () => {
     }
   });
 
-  // A known defect: the planes exchange free-form JSON (contents, profiles, answers) as protobuf
-  // Structs, two messages per level of nesting, and Connect decodes at most 100 levels of messages
-  // on either side: a body nested more than about 45 levels (a scorecard expression of depth 25,
-  // where contract §7 allows 64) is a 500. The fix is a `recursionLimit` (binaryOptions and
-  // jsonOptions) above twice the gateway's MAX_BODY_DEPTH on both ends of every Connect call
-  // (the services' server adapter and their clients, the gateway's included); once it is made,
-  // this test fails and `it.fails` becomes `it`.
-  it.fails("carries bodies as deep as the gateway takes them to the planes", async () => {
+  // The planes exchange free-form JSON (contents, profiles, answers) as protobuf Structs, two
+  // messages per level of nesting: every Connect end must decode deeper than protobuf's default
+  // 100 levels, or a scorecard expression of depth 25 (contract §7 allows 64) is a 500.
+  it("carries bodies as deep as the gateway takes them to the planes", async () => {
     let expr: unknown = { op: "lit", value: 1 };
     for (let depth = 1; depth < 64; depth++) expr = { op: "calc", fn: "neg", args: [expr] };
     const content = { kind: "scorecard", axes: [{ id: "a", label: "A", expr, bands: [] }] };

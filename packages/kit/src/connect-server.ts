@@ -1,9 +1,11 @@
 import http2 from "node:http2";
-import type { ConnectRouter } from "@connectrpc/connect";
+import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { HealthService } from "@evalp/proto/common/v1/health";
 import type { Logger } from "pino";
+import { WIRE_READ_OPTIONS } from "./connect-client.js";
 import { errorInterceptor } from "./connect-errors.js";
+import { peerOutage } from "./peer-outage.js";
 import { type ReadinessCheck, runReadiness } from "./readiness.js";
 import { requestContextInterceptor } from "./request-context.js";
 
@@ -12,6 +14,21 @@ export type ConnectServer = {
   server: http2.Http2Server;
   /** Stops accepting, lets in-flight calls finish (GOAWAY), resolves when all sessions closed. */
   close(): Promise<void>;
+};
+
+/**
+ * Server interceptor, inside `errorInterceptor`: a call this service made to another plane that
+ * failed in transport (the peer down, restarting or dying mid-call) is the contract's 503
+ * `unavailable` (504 on a deadline), as it is when the gateway itself cannot reach a plane.
+ * Without it, `errorInterceptor` sees a ConnectError with no detail and answers `internal`: a
+ * request needing a plane that was down answered 500.
+ */
+export const peerOutageInterceptor: Interceptor = (next) => async (req) => {
+  try {
+    return await next(req);
+  } catch (error) {
+    throw peerOutage(error) ?? error;
+  }
 };
 
 /**
@@ -24,6 +41,7 @@ export function createConnectServer(options: {
   checks: ReadinessCheck[];
 }): ConnectServer {
   const handler = connectNodeAdapter({
+    ...WIRE_READ_OPTIONS,
     routes(router) {
       router.service(HealthService, {
         async check() {
@@ -32,7 +50,7 @@ export function createConnectServer(options: {
       });
       options.routes(router);
     },
-    interceptors: [requestContextInterceptor(options.logger), errorInterceptor],
+    interceptors: [requestContextInterceptor(options.logger), errorInterceptor, peerOutageInterceptor],
   });
   const server = http2.createServer(handler);
   const sessions = new Set<http2.ServerHttp2Session>();
