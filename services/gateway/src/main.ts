@@ -16,7 +16,17 @@ const upstreams = createUpstreams(config);
 // unhandled error (exit 1). They hold no work once the server has drained, and the process exits.
 const app = await buildApp({ config, logger, redis, upstreams });
 // Fastify's close stops accepting, answers 503 to new requests and waits for in-flight ones.
-shutdown.register("http", () => app.close());
+// Node ends only the keep-alive connections idle at that moment: one whose request was still in
+// flight stayed open after its answer for keepAliveTimeout (72 s), so the drain missed its
+// deadline and the process exited 1. Connections are ended as soon as they fall idle instead.
+shutdown.register("http", async () => {
+  const sweep = setInterval(() => app.server.closeIdleConnections(), 50);
+  try {
+    await app.close();
+  } finally {
+    clearInterval(sweep);
+  }
+});
 await app.listen({ port: config.PORT, host: config.HOST });
 shutdown.listen();
 logger.info({ url: config.PUBLIC_URL }, "gateway listening");

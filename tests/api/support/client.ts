@@ -9,6 +9,8 @@ export type RequestOptions = {
   headers?: Record<string, string>;
   /** A raw body sent as is (with its own content type), instead of JSON. */
   raw?: string | Buffer;
+  /** Aborts the request (e.g. `AbortSignal.timeout(ms)` to bound how long a client waits). */
+  signal?: AbortSignal;
 };
 
 /** A thin client over fetch that speaks the API as a client would: JSON in, JSON out. */
@@ -30,7 +32,12 @@ export function apiClient(baseUrl: string) {
       payload = JSON.stringify(body);
       headers["content-type"] ??= "application/json";
     }
-    const response = await fetch(`${baseUrl}${path}`, { method, headers, body: payload });
+    const response = await fetch(`${baseUrl}${path}`, {
+      method,
+      headers,
+      body: payload,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
     const text = await response.text();
     let parsed: unknown = null;
     try {
