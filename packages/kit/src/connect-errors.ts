@@ -3,6 +3,7 @@ import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { ErrorDetailSchema } from "@evalp/proto/common/v1/error";
 import { isConnectionFailure } from "./db.js";
 import { AppError, ERROR_CATALOG, isErrorCode } from "./errors.js";
+import { peerOutage } from "./peer-outage.js";
 import { requestLogger } from "./request-context.js";
 
 /** Postgres SQLSTATEs that are a client's doing rather than a bug. */
@@ -45,19 +46,15 @@ function toAppError(error: unknown): AppError {
 
 /**
  * Reads the contract code and context back out of a ConnectError on the calling side. A
- * Connect error without our detail (the peer is down, timed out, or crashed) maps by its
- * Connect code: unavailable and deadline are the backend's state, everything else a bug.
+ * Connect error without our detail failed in transport and maps as `peerOutage` says (the peer
+ * down or gone mid-call: 503; no answer in time: 504); anything else is a bug.
  */
 export function fromConnectError(error: ConnectError): AppError {
   const [detail] = error.findDetails(ErrorDetailSchema);
   if (detail && isErrorCode(detail.code)) {
     return new AppError(detail.code, error.rawMessage, (detail.context ?? {}) as Record<string, unknown>);
   }
-  if (error.code === Code.Unavailable) return new AppError("unavailable", undefined, {}, { cause: error });
-  if (error.code === Code.DeadlineExceeded || error.code === Code.Canceled) {
-    return new AppError("upstream_timeout", undefined, {}, { cause: error });
-  }
-  return new AppError("internal", undefined, {}, { cause: error });
+  return peerOutage(error) ?? new AppError("internal", undefined, {}, { cause: error });
 }
 
 /** Server interceptor: every RPC's failure leaves the service as a typed ConnectError; bugs are logged. */

@@ -1,5 +1,5 @@
 import { ConnectError } from "@connectrpc/connect";
-import { AppError, fromConnectError, peerOutage } from "@evalp/kit";
+import { AppError, fromConnectError } from "@evalp/kit";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { RequestValidationError } from "../validation/json-body.js";
 
@@ -23,7 +23,7 @@ const FASTIFY_CODES: Record<string, () => AppError> = {
 export function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
   // A plane that dies mid-call resets the connection (aborted, no detail): 503, not a 500.
-  if (error instanceof ConnectError) return peerOutage(error) ?? fromConnectError(error);
+  if (error instanceof ConnectError) return fromConnectError(error);
   const code = (error as FastifyError | undefined)?.code;
   const known = code ? FASTIFY_CODES[code] : undefined;
   if (known) return known();
