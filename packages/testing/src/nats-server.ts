@@ -1,10 +1,9 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort } from "./ports.js";
+import { answers, freePort } from "./ports.js";
 
 /** A NATS server with JetStream of a test's own: its own port and store, stopped and started at will. */
 export type TestNatsServer = {
@@ -21,17 +20,6 @@ export type TestNatsServer = {
 const BINARY =
   process.env.NATS_SERVER_BIN ??
   (existsSync("/usr/sbin/nats-server") ? "/usr/sbin/nats-server" : "nats-server");
-
-async function answers(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, "127.0.0.1");
-    socket.once("connect", () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once("error", () => resolve(false));
-  });
-}
 
 /**
  * Starts `nats-server -js` on 127.0.0.1 and a free port with a temporary store directory, so

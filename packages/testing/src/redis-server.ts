@@ -1,7 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { connect } from "node:net";
-import { freePort } from "./ports.js";
+import { answers, freePort } from "./ports.js";
 
 /** A Redis server of a test's own: its own port, no persistence, stopped and started at will. */
 export type TestRedisServer = {
@@ -17,17 +16,6 @@ export type TestRedisServer = {
 
 /** `REDIS_SERVER_BIN`, else whatever PATH finds. */
 const BINARY = process.env.REDIS_SERVER_BIN ?? "redis-server";
-
-async function answers(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, "127.0.0.1");
-    socket.once("connect", () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once("error", () => resolve(false));
-  });
-}
 
 /**
  * Starts `redis-server` on 127.0.0.1 and a free port without snapshots or an append-only file,
