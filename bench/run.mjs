@@ -269,6 +269,8 @@ async function json(response) {
 const FAN_OUT = 10;
 /** The event rate at which C1 and C2 latency is measured (the issue's 500 events/s). */
 const EVENT_RATE = 500;
+/** A rate the import path sustains on a small machine, to show the event path's own latency. */
+const QUIET_EVENT_RATE = 100;
 
 async function setUpTenant(base, receiverUrl) {
   const post = (path, body, headers = {}) =>
@@ -421,6 +423,20 @@ function defineCases(urls, tenant) {
           freshImports(`${urls.gateway}${tenant.latency.path}/subjects/batch`, tenant.latency.apiKey),
           { receiver: urls.receiver, prefix: "/c2-latency" },
           EVENT_RATE,
+        ),
+    },
+    {
+      id: "C2q",
+      what: `C2's latency at ${QUIET_EVENT_RATE} events/s, below what the import path sustains (no queueing in the API)`,
+      unit: "deliveries",
+      rate: QUIET_EVENT_RATE,
+      latencyOnly: true,
+      target: freshImports(`${urls.gateway}${tenant.latency.path}/subjects/batch`, tenant.latency.apiKey),
+      fixed: () =>
+        deliveryLatency(
+          freshImports(`${urls.gateway}${tenant.latency.path}/subjects/batch`, tenant.latency.apiKey),
+          { receiver: urls.receiver, prefix: "/c2-latency" },
+          QUIET_EVENT_RATE,
         ),
     },
   ];
@@ -642,7 +658,11 @@ async function main() {
     const measured = {};
     for (const id of order) {
       const c = byId[id];
-      const sat = c.saturation ? await c.saturation(children) : await saturation(c.target, children);
+      const sat = c.latencyOnly
+        ? { rps: Number.NaN, non2xx: 0, errors: 0, cpuUsPerRequest: {} }
+        : c.saturation
+          ? await c.saturation(children)
+          : await saturation(c.target, children);
       const fixed = c.fixed ? await c.fixed() : await fixedRate(c.target, c.rate ?? rate);
       measured[id] = { ...sat, fixed };
     }

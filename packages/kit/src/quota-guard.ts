@@ -22,9 +22,17 @@ export async function lockQuotaCounter(
   environmentId: string,
   counter: QuotaCounter,
 ): Promise<void> {
-  await tx.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [
-    `quota:${environmentId}:${counter}`,
-  ]);
+  await tx.query(`SELECT ${QUOTA_LOCK_SQL}`, [quotaLockKey(environmentId, counter)]);
+}
+
+/**
+ * The lock of `lockQuotaCounter` as an SQL expression over parameter $1 = `quotaLockKey(…)`,
+ * for a caller that takes it in a statement of its own making (with a check of the scope, say).
+ */
+export const QUOTA_LOCK_SQL = "pg_advisory_xact_lock(hashtextextended($1, 0))";
+
+export function quotaLockKey(environmentId: string, counter: QuotaCounter): string {
+  return `quota:${environmentId}:${counter}`;
 }
 
 /** The contract's 409 for a creation past a limit. */

@@ -1,4 +1,4 @@
-import { isUuid, notFound, type Queryable } from "@evalp/kit";
+import { isUuid, notFound, QUOTA_LOCK_SQL, type Queryable, quotaLockKey } from "@evalp/kit";
 
 /**
  * Checks that an app belongs to the organization. Every app-level RPC calls it first, so a
@@ -25,6 +25,25 @@ export async function requireEnvironment(
     `SELECT 1 FROM environments e JOIN apps a ON a.id = e.app_id
      WHERE e.id = $1 AND a.id = $2 AND a.organization_id = $3`,
     [ref.environmentId, ref.appId, ref.organizationId],
+  );
+  if (found.rowCount === 0) throw notFound("environment");
+}
+
+/**
+ * `requireEnvironment` and the `active_subjects` quota lock (`lockQuotaCounter`) in one round
+ * trip: imports are the busiest writes, and each statement of theirs runs under that lock.
+ */
+export async function lockEnvironmentSubjects(
+  db: Queryable,
+  ref: { organizationId: string; appId: string; environmentId: string } | undefined,
+): Promise<void> {
+  if (!ref || !isUuid(ref.organizationId) || !isUuid(ref.appId) || !isUuid(ref.environmentId)) {
+    throw notFound("environment");
+  }
+  const found = await db.query(
+    `SELECT ${QUOTA_LOCK_SQL} FROM environments e JOIN apps a ON a.id = e.app_id
+     WHERE e.id = $2 AND a.id = $3 AND a.organization_id = $4`,
+    [quotaLockKey(ref.environmentId, "active_subjects"), ref.environmentId, ref.appId, ref.organizationId],
   );
   if (found.rowCount === 0) throw notFound("environment");
 }
