@@ -59,8 +59,13 @@ export async function enforceQuota(
     amount?: number;
   },
 ): Promise<{ limit: number; usage: number }> {
+  // The limit (another plane's answer, over the network) is asked for before the lock is taken,
+  // so that creations queued on the lock do not also wait for each other's round trips. A limit
+  // changed meanwhile was never serialized with creations: quota updates do not take this lock.
+  const asked = options.limit();
+  asked.catch(() => {});
   await lockQuotaCounter(tx, options.environmentId, options.counter);
-  const [limit, usage] = await Promise.all([options.limit(), options.usage()]);
+  const [limit, usage] = await Promise.all([asked, options.usage()]);
   if (usage + (options.amount ?? 1) > limit) throw quotaExceeded(options.counter, limit, usage);
   return { limit, usage };
 }
