@@ -144,7 +144,9 @@ async function underFault(
     await fault.up();
     await running.ready(15_000).catch((error: Error) => {
       const exited = [...SERVICES, "gateway" as const].filter((name) => !running.child(name));
-      throw new Error(`${error.message}; exited: ${exited.join(", ") || "none"}\n${running.stderr.join("")}`);
+      throw new Error(
+        `${error.message}; exited: ${exited.join(", ") || "none"}\n${running.stderr.join("")}\n${running.logTail()}`,
+      );
     });
     const readyAt = Date.now();
     await waitFor("/readyz answers 200 after the outage", () =>
@@ -217,7 +219,10 @@ function expectAnsweredWell(run: Run, options: { unavailableSeen: boolean }) {
 
   // No process died of the fault.
   for (const name of [...SERVICES, "gateway"] as ProcessName[]) {
-    expect(platform?.child(name), `${name} still running\n${platform?.stderr.join("")}`).not.toBeNull();
+    expect(
+      platform?.child(name),
+      `${name} still running\n${platform?.stderr.join("")}\n${platform?.logTail()}`,
+    ).not.toBeNull();
   }
 }
 

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
+import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import {
   createTestDatabase,
@@ -30,6 +31,8 @@ export type PlatformProcesses = {
   opsUrl(name: ProcessName): string;
   /** Everything the processes wrote to stderr, prefixed with the process's name. */
   stderr: string[];
+  /** The last log lines (stdout) of every process, prefixed with its name, to explain a failure. */
+  logTail(): string;
   /** The running child of a process (null once it exited). */
   child(name: ProcessName): ChildProcess | null;
   /** Sends a signal and waits for the exit: the exit code, or the signal's name. */
@@ -95,6 +98,9 @@ export async function startProcesses(options: ProcessOptions = {}): Promise<Plat
   const opsUrl = (name: ProcessName) => (name === "gateway" ? url : `http://127.0.0.1:${ports[name].ops}`);
 
   const stderr: string[] = [];
+  // The services log JSON lines to stdout; the last ones are kept for a failing test to show.
+  const stdout: string[] = [];
+  const TAIL = 400;
   const children = new Map<ProcessName, ChildProcess>();
   const spawnProcess = (name: ProcessName) => {
     const portEnv =
@@ -104,9 +110,15 @@ export async function startProcesses(options: ProcessOptions = {}): Promise<Plat
     const child = spawn(process.execPath, [`services/${name}/dist/main.js`], {
       cwd: ROOT,
       env: { ...env, ...portEnv },
-      stdio: ["ignore", "ignore", "pipe"],
+      stdio: ["ignore", "pipe", "pipe"],
     });
     child.stderr?.on("data", (chunk: Buffer) => stderr.push(`${name}: ${chunk.toString()}`));
+    if (child.stdout) {
+      createInterface({ input: child.stdout }).on("line", (line) => {
+        stdout.push(`${name}: ${line}`);
+        if (stdout.length > TAIL * 2) stdout.splice(0, stdout.length - TAIL);
+      });
+    }
     children.set(name, child);
     return child;
   };
@@ -137,7 +149,7 @@ export async function startProcesses(options: ProcessOptions = {}): Promise<Plat
   } catch (error) {
     for (const child of children.values()) child.kill("SIGKILL");
     await database?.drop();
-    throw new Error(`${(error as Error).message}\n${stderr.join("")}`);
+    throw new Error(`${(error as Error).message}\n${stderr.join("")}\n${stdout.slice(-TAIL).join("\n")}`);
   }
 
   const order = [...SERVICES, "gateway"] as const;
@@ -147,6 +159,7 @@ export async function startProcesses(options: ProcessOptions = {}): Promise<Plat
     ports,
     opsUrl,
     stderr,
+    logTail: () => stdout.slice(-TAIL).join("\n"),
     child: running,
     kill,
     start,
