@@ -22,14 +22,16 @@ export async function lockQuotaCounter(
   environmentId: string,
   counter: QuotaCounter,
 ): Promise<void> {
-  await tx.query(`SELECT ${QUOTA_LOCK_SQL}`, [quotaLockKey(environmentId, counter)]);
+  await tx.query(`SELECT ${quotaLockSql("$1")}`, [quotaLockKey(environmentId, counter)]);
 }
 
 /**
- * The lock of `lockQuotaCounter` as an SQL expression over parameter $1 = `quotaLockKey(…)`,
- * for a caller that takes it in a statement of its own making (with a check of the scope, say).
+ * The lock of `lockQuotaCounter` as an SQL expression over the parameter that holds
+ * `quotaLockKey(…)`, for a caller that takes it within a statement of its own (a scope check).
  */
-export const QUOTA_LOCK_SQL = "pg_advisory_xact_lock(hashtextextended($1, 0))";
+export function quotaLockSql(keyParameter: string): string {
+  return `pg_advisory_xact_lock(hashtextextended(${keyParameter}, 0))`;
+}
 
 export function quotaLockKey(environmentId: string, counter: QuotaCounter): string {
   return `quota:${environmentId}:${counter}`;

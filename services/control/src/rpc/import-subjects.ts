@@ -8,7 +8,7 @@ import {
   SubjectReceiptSchema,
 } from "@evalp/proto/control/v1/subject";
 import { writeAudit } from "../db/audit.js";
-import { lockEnvironmentSubjects } from "../db/scope.js";
+import { requireEnvironment } from "../db/scope.js";
 import type { Deps } from "../deps.js";
 
 type Receipt = { itemIndex: number; subjectId: string; errorCode: string };
@@ -26,7 +26,7 @@ export function importSubjects(deps: Deps) {
     const environmentId = req.environment?.environmentId ?? "";
     const batchId = newId();
     const receipts = await withTransaction(deps.pool, async (tx) => {
-      await lockEnvironmentSubjects(tx, req.environment);
+      await requireEnvironment(tx, req.environment, "active_subjects");
       const externalIds = req.items.map((item) => item.externalId);
       const state = await tx.query<{ limit: number; subjects: string; known: Record<string, string> }>(
         `SELECT q.active_subjects AS limit, COALESCE(c.subjects, 0) AS subjects,
