@@ -335,12 +335,8 @@ async function setUpTenant(base, receiverUrl) {
 /** The cases, their baselines and targets. */
 function defineCases(urls, tenant) {
   const keyHeaders = { "x-api-key": tenant.apiKey };
-  const subject = (externalId) =>
-    JSON.stringify({
-      items: [{ external_id: externalId, identity_mode: "enterprise_managed", profile: {} }],
-    });
   const replayKey = randomUUID();
-  const replayBody = subject("bench-replayed");
+  const replayBody = importBody("bench-replayed");
   return [
     {
       id: "A0",
@@ -370,20 +366,7 @@ function defineCases(urls, tenant) {
       id: "B1",
       what: "POST subjects/batch, fresh Idempotency-Key",
       baseline: "A2",
-      target: {
-        url: `${urls.gateway}${tenant.envPath}/subjects/batch`,
-        method: "POST",
-        headers: { ...keyHeaders, "content-type": "application/json" },
-        body: subject("placeholder"),
-        setupRequest: (request) => {
-          const key = randomUUID();
-          return {
-            ...request,
-            headers: { ...request.headers, "idempotency-key": key },
-            body: subject(`bench-${key}`),
-          };
-        },
-      },
+      target: freshImports(`${urls.gateway}${tenant.envPath}/subjects/batch`, tenant.apiKey),
     },
     {
       id: "B2",
@@ -444,22 +427,24 @@ function defineCases(urls, tenant) {
 
 const now = () => performance.timeOrigin + performance.now();
 
+/** The body of a one-subject import. */
+const importBody = (externalId) =>
+  JSON.stringify({ items: [{ external_id: externalId, identity_mode: "anonymous", profile: {} }] });
+
 /** A one-subject import with a fresh Idempotency-Key (so a fresh subject and event) each time. */
 function freshImports(url, apiKey) {
-  const subject = (externalId) =>
-    JSON.stringify({ items: [{ external_id: externalId, identity_mode: "anonymous", profile: {} }] });
   return {
     url,
     method: "POST",
     headers: { "x-api-key": apiKey, "content-type": "application/json" },
-    body: subject("placeholder"),
+    body: importBody("placeholder"),
     setupRequest: (request, context) => {
       const key = randomUUID();
       if (context) context.sentAt = now();
       return {
         ...request,
         headers: { ...request.headers, "idempotency-key": key },
-        body: subject(`c-${key}`),
+        body: importBody(`c-${key}`),
       };
     },
   };
