@@ -19,6 +19,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { once } from "node:events";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
+import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { withDefaultUser } from "@evalp/kit";
 import { jetstreamManager } from "@nats-io/jetstream";
@@ -382,6 +383,21 @@ function defineCases(urls, tenant) {
       },
     },
     {
+      id: "H0",
+      what: "one RPC (HealthService.Check) over raw node:http2, client and server: the hop's floor",
+      unit: "calls",
+      saturation: () => hopSaturation("h2", urls.hopH2, "hop-h2"),
+      fixed: () => hopLatency("h2", urls.hopH2),
+    },
+    {
+      id: "H1",
+      what: "the same RPC through the platform's Connect client and server (connect-node, kit's interceptors)",
+      baseline: "H0",
+      unit: "calls",
+      saturation: () => hopSaturation("connect", urls.hopConnect, "hop-connect"),
+      fixed: () => hopLatency("connect", urls.hopConnect),
+    },
+    {
       id: "C1",
       what: `signed POSTs straight to the receiver (${SATURATION_CONNECTIONS} connections)`,
       target: signedPosts(`${urls.receiver}/c1`, tenant.fanOut.secret),
@@ -503,6 +519,66 @@ async function drain(receiver, prefix, expected) {
   return receiverStats(receiver, prefix, true);
 }
 
+/** The rate at which H0 and H1 latency is measured: calls a second, paced by the client. */
+const HOP_RATE = 1000;
+
+/**
+ * Runs `bench/servers.mjs hop-client` against a hop server. The client warms up, says "warm",
+ * and starts its clock when told "go", so that the server's CPU is read over the same window.
+ */
+async function hopClient(kind, url, options, serverName) {
+  const args = [
+    "bench/servers.mjs",
+    "hop-client",
+    kind,
+    url,
+    String(ROUND_SECONDS),
+    String(options.concurrency ?? 1),
+  ];
+  if (options.rate) args.push(String(options.rate));
+  const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ["pipe", "pipe", "inherit"] });
+  const lines = createInterface({ input: child.stdout });
+  let serverBefore = 0;
+  let result;
+  for await (const line of lines) {
+    if (line === "warm") {
+      serverBefore = cpuTicks(children.get(serverName).pid);
+      child.stdin.write("go\n");
+    } else {
+      result = JSON.parse(line);
+    }
+  }
+  const serverMs = ((cpuTicks(children.get(serverName).pid) - serverBefore) * 1000) / CLK_TCK;
+  if (!result) throw new Error(`hop client (${kind}) gave no result`);
+  return { ...result, serverCpuUs: serverMs * 1000 };
+}
+
+/** H0/H1 at saturation: calls a second with SATURATION_CONNECTIONS at once, CPU of both ends. */
+async function hopSaturation(kind, url, serverName) {
+  const run = await hopClient(kind, url, { concurrency: SATURATION_CONNECTIONS }, serverName);
+  const perCall = (us) => (run.calls > 0 ? us / run.calls : Number.NaN);
+  return {
+    rps: run.calls / run.seconds,
+    non2xx: 0,
+    errors: run.failed,
+    cpuUsPerRequest: { "hop client": perCall(run.cpuUs), [serverName]: perCall(run.serverCpuUs) },
+  };
+}
+
+/** H0/H1 latency at HOP_RATE calls a second. */
+async function hopLatency(kind, url) {
+  const run = await hopClient(kind, url, { rate: HOP_RATE }, kind === "h2" ? "hop-h2" : "hop-connect");
+  const latencies = run.latenciesMs.sort((a, b) => a - b);
+  return {
+    offered: HOP_RATE,
+    achieved: run.calls / run.seconds,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    non2xx: 0,
+    errors: run.failed,
+  };
+}
+
 /**
  * C2 at saturation: imports through the API for a round, then until every event reached every
  * endpoint: deliveries per second from the first request to the last arrival.
@@ -567,7 +643,7 @@ async function main() {
 
   const ports = Object.fromEntries(
     await Promise.all(
-      [...SERVICES, "gateway", "hello", "monolith", "receiver"].map(async (name) => [
+      [...SERVICES, "gateway", "hello", "monolith", "receiver", "hop-connect", "hop-h2"].map(async (name) => [
         name,
         { rpc: await freePort(), ops: await freePort() },
       ]),
@@ -602,7 +678,12 @@ async function main() {
   startProcess("hello", ["bench/servers.mjs", "hello"], { ...env, PORT: String(ports.hello.rpc) });
   startProcess("monolith", ["bench/servers.mjs", "monolith"], { ...env, PORT: String(ports.monolith.rpc) });
   startProcess("receiver", ["bench/servers.mjs", "receiver"], { ...env, PORT: String(ports.receiver.rpc) });
+  for (const name of ["hop-connect", "hop-h2"]) {
+    startProcess(name, ["bench/servers.mjs", name], { ...env, PORT: String(ports[name].rpc) });
+  }
   const urls = {
+    hopConnect: `http://127.0.0.1:${ports["hop-connect"].rpc}`,
+    hopH2: `http://127.0.0.1:${ports["hop-h2"].rpc}`,
     gateway: `http://127.0.0.1:${ports.gateway.rpc}`,
     hello: `http://127.0.0.1:${ports.hello.rpc}`,
     monolith: `http://127.0.0.1:${ports.monolith.rpc}`,
@@ -626,7 +707,7 @@ async function main() {
     if (first.status !== 200) throw new Error(`B2 setup: ${first.status} ${await first.text()}`);
   }
   // Every case answers 2xx before we measure it.
-  for (const c of cases) {
+  for (const c of cases.filter((c) => c.target)) {
     const run = await load(c.target, { seconds: 1, connections: 4 });
     if (run.latencies.length === 0 || run.non2xx > 0) {
       throw new Error(`${c.id} does not answer 2xx (${run.non2xx} non-2xx, ${run.errors} errors)`);

@@ -9,9 +9,22 @@
 //   its `data.subject_ids`, else its `webhook-id`), on `performance.timeOrigin + now()`, a clock
 //   the harness shares; `GET /stats?prefix=/x` sums the paths under /x (`&arrivals=1` with every
 //   arrival), `DELETE /stats` forgets everything.
+// - `node bench/servers.mjs hop-connect`: H1's server, a plane's RPC server as every service
+//   builds it (kit's `serveService`: connect-node on node:http2 with the platform's interceptors)
+//   serving only `HealthService.Check` with no checks, so a call is the hop and nothing else;
+// - `node bench/servers.mjs hop-h2`: H0's server, the same call answered by raw node:http2 (a
+//   stream handler writing the response's bytes): what HTTP/2 itself costs, the hop's floor;
+// - `node bench/servers.mjs hop-client <connect|h2> <url> <seconds> <concurrency> [rate]`: calls
+//   Check for that long, as many at once (or `rate` a second, paced), through the platform's own
+//   client (kit's `createServiceTransport`, as the gateway calls a plane) or raw node:http2, and
+//   prints `{calls, failed, seconds, cpuUs, latenciesMs}` (its own CPU, from process.cpuUsage).
 // PORT and (for the monolith) DATABASE_URL and DATABASE_POOL_SIZE come from the environment.
 import { createHash } from "node:crypto";
 import { createServer } from "node:http";
+import http2 from "node:http2";
+import { createClient } from "@connectrpc/connect";
+import { createLogger, createServiceTransport, serveService } from "@evalp/kit";
+import { HealthService } from "@evalp/proto/common/v1/health";
 import Fastify from "fastify";
 import pg from "pg";
 
@@ -103,12 +116,118 @@ if (mode === "hello") {
   server.keepAliveTimeout = 60_000;
   server.listen(Number(setting("PORT") ?? 0), "127.0.0.1", () => process.stdout.write("listening\n"));
   process.on("SIGTERM", () => server.close(() => process.exit(0)));
+} else if (mode === "hop-connect") {
+  const running = await serveService(
+    { name: "hop", routes: () => {}, checks: [] },
+    {
+      logger: createLogger("hop", "warn"),
+      host: "127.0.0.1",
+      rpcPort: Number(setting("PORT") ?? 0),
+      opsPort: 0,
+    },
+  );
+  process.stdout.write("listening\n");
+  process.on("SIGTERM", () => running.close().then(() => process.exit(0)));
+} else if (mode === "hop-h2") {
+  // CheckResponse{ready: true} on the wire: field 1, varint, 1.
+  const body = Buffer.from([0x08, 0x01]);
+  const server = http2.createServer();
+  server.on("stream", (stream) => {
+    stream.on("data", () => {});
+    stream.on("end", () => {
+      stream.respond({ ":status": 200, "content-type": "application/proto" });
+      stream.end(body);
+    });
+  });
+  server.listen(Number(setting("PORT") ?? 0), "127.0.0.1", () => process.stdout.write("listening\n"));
+  process.on("SIGTERM", () => server.close(() => process.exit(0)));
+} else if (mode === "hop-client") {
+  const [kind, url, seconds, concurrency, rate] = process.argv.slice(3);
+  let call;
+  let session;
+  if (kind === "connect") {
+    const client = createClient(
+      HealthService,
+      createServiceTransport(() => url, 10_000),
+    );
+    call = () => client.check({});
+  } else {
+    session = http2.connect(url);
+    const path = "/evalp.common.v1.HealthService/Check";
+    call = () =>
+      new Promise((resolve, reject) => {
+        const stream = session.request({
+          ":method": "POST",
+          ":path": path,
+          "content-type": "application/proto",
+        });
+        stream.on("response", (headers) => {
+          if (headers[":status"] !== 200) reject(new Error(`status ${headers[":status"]}`));
+        });
+        stream.on("data", () => {});
+        stream.on("end", resolve);
+        stream.on("error", reject);
+        stream.end();
+      });
+  }
+  // Warm the connection and the code paths, then start the clock when the harness says so (it
+  // reads the server's CPU at that moment).
+  for (let i = 0; i < 500; i++) await call();
+  process.stdout.write("warm\n");
+  await new Promise((resolve) => process.stdin.once("data", resolve));
+  const latencies = [];
+  let calls = 0;
+  let failed = 0;
+  const timed = async () => {
+    const started = performance.now();
+    try {
+      await call();
+      calls += 1;
+      latencies.push(performance.now() - started);
+    } catch {
+      failed += 1;
+    }
+  };
+  const cpuBefore = process.cpuUsage();
+  const startedAt = performance.now();
+  const endAt = startedAt + Number(seconds) * 1000;
+  if (rate) {
+    // Paced: every millisecond, as many calls start as the rate owes by then; calls overlap as they would.
+    const inFlight = new Set();
+    let started = 0;
+    while (performance.now() < endAt) {
+      const owed = Math.floor(((performance.now() - startedAt) / 1000) * Number(rate));
+      for (; started < owed; started++) {
+        const p = timed().finally(() => inFlight.delete(p));
+        inFlight.add(p);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    await Promise.all(inFlight);
+  } else {
+    const worker = async () => {
+      while (performance.now() < endAt) await timed();
+    };
+    await Promise.all(Array.from({ length: Number(concurrency) }, worker));
+  }
+  const elapsed = (performance.now() - startedAt) / 1000;
+  const cpu = process.cpuUsage(cpuBefore);
+  session?.close();
+  const result = {
+    calls,
+    failed,
+    seconds: elapsed,
+    cpuUs: cpu.user + cpu.system,
+    latenciesMs: rate ? latencies : [],
+  };
+  // A pipe is written asynchronously: exit once the line is out.
+  process.stdout.write(`${JSON.stringify(result)}\n`, () => process.exit(0));
 } else {
-  console.error("usage: node bench/servers.mjs hello|monolith|receiver");
+  console.error("usage: node bench/servers.mjs hello|monolith|receiver|hop-connect|hop-h2|hop-client …");
   process.exit(2);
 }
 
-if (mode !== "receiver") {
+if (mode === "hello" || mode === "monolith") {
   await app.listen({ host: "127.0.0.1", port: Number(setting("PORT") ?? 0) });
   process.stdout.write("listening\n");
   process.on("SIGTERM", () => {
