@@ -9,8 +9,18 @@ afterAll(async () => {
 
 describe("the processes, as npm start runs them", () => {
   it("boot with their ops ports, serve a request end to end, and exit 0 on SIGTERM", async () => {
-    platform = await startProcesses();
+    platform = await startProcesses({ env: { LOG_LEVEL: "info" } });
     const base = platform.url;
+    // Each process states once which Node.js it runs on (the one that runs this test).
+    const started = platform
+      .logTail()
+      .split("\n")
+      .map((line) => /^(\w+): (\{.*)$/.exec(line))
+      .filter((match) => match !== null)
+      .map((match) => ({ process: match[1], line: JSON.parse(match[2] as string) }))
+      .filter(({ line }) => line.msg === "starting");
+    expect(started.map(({ process }) => process).sort()).toEqual([...SERVICES, "gateway"].sort());
+    for (const { line } of started) expect(line.node).toBe(process.version);
     for (const name of SERVICES) {
       const ops = platform.opsUrl(name);
       expect((await fetch(`${ops}/healthz`)).status).toBe(200);

@@ -33,3 +33,14 @@ export function createLogger(service: string, level: string, destination?: pino.
   };
   return destination ? pino(options, destination) : pino(options);
 }
+
+/**
+ * The first line a process logs: the runtime it runs on. Behaviour and performance differ between
+ * Node.js lines (and a fleet mid-upgrade runs two), so every process states its own.
+ */
+export function logRuntime(logger: Logger): void {
+  logger.info(
+    { node: process.version, platform: `${process.platform}-${process.arch}`, pid: process.pid },
+    "starting",
+  );
+}

@@ -5,6 +5,7 @@ import {
   createPool,
   createShutdownManager,
   loadConfig,
+  logRuntime,
   serveService,
 } from "@evalp/kit";
 import { type AuditConsumer, createAuditConsumer } from "./audit-consumer.js";
@@ -15,6 +16,7 @@ import { createUsageClients } from "./usage-clients.js";
 
 const config = loadConfig();
 const logger = createLogger("control", config.LOG_LEVEL);
+logRuntime(logger);
 const shutdown = createShutdownManager(logger, config.SHUTDOWN_GRACE_MS);
 const pool = createPool({ databaseUrl: config.DATABASE_URL, schema: SCHEMA, max: config.DATABASE_POOL_SIZE });
 shutdown.register("postgres", () => pool.end());

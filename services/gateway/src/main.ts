@@ -1,10 +1,11 @@
-import { createLogger, createShutdownManager, loadConfig } from "@evalp/kit";
+import { createLogger, createShutdownManager, loadConfig, logRuntime } from "@evalp/kit";
 import { buildApp } from "./app.js";
 import { createRedis } from "./redis.js";
 import { createUpstreams } from "./upstream.js";
 
 const config = loadConfig();
 const logger = createLogger("gateway", config.LOG_LEVEL);
+logRuntime(logger);
 const shutdown = createShutdownManager(logger, config.SHUTDOWN_GRACE_MS);
 const redis = createRedis(config.REDIS_URL);
 shutdown.register("redis", async () => {

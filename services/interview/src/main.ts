@@ -4,6 +4,7 @@ import {
   createPool,
   createShutdownManager,
   loadConfig,
+  logRuntime,
   serveService,
 } from "@evalp/kit";
 import { createControlClients, createPlatformClients } from "./clients.js";
@@ -11,6 +12,7 @@ import { interviewService, SCHEMA } from "./server.js";
 
 const config = loadConfig();
 const logger = createLogger("interview", config.LOG_LEVEL);
+logRuntime(logger);
 const shutdown = createShutdownManager(logger, config.SHUTDOWN_GRACE_MS);
 const pool = createPool({ databaseUrl: config.DATABASE_URL, schema: SCHEMA, max: config.DATABASE_POOL_SIZE });
 shutdown.register("postgres", () => pool.end());

@@ -4,6 +4,7 @@ import {
   createPool,
   createShutdownManager,
   loadConfig,
+  logRuntime,
   serveService,
 } from "@evalp/kit";
 import { createControlClients, createDeliveryClient } from "./control-clients.js";
@@ -11,6 +12,7 @@ import { platformService, SCHEMA } from "./server.js";
 
 const config = loadConfig();
 const logger = createLogger("platform", config.LOG_LEVEL);
+logRuntime(logger);
 const shutdown = createShutdownManager(logger, config.SHUTDOWN_GRACE_MS);
 const pool = createPool({ databaseUrl: config.DATABASE_URL, schema: SCHEMA, max: config.DATABASE_POOL_SIZE });
 shutdown.register("postgres", () => pool.end());

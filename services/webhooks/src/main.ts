@@ -4,6 +4,7 @@ import {
   createPool,
   createShutdownManager,
   loadConfig,
+  logRuntime,
   type NatsConnection,
   pingNats,
   serveService,
@@ -15,6 +16,7 @@ import { createWebhookWorkers } from "./workers.js";
 
 const config = loadConfig();
 const logger = createLogger("webhooks", config.LOG_LEVEL);
+logRuntime(logger);
 const shutdown = createShutdownManager(logger, config.SHUTDOWN_GRACE_MS);
 const pool = createPool({ databaseUrl: config.DATABASE_URL, schema: SCHEMA, max: config.DATABASE_POOL_SIZE });
 shutdown.register("postgres", () => pool.end());
