@@ -418,7 +418,12 @@ export function agentRoutes(app: FastifyInstance, deps: RouteDeps): void {
         request.log.info({ err: error, state }, "agent connection change not recorded");
       }
     };
-    let queue = connection("connected");
+    let queue = hub.inOrder(evaluationId, () => connection("connected"));
+    // A disconnection is recorded only if no agent socket of the evaluation opened meanwhile.
+    const lost = (state: "disconnected" | "gone") =>
+      hub.inOrder(evaluationId, () =>
+        hub.agentConnected(evaluationId) ? Promise.resolve() : connection(state),
+      );
     const refuse = (id: unknown, error: AppError) =>
       send(socket, {
         type: "error",
@@ -470,9 +475,9 @@ export function agentRoutes(app: FastifyInstance, deps: RouteDeps): void {
       clearTimeout(expiry);
       hub.removeAgent(evaluationId, entry);
       if (entry.superseded || hub.agentConnected(evaluationId)) return;
-      queue = queue.then(() => connection("disconnected"));
+      queue = queue.then(() => lost("disconnected"));
       hub.schedulePause(evaluationId, deps.config.AGENT_DISCONNECT_PAUSE_MS, () => {
-        queue = queue.then(() => connection("gone"));
+        queue = queue.then(() => lost("gone"));
       });
     });
   }

@@ -13,6 +13,7 @@ export class InterviewHub {
   private readonly agents = new Map<string, Set<AgentSocket>>();
   private readonly pushed = new Map<string, number>();
   private readonly timers = new Map<string, NodeJS.Timeout>();
+  private readonly connectionChanges = new Map<string, Promise<void>>();
 
   addParticipant(evaluationId: string, socket: WebSocket): void {
     const set = this.participants.get(evaluationId) ?? new Set();
@@ -40,6 +41,21 @@ export class InterviewHub {
   /** True while an agent socket of the evaluation is open (`agent_connected`). */
   agentConnected(evaluationId: string): boolean {
     return [...(this.agents.get(evaluationId) ?? [])].some((entry) => !entry.superseded);
+  }
+
+  /**
+   * Runs the agent connection changes of one evaluation one after another, in the order they were
+   * asked for: when an agent socket closes and another opens at once, the "connected" of the new
+   * one must not be overtaken by the "disconnected" of the old (the interview would record no
+   * agent while one is connected).
+   */
+  inOrder(evaluationId: string, change: () => Promise<void>): Promise<void> {
+    const next = (this.connectionChanges.get(evaluationId) ?? Promise.resolve()).then(change);
+    this.connectionChanges.set(evaluationId, next);
+    void next.finally(() => {
+      if (this.connectionChanges.get(evaluationId) === next) this.connectionChanges.delete(evaluationId);
+    });
+    return next;
   }
 
   /** Closes the sockets of superseded agent sessions with an error frame `session_superseded`. */
