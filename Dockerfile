@@ -17,9 +17,9 @@
 # code with buf from its npm package) does not depend on SERVICE, so building the six images
 # builds the code once. No HEALTHCHECK: Kubernetes probes /healthz and /readyz itself.
 
-# Node 20 as in CI (package.json engines). Pin by digest in your registry mirror for reproducible
-# builds: NODE_IMAGE=node:20.20.2-bookworm-slim@sha256:…
-ARG NODE_IMAGE=node:20.20.2-bookworm-slim
+# Node 26 as in CI (.node-version, package.json engines). Pin by digest in your registry mirror
+# for reproducible builds: NODE_IMAGE=node:26.10.0-trixie-slim@sha256:…
+ARG NODE_IMAGE=node:26.10.0-trixie-slim
 
 FROM ${NODE_IMAGE} AS base
 ENV NPM_CONFIG_UPDATE_NOTIFIER=false \

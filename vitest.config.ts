@@ -17,6 +17,9 @@ export default defineConfig({
             "services/*/src/**/*.test.ts",
             "tests/deploy/**/*.test.ts",
           ],
+          // The workspace packages' built code runs as Node runs it, not through Vite's module
+          // runner, whose export getters would be what a benchmark measures.
+          server: { deps: { external: [/\/packages\/[^/]+\/dist\//] } },
         },
       },
       {

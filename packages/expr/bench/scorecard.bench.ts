@@ -1,4 +1,3 @@
-import { bench, describe } from "vitest";
 import {
   compileExpression,
   compileScorecard,
@@ -6,12 +5,13 @@ import {
   evaluateScorecard,
   expr,
   type Scope,
-} from "../src/index.js";
+} from "@evalp/expr";
+import { test } from "vitest";
 
 /**
  * What one scorecard evaluation costs: a 500-node axis expression (generated from a fixed seed, so
  * every run measures the same tree) against sample answers, beside a 1-node scorecard as the baseline.
- * Run: npx vitest bench --run --root /work/main packages/expr/bench
+ * Run: npx vitest bench --run --project "unit (bench)" (from the repository root)
  */
 
 const QUESTIONS = 20;
@@ -101,16 +101,17 @@ const scope: Scope = {
   context: { as_of: "2025-06-15" },
 };
 
-describe("scorecard evaluation", () => {
-  bench("1-node scorecard, compiled once (baseline)", () => {
-    evaluateScorecard(tinyCompiled, scope, { now: NOW });
-  });
-
-  bench("500-node scorecard, compiled once", () => {
-    evaluateScorecard(bigCompiled, scope, { now: NOW });
-  });
-
-  bench("500-node scorecard, validated and compiled on every call", () => {
-    evaluateScorecard(big, scope, { now: NOW });
-  });
+test("scorecard evaluation", async ({ bench }) => {
+  // One comparison: the table shows each case against the 1-node baseline.
+  await bench.compare(
+    bench("1-node scorecard, compiled once (baseline)", () => {
+      evaluateScorecard(tinyCompiled, scope, { now: NOW });
+    }),
+    bench("500-node scorecard, compiled once", () => {
+      evaluateScorecard(bigCompiled, scope, { now: NOW });
+    }),
+    bench("500-node scorecard, validated and compiled on every call", () => {
+      evaluateScorecard(big, scope, { now: NOW });
+    }),
+  );
 });

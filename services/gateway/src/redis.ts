@@ -18,6 +18,9 @@ export function createRedis(url: string): Redis {
     commandTimeout: 1_000,
     connectTimeout: 2_000,
     lazyConnect: false,
+    // Reconnect attempts every 50 ms more, at most 2 s apart, without jitter: ioredis 6 backs off
+    // exponentially to 5 s, which kept a gateway refusing for up to 5 s after Redis was back.
+    retryStrategy: (attempt) => Math.min(attempt * 50, 2_000),
   });
   // Connection errors surface on the commands that need Redis; the event itself is not fatal.
   redis.on("error", () => {});

@@ -35,6 +35,9 @@ export function createSender(options: {
   resolver?: Resolver;
 }): Sender {
   const agent = new Agent({
+    // HTTP/1.1, one request per connection: undici 8 negotiates HTTP/2 with any origin that
+    // offers it, where `connections` would no longer bound the requests in flight to it.
+    allowH2: false,
     connections: options.perEndpoint,
     keepAliveTimeout: 10_000,
     headersTimeout: options.timeoutMs,

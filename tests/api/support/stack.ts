@@ -1,3 +1,4 @@
+import { once } from "node:events";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -178,6 +179,8 @@ export async function startStack(
   webhookWorkers.start();
   await webhookWorkers.connect(nats);
   const redis = createRedis(config.REDIS_URL);
+  // The client refuses commands until it is connected (no offline queue); tests use it at once.
+  if (redis.status !== "ready") await once(redis, "ready");
   const upstreams = createUpstreams(config);
   const app = await buildApp({ config, logger: logger.child({ service: "gateway" }), redis, upstreams });
   await app.listen({ port: 0, host: "127.0.0.1" });
