@@ -11,7 +11,8 @@ import { test } from "vitest";
 /**
  * What one scorecard evaluation costs: a 500-node axis expression (generated from a fixed seed, so
  * every run measures the same tree) against sample answers, beside a 1-node scorecard as the baseline.
- * Run: npx vitest bench --run --project "unit (bench)" (from the repository root)
+ * Run: npx vitest bench --run --project "unit (bench)" (from the repository root). It measures
+ * the built package, imported by its name as the services import it (typecheck builds it first).
  */
 
 const QUESTIONS = 20;
