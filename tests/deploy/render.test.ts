@@ -544,13 +544,15 @@ for (const overlay of OVERLAYS) {
       }
     });
 
-    it("points the gateway at each service's Connect port through its Service", () => {
+    it("points the gateway at each service's Connect port through its Service, headless so that it sees every pod", () => {
       const objects = render(overlay);
       const env = environment(objects, mainContainer(appWorkload(objects, "gateway")));
       for (const [variable, target] of Object.entries(UPSTREAM_URLS)) {
         const url = new URL(env[variable] ?? "http://missing");
         const service = named(objects, "Service", url.hostname.split(".")[0] ?? "");
         expect(service, `${variable}=${url}`).toBeDefined();
+        // The name resolves to the pods themselves: the gateway spreads its calls over all of them.
+        expect(spec(service as K8sObject).clusterIP, `${variable}: Service ${url.hostname}`).toBe("None");
         const port = (
           spec(service as K8sObject).ports as { port: number; targetPort: string | number }[]
         ).find((entry) => entry.port === Number(url.port));

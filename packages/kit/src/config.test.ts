@@ -44,4 +44,16 @@ describe("loadConfig", () => {
       /PORT.*SIGNUP_ENABLED|SIGNUP_ENABLED.*PORT/,
     );
   });
+
+  it("takes a service's replicas as a comma-separated list, and refuses what is no http(s) URL", () => {
+    const config = loadConfig({
+      VAR_DIR: varDir(),
+      CONTROL_URL: "http://10.0.0.1:8081,http://10.0.0.2:8081",
+    });
+    expect(config.CONTROL_URL).toBe("http://10.0.0.1:8081,http://10.0.0.2:8081");
+    expect(() => loadConfig({ VAR_DIR: varDir(), CONTROL_URL: "http://10.0.0.1:8081,not a url" })).toThrow(
+      /CONTROL_URL/,
+    );
+    expect(() => loadConfig({ VAR_DIR: varDir(), PLATFORM_URL: "ftp://10.0.0.1" })).toThrow(/PLATFORM_URL/);
+  });
 });

@@ -2,9 +2,22 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { z } from "zod";
+import { parseServiceAddress } from "./service-endpoints.js";
 
 /** The development default secret is written here so that restarts keep tokens valid. */
 const DEV_SECRET_FILE = "jwt-secret";
+
+/** A service's address (`createEndpointSet`): one http(s) URL, or several separated by commas. */
+const serviceAddress = z.string().refine(
+  (value) => {
+    try {
+      return parseServiceAddress(value).every((url) => url.protocol === "http:" || url.protocol === "https:");
+    } catch {
+      return false;
+    }
+  },
+  { message: "Expected one http(s) URL or several separated by commas" },
+);
 
 const booleanString = z
   .enum(["true", "false", "1", "0"])
@@ -63,6 +76,14 @@ export const configSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9_-]+$/)
     .default("audit"),
+  /**
+   * Core NATS (no stream): the interview plane publishes what an interview's open sockets must
+   * see on `<REALTIME_SUBJECT_PREFIX>.<evaluation_id>`, and every gateway relays it to the sockets it holds.
+   */
+  REALTIME_SUBJECT_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/)
+    .default("realtime"),
   REDIS_URL: z.string().default("redis://127.0.0.1:6379"),
   /** Prefix of every Redis key, so that several deployments (or test runs) can share one Redis. */
   REDIS_KEY_PREFIX: z.string().default("evalp:"),
@@ -89,14 +110,16 @@ export const configSchema = z.object({
    * Gateways forget every principal as soon as any of them sees credentials change (Redis
    * pub/sub), so this bounds only changes made behind the API's back.
    */
-  PRINCIPAL_CACHE_TTL_MS: z.coerce.number().int().min(0).max(300_000).default(10_000),
-  /** Upstream Connect servers, as the gateway reaches them. */
-  CONTROL_URL: z.string().url().default("http://127.0.0.1:8081"),
-  PLATFORM_URL: z.string().url().default("http://127.0.0.1:8082"),
-  INTERVIEW_URL: z.string().url().default("http://127.0.0.1:8083"),
-  WEBHOOKS_URL: z.string().url().default("http://127.0.0.1:8084"),
+  PRINCIPAL_CACHE_TTL_MS: z.coerce.number().int().min(0).max(300_000).default(5_000),
+  /** The planes' Connect servers, as every process reaches them: one URL, or their replicas' comma-separated. */
+  CONTROL_URL: serviceAddress.default("http://127.0.0.1:8081"),
+  PLATFORM_URL: serviceAddress.default("http://127.0.0.1:8082"),
+  INTERVIEW_URL: serviceAddress.default("http://127.0.0.1:8083"),
+  WEBHOOKS_URL: serviceAddress.default("http://127.0.0.1:8084"),
   /** How long the gateway waits for an upstream call before answering 504. */
   UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  /** A service closes (gracefully) the RPC connections older than this, so that calls spread over new replicas. */
+  RPC_MAX_CONNECTION_AGE_MS: z.coerce.number().int().min(0).default(300_000),
   /** How long a draining process may take after SIGTERM before it exits anyway. */
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
 });

@@ -1,5 +1,9 @@
-import type { Transport } from "@connectrpc/connect";
+import type { DescMethod } from "@bufbuild/protobuf";
+import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, Http2SessionManager } from "@connectrpc/connect-node";
+import { neverReached, transportFailure } from "./peer-outage.js";
+import { createEndpointSet, type Endpoint, type EndpointSet } from "./service-endpoints.js";
 
 /**
  * How deep a message may nest on the wire between the planes, both ends alike. Free-form JSON
@@ -13,25 +17,86 @@ export const WIRE_READ_OPTIONS = {
   jsonOptions: { recursionLimit: 512 },
 } as const;
 
+/** How often a service's host name is resolved again, to find the replicas that came and went. */
+const RESOLVE_EVERY_MS = 5_000;
+/** An HTTP/2 connection to a replica that carried no call for this long is closed. */
+const IDLE_CONNECTION_MS = 60_000;
+
 /**
- * An HTTP/2 Connect transport to another service, connected on its first call so that the
- * peer's address may be settled after this service is built (services that call each other
- * start in any order). Share one per peer: it holds that peer's HTTP/2 session.
+ * A Connect transport to every replica of another service (HTTP/2, one connection per
+ * replica), connected on its first call so that the peer's address may be settled after this
+ * service is built (services that call each other start in any order). The address lists the
+ * replicas or names a host that resolves to them (`createEndpointSet`); calls go round robin
+ * over the healthy ones. A call that failed in transport marks its replica down for a while and
+ * is tried on another replica, within the same deadline, when it provably never reached the
+ * first (the connection or the stream was refused) or when its method declares no side effects
+ * (`option idempotency_level = NO_SIDE_EFFECTS`): a read is answered although a replica died
+ * under it, and a write is never run twice. Share one per peer service.
  */
-export function createServiceTransport(baseUrl: () => string, timeoutMs: number): Transport {
-  let transport: Transport | undefined;
+export function createServiceTransport(address: () => string, timeoutMs: number): Transport {
+  let replicas: EndpointSet<Transport> | undefined;
   const connected = () => {
-    transport ??= createConnectTransport({
-      baseUrl: baseUrl(),
-      httpVersion: "2",
-      sessionManager: new Http2SessionManager(baseUrl()),
-      defaultTimeoutMs: timeoutMs,
-      ...WIRE_READ_OPTIONS,
+    replicas ??= createEndpointSet(address(), {
+      create: (baseUrl) =>
+        createConnectTransport({
+          baseUrl,
+          httpVersion: "2",
+          sessionManager: new Http2SessionManager(baseUrl, { idleConnectionTimeoutMs: IDLE_CONNECTION_MS }),
+          defaultTimeoutMs: timeoutMs,
+          ...WIRE_READ_OPTIONS,
+        }),
+      refreshMs: RESOLVE_EVERY_MS,
     });
-    return transport;
+    return replicas;
   };
+
+  /** Runs `attempt` on one replica after another as the rules above allow. */
+  async function spread<R>(
+    method: DescMethod,
+    signal: AbortSignal | undefined,
+    timeout: number | undefined,
+    attempt: (transport: Transport, remainingMs: number) => Promise<R>,
+  ): Promise<R> {
+    const set = connected();
+    const looking = set.refresh();
+    if (looking) await looking;
+    const deadline = performance.now() + (timeout ?? timeoutMs);
+    const tried: Endpoint<Transport>[] = [];
+    let failure: unknown = new ConnectError("no replica of the service is known", Code.Unavailable);
+    for (;;) {
+      const remainingMs = Math.round(deadline - performance.now());
+      const endpoint = remainingMs > 0 && !signal?.aborted ? set.pick(tried) : undefined;
+      if (!endpoint) throw failure;
+      tried.push(endpoint);
+      try {
+        const result = await attempt(endpoint.client, remainingMs);
+        set.markUp(endpoint);
+        return result;
+      } catch (error) {
+        // The caller gave up (its own abort is no fault of the replica), or the replica answered.
+        if (signal?.aborted || transportFailure(error) !== "unavailable") throw error;
+        set.markDown(endpoint);
+        failure = error;
+        if (!neverReached(error) && method.idempotency !== MethodOptions_IdempotencyLevel.NO_SIDE_EFFECTS) {
+          throw error;
+        }
+      }
+    }
+  }
+
   return {
-    unary: (...args) => connected().unary(...args),
-    stream: (...args) => connected().stream(...args),
+    unary: (method, signal, timeout, header, input, contextValues) =>
+      spread(method, signal, timeout, (transport, remainingMs) =>
+        transport.unary(method, signal, remainingMs, header, input, contextValues),
+      ),
+    // A stream's messages cannot be sent again: one replica, however the call ends.
+    stream: (method, signal, timeout, header, input, contextValues) =>
+      spread(
+        { ...method, idempotency: MethodOptions_IdempotencyLevel.IDEMPOTENCY_UNKNOWN },
+        signal,
+        timeout,
+        (transport, remainingMs) =>
+          transport.stream(method, signal, remainingMs, header, input, contextValues),
+      ),
   };
 }

@@ -3,8 +3,10 @@ import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { HealthService } from "@evalp/proto/common/v1/health";
 import type { Logger } from "pino";
+import type { Registry } from "prom-client";
 import { WIRE_READ_OPTIONS } from "./connect-client.js";
 import { errorInterceptor } from "./connect-errors.js";
+import { rpcMetricsInterceptor } from "./metrics.js";
 import { peerOutage } from "./peer-outage.js";
 import { type ReadinessCheck, runReadiness } from "./readiness.js";
 import { requestContextInterceptor } from "./request-context.js";
@@ -39,6 +41,12 @@ export function createConnectServer(options: {
   routes: (router: ConnectRouter) => void;
   logger: Logger;
   checks: ReadinessCheck[];
+  /** Interceptors of the service's own, run inside the shared ones. */
+  interceptors?: Interceptor[];
+  /** Where the calls served are counted (`rpc_server_calls_total`), outermost: as callers saw them. */
+  registry?: Registry;
+  /** Connections older than this (give or take a tenth) are closed gracefully; 0 keeps them. */
+  maxConnectionAgeMs?: number;
 }): ConnectServer {
   const handler = connectNodeAdapter({
     ...WIRE_READ_OPTIONS,
@@ -50,13 +58,29 @@ export function createConnectServer(options: {
       });
       options.routes(router);
     },
-    interceptors: [requestContextInterceptor(options.logger), errorInterceptor, peerOutageInterceptor],
+    interceptors: [
+      ...(options.registry ? [rpcMetricsInterceptor(options.registry)] : []),
+      requestContextInterceptor(options.logger),
+      errorInterceptor,
+      peerOutageInterceptor,
+      ...(options.interceptors ?? []),
+    ],
   });
   const server = http2.createServer(handler);
   const sessions = new Set<http2.ServerHttp2Session>();
+  const maxAge = options.maxConnectionAgeMs ?? 0;
   server.on("session", (session) => {
     sessions.add(session);
-    session.on("close", () => sessions.delete(session));
+    // A caller keeps one HTTP/2 connection per replica for as long as it can: replicas added
+    // later would get nothing of it. Closing old connections (GOAWAY: calls in flight finish, the
+    // next ones open a new connection, through whatever now balances) spreads calls again. The
+    // jitter keeps connections opened together from all closing together.
+    const aged = maxAge > 0 ? setTimeout(() => session.close(), maxAge * (0.9 + Math.random() * 0.2)) : null;
+    aged?.unref();
+    session.on("close", () => {
+      if (aged) clearTimeout(aged);
+      sessions.delete(session);
+    });
   });
   return {
     server,

@@ -23,4 +23,5 @@ export * from "./readiness.js";
 export * from "./request-context.js";
 export * from "./scopes.js";
 export * from "./serve.js";
+export * from "./service-endpoints.js";
 export * from "./shutdown.js";

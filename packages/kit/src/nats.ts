@@ -86,8 +86,8 @@ export async function connectNats(url: string, name: string, logger: Logger): Pr
 
 /**
  * Creates each route's stream when missing (file storage, limits retention kept 7 days, a
- * 2-minute duplicate window for `Nats-Msg-Id`, the route's replicas) and widens its subjects
- * when they differ.
+ * 2-minute duplicate window for `Nats-Msg-Id`, the route's replicas), widens its subjects when
+ * they differ and brings its replica count to the route's.
  * Safe to run from every process at every start.
  */
 export async function ensureStreams(nc: NatsConnection, routes: StreamRoute[]): Promise<void> {
@@ -99,8 +99,14 @@ async function ensureStream(jsm: JetStreamManager, route: StreamRoute): Promise<
   const subjects = [`${route.prefix}.>`];
   try {
     const info = await jsm.streams.info(route.stream);
-    if (!subjects.every((subject) => info.config.subjects?.includes(subject))) {
-      await jsm.streams.update(route.stream, { subjects: [...(info.config.subjects ?? []), ...subjects] });
+    const widen = !subjects.every((subject) => info.config.subjects?.includes(subject));
+    // Raising NATS_STREAM_REPLICAS on a running cluster must reach the streams that exist.
+    const replicas = route.replicas ?? 1;
+    if (widen || info.config.num_replicas !== replicas) {
+      await jsm.streams.update(route.stream, {
+        subjects: widen ? [...(info.config.subjects ?? []), ...subjects] : info.config.subjects,
+        num_replicas: replicas,
+      });
     }
     return;
   } catch (error) {

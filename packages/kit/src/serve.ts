@@ -1,4 +1,4 @@
-import type { ConnectRouter } from "@connectrpc/connect";
+import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import type { Logger } from "pino";
 import { createConnectServer, listen } from "./connect-server.js";
 import { createMetricsRegistry } from "./metrics.js";
@@ -10,6 +10,8 @@ export type ServiceDefinition = {
   name: string;
   routes: (router: ConnectRouter) => void;
   checks: ReadinessCheck[];
+  /** Interceptors of this service's own, innermost (they see what its handlers answer). */
+  interceptors?: Interceptor[];
 };
 
 /** A listening service: where it listens and how to stop it. */
@@ -21,17 +23,25 @@ export type RunningService = { rpcPort: number; opsPort: number; close(): Promis
  */
 export async function serveService(
   definition: ServiceDefinition,
-  options: { logger: Logger; host: string; rpcPort: number; opsPort: number },
+  options: {
+    logger: Logger;
+    host: string;
+    rpcPort: number;
+    opsPort: number;
+    /** See `createConnectServer`; RPC_MAX_CONNECTION_AGE_MS in the services. */
+    maxConnectionAgeMs?: number;
+  },
 ): Promise<RunningService> {
+  const registry = createMetricsRegistry(definition.name);
   const rpc = createConnectServer({
     routes: definition.routes,
     logger: options.logger,
     checks: definition.checks,
+    interceptors: definition.interceptors ?? [],
+    registry,
+    ...(options.maxConnectionAgeMs === undefined ? {} : { maxConnectionAgeMs: options.maxConnectionAgeMs }),
   });
-  const ops = createOpsServer({
-    registry: createMetricsRegistry(definition.name),
-    checks: definition.checks,
-  });
+  const ops = createOpsServer({ registry, checks: definition.checks });
   const rpcPort = await listen(rpc.server, options.rpcPort, options.host);
   const opsPort = await listen(ops, options.opsPort, options.host);
   return {

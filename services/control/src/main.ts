@@ -30,6 +30,7 @@ const running = await serveService(
     host: config.HOST,
     rpcPort: config.SERVICE_PORT ?? 8081,
     opsPort: config.OPS_PORT ?? 9081,
+    maxConnectionAgeMs: config.RPC_MAX_CONNECTION_AGE_MS,
   },
 );
 const publisher = createOutboxPublisher({ name: "control", config, pool, logger });

@@ -24,7 +24,13 @@ const running = await serveService(
     control: createControlClients(config),
     deliveries: createDeliveryClient(config),
   }),
-  { logger, host: config.HOST, rpcPort: config.SERVICE_PORT ?? 8082, opsPort: config.OPS_PORT ?? 9082 },
+  {
+    logger,
+    host: config.HOST,
+    rpcPort: config.SERVICE_PORT ?? 8082,
+    opsPort: config.OPS_PORT ?? 9082,
+    maxConnectionAgeMs: config.RPC_MAX_CONNECTION_AGE_MS,
+  },
 );
 const publisher = createOutboxPublisher({ name: "platform", config, pool, logger });
 // After the servers have closed (last registered runs first), the relay publishes what it holds.
