@@ -105,18 +105,20 @@ async function query<T extends Record<string, unknown>>(sql: string, params: unk
 type Run = { load: Load; readiness: ReadinessWatch; downAt: number; upAt: number; readyAt: number };
 
 /**
- * Runs the load and the readiness probe around one fault: traffic flows, the dependency goes
- * down (until `/readyz` says so and the outage has lasted OUTAGE_MS), comes back, and traffic
- * flows again (once `/readyz` is 200, every client has a write acknowledged).
+ * Runs the load and a readiness probe around one fault: traffic flows, the dependency goes down
+ * (until the probed `/readyz` says `degraded`, naming `missing`, and the outage has lasted
+ * OUTAGE_MS), comes back, and traffic flows again (once the gateway is `ready`, every client has
+ * a write acknowledged). `probed` is the process whose readiness shows the fault: the gateway,
+ * or a service that serves on without the dependency.
  */
 async function underFault(
   label: string,
-  fault: { down(): Promise<void>; up(): Promise<void> },
+  fault: { down(): Promise<void>; up(): Promise<void>; probed: ProcessName; missing: string },
 ): Promise<Run> {
   const running = platform;
   if (!running) throw new Error("platform not started");
   await running.ready();
-  const readiness = watchReadiness(running.url, BOUND_MS);
+  const readiness = watchReadiness(running.opsUrl(fault.probed), BOUND_MS);
   const load = startLoad({
     url: running.url,
     env: tenant.env,
@@ -134,8 +136,10 @@ async function underFault(
     const downAt = Date.now();
     down = true;
     await fault.down();
-    await waitFor("/readyz answers 503 during the outage", () =>
-      readiness.probes.some((probe) => probe.at >= downAt && probe.status === 503),
+    await waitFor(`/readyz says degraded, without ${fault.missing}, during the outage`, () =>
+      readiness.probes.some(
+        (probe) => probe.at >= downAt && probe.state === "degraded" && probe.failing.includes(fault.missing),
+      ),
     );
     const left = downAt + OUTAGE_MS - Date.now();
     if (left > 0) await new Promise((resolve) => setTimeout(resolve, left));
@@ -149,8 +153,8 @@ async function underFault(
       );
     });
     const readyAt = Date.now();
-    await waitFor("/readyz answers 200 after the outage", () =>
-      readiness.probes.some((probe) => probe.at >= readyAt && probe.status === 200),
+    await waitFor("/readyz says ready after the outage", () =>
+      readiness.probes.some((probe) => probe.at >= readyAt && probe.state === "ready"),
     );
     await waitFor(
       "every client writes again after the outage",
@@ -173,7 +177,8 @@ const describeSample = (sample: Sample) =>
 /**
  * What every fault must leave true of what the clients saw: each request answered within the
  * bound, with a 2xx or a 503 `unavailable` in the contract's envelope with `Retry-After`;
- * `/readyz` 200 before, 503 during, 200 after. 409 `idempotency_key_in_use` is not allowed: a
+ * `/readyz` 200 throughout (a balancer keeps the process), `ready` before, `degraded` during,
+ * `ready` after. 409 `idempotency_key_in_use` is not allowed: a
  * client sends a key again only after the previous request with it was answered, and an answer
  * releases the lock, so a 409 would mean a lock left behind.
  */
@@ -208,14 +213,14 @@ function expectAnsweredWell(run: Run, options: { unavailableSeen: boolean }) {
   const probes = run.readiness.probes;
   expect(probes.filter((probe) => probe.status === 0 || probe.ms > BOUND_MS)).toEqual([]);
   const transitions = run.readiness.transitions();
-  expect(transitions[0]).toBe(200);
-  expect(transitions).toContain(503);
-  expect(transitions.at(-1)).toBe(200);
-  expect(transitions.filter((status) => status !== 200 && status !== 503)).toEqual([]);
-  // Once the dependency answered again, readiness settled: no 503 after the first 200 that followed.
-  const back = probes.findIndex((probe) => probe.at >= run.upAt && probe.status === 200);
+  expect(transitions[0]).toBe("ready");
+  expect(transitions).toContain("degraded");
+  expect(transitions.at(-1)).toBe("ready");
+  expect(transitions.filter((state) => state !== "ready" && state !== "degraded")).toEqual([]);
+  // Once the dependency answered again, readiness settled: not degraded after the first ready that followed.
+  const back = probes.findIndex((probe) => probe.at >= run.upAt && probe.state === "ready");
   expect(back).toBeGreaterThan(-1);
-  expect(probes.slice(back).filter((probe) => probe.status !== 200)).toEqual([]);
+  expect(probes.slice(back).filter((probe) => probe.state !== "ready")).toEqual([]);
 
   // No process died of the fault.
   for (const name of [...SERVICES, "gateway"] as ProcessName[]) {
@@ -254,14 +259,16 @@ function summary(label: string, run: Run): string {
   const statuses: Record<string, number> = {};
   for (const sample of run.load.samples) statuses[sample.status] = (statuses[sample.status] ?? 0) + 1;
   const max = Math.max(...run.load.samples.map((sample) => sample.ms));
-  const firstDown = run.readiness.probes.find((probe) => probe.at >= run.downAt && probe.status === 503);
+  const firstDown = run.readiness.probes.find(
+    (probe) => probe.at >= run.downAt && probe.state === "degraded",
+  );
   const during = run.load.writes.filter(
     (write) => write.startedAt >= run.downAt && write.endedAt <= run.upAt,
   );
   return (
     `${label}: ${run.load.samples.length} requests ${JSON.stringify(statuses)}, max ${Math.round(max)} ms; ` +
-    `readyz ${run.readiness.transitions().join("→")} (503 after ${firstDown ? firstDown.at - run.downAt : "?"} ms ` +
-    `[${firstDown?.failing.join(",")}], 200 again ${run.readyAt - run.upAt} ms after the restart); ` +
+    `readyz ${run.readiness.transitions().join("→")} (degraded after ${firstDown ? firstDown.at - run.downAt : "?"} ms ` +
+    `[${firstDown?.failing.join(",")}], ready again ${run.readyAt - run.upAt} ms after the restart); ` +
     `${run.load.writes.length} writes acknowledged, ${during.length} during the outage`
   );
 }
@@ -270,10 +277,13 @@ describe("dependency faults under load", () => {
   // A clean restart (every session ended with 57P01) and a crash (sessions cut, crash recovery
   // at start): either can catch a connection between two queries of a transaction.
   for (const mode of ["fast", "immediate"] as const) {
-    it(`Postgres stopped (${mode}) and started: 503 unavailable meanwhile, readiness follows, acknowledged writes kept`, async () => {
+    it(`Postgres stopped (${mode}) and started: 503 unavailable meanwhile, the gateway stays ready and says degraded, acknowledged writes kept`, async () => {
       const run = await underFault(`pg-${mode}`, {
         down: () => postgres?.stop(mode) ?? Promise.resolve(),
         up: () => postgres?.start() ?? Promise.resolve(),
+        // Every plane needs its database: the gateway serves on (what needs no plane) and names them.
+        probed: "gateway",
+        missing: "control",
       });
       console.info(summary(`postgres (${mode})`, run));
       expectAnsweredWell(run, { unavailableSeen: true });
@@ -281,10 +291,12 @@ describe("dependency faults under load", () => {
     });
   }
 
-  it("Redis stopped and started: writes 503 (idempotency cannot be kept), reads pass, readiness follows", async () => {
+  it("Redis stopped and started: writes 503 (idempotency cannot be kept), reads pass, the gateway stays ready and says degraded", async () => {
     const run = await underFault("redis", {
       down: () => redis?.stop("SIGKILL") ?? Promise.resolve(),
       up: () => redis?.start() ?? Promise.resolve(),
+      probed: "gateway",
+      missing: "redis",
     });
     console.info(summary("redis", run));
     expectAnsweredWell(run, { unavailableSeen: true });
@@ -301,6 +313,9 @@ describe("dependency faults under load", () => {
     const run = await underFault("nats", {
       down: () => nats?.stop("SIGKILL") ?? Promise.resolve(),
       up: () => nats?.start() ?? Promise.resolve(),
+      // The webhooks plane consumes the stream: it says what it misses and keeps serving.
+      probed: "webhooks",
+      missing: "nats",
     });
     console.info(summary("nats", run));
     expectAnsweredWell(run, { unavailableSeen: false });

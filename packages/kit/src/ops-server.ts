@@ -1,11 +1,12 @@
 import { createServer, type Server } from "node:http";
 import type { Registry } from "prom-client";
-import { type ReadinessCheck, runReadiness } from "./readiness.js";
+import { type ReadinessCheck, readinessBody, runReadiness } from "./readiness.js";
 
 /**
- * The ops port of a service: `/healthz` (the process is up), `/readyz` (its dependencies
- * answer) and `/metrics` (Prometheus text), apart from the RPC port so probes never queue
- * behind application traffic.
+ * The ops port of a service: `/healthz` (the process is up), `/readyz` (200 while it can serve:
+ * `ready`, or `degraded` with the dependencies it misses; 503 when a dependency it cannot serve
+ * without is down, or while draining) and `/metrics` (Prometheus text), apart from the RPC port
+ * so probes never queue behind application traffic.
  */
 export function createOpsServer(options: { registry: Registry; checks: ReadinessCheck[] }): Server {
   let draining = false;
@@ -19,9 +20,10 @@ export function createOpsServer(options: { registry: Registry; checks: Readiness
     if (path === "/healthz") return send(200, { status: "ok" });
     if (path === "/readyz") {
       if (draining) return send(503, { status: "draining" });
-      void runReadiness(options.checks).then(({ ready, failing }) =>
-        send(ready ? 200 : 503, ready ? { status: "ready" } : { status: "not_ready", failing }),
-      );
+      void runReadiness(options.checks).then((readiness) => {
+        const { status, body } = readinessBody(readiness);
+        send(status, body);
+      });
       return;
     }
     if (path === "/metrics") {

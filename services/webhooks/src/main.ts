@@ -36,6 +36,8 @@ const running = await serveService(
     [
       {
         name: "nats",
+        // Deliveries already stored go on, and so do the plane's calls; new events wait in the stream.
+        degrades: true,
         check: async () => {
           if (!nats) throw new Error("nats not connected yet");
           await pingNats(nats);
@@ -43,7 +45,13 @@ const running = await serveService(
       },
     ],
   ),
-  { logger, host: config.HOST, rpcPort: config.SERVICE_PORT ?? 8084, opsPort: config.OPS_PORT ?? 9084 },
+  {
+    logger,
+    host: config.HOST,
+    rpcPort: config.SERVICE_PORT ?? 8084,
+    opsPort: config.OPS_PORT ?? 9084,
+    maxConnectionAgeMs: config.RPC_MAX_CONNECTION_AGE_MS,
+  },
 );
 // At shutdown (last registered first): the servers stop taking calls, then the workers stop
 // (attempts in flight get half the grace) and NATS drains, then the pool ends.

@@ -163,17 +163,20 @@ export function startLoad(options: LoadOptions): Load {
   };
 }
 
-/** One `/readyz` probe. `status` 0: no answer within the bound. */
-export type Probe = { at: number; status: number; ms: number; failing: string[] };
+/**
+ * One `/readyz` probe: its HTTP status (0: no answer within the bound), the state its body
+ * names (`ready`, `degraded`, `not_ready`, `draining`) and the dependencies it names as failing.
+ */
+export type Probe = { at: number; status: number; state: string; ms: number; failing: string[] };
 
 export type ReadinessWatch = {
   probes: Probe[];
-  /** The statuses in order with repeats collapsed (`[200, 503, 200]`). */
-  transitions(): number[];
+  /** The states in order with repeats collapsed (`["ready", "degraded", "ready"]`); a status other than 200 as its number. */
+  transitions(): string[];
   stop(): Promise<void>;
 };
 
-/** Probes the gateway's `/readyz` every `everyMs` until stopped. */
+/** Probes a `/readyz` (the gateway's, or a service's ops port) every `everyMs` until stopped. */
 export function watchReadiness(url: string, boundMs: number, everyMs = 150): ReadinessWatch {
   const probes: Probe[] = [];
   let stopped = false;
@@ -181,11 +184,12 @@ export function watchReadiness(url: string, boundMs: number, everyMs = 150): Rea
     while (!stopped) {
       const at = Date.now();
       const began = performance.now();
-      const probe: Probe = { at, status: 0, ms: 0, failing: [] };
+      const probe: Probe = { at, status: 0, state: "", ms: 0, failing: [] };
       try {
         const response = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(boundMs) });
         probe.status = response.status;
-        const body = (await response.json().catch(() => ({}))) as { failing?: string[] };
+        const body = (await response.json().catch(() => ({}))) as { status?: string; failing?: string[] };
+        probe.state = body.status ?? "";
         probe.failing = body.failing ?? [];
       } catch {
         // No answer: status 0.
@@ -199,8 +203,8 @@ export function watchReadiness(url: string, boundMs: number, everyMs = 150): Rea
     probes,
     transitions: () =>
       probes
-        .map((probe) => probe.status)
-        .filter((status, index, all) => index === 0 || all[index - 1] !== status),
+        .map((probe) => (probe.status === 200 ? probe.state : String(probe.status)))
+        .filter((state, index, all) => index === 0 || all[index - 1] !== state),
     async stop() {
       stopped = true;
       await loop;

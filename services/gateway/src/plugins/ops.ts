@@ -1,11 +1,23 @@
-import { createMetricsRegistry, type ReadinessCheck, runReadiness } from "@evalp/kit";
+import {
+  createMetricsRegistry,
+  type Readiness,
+  type ReadinessCheck,
+  readinessBody,
+  runReadiness,
+} from "@evalp/kit";
 import type { FastifyInstance } from "fastify";
 import { Histogram } from "prom-client";
 import { PLANES, type Upstreams } from "../upstream.js";
 
+/** A readiness answer is reused this long: probes from many balancers cost the planes one check a second. */
+const READINESS_REUSE_MS = 1_000;
+
 /**
- * `/healthz` (the process is up), `/readyz` (Redis and every upstream service answer), and
- * `/metrics` with a request-duration histogram by route and status.
+ * `/healthz` (the process is up), `/readyz` and `/metrics` with a request-duration histogram by
+ * route and status. A gateway is ready while it serves: Redis or a plane that is down makes the
+ * requests that need it answer 503, and `/readyz` says `degraded` with what it misses, but a
+ * balancer keeps every gateway (taking them all out would turn a partial outage into a total one).
+ * While the gateway drains, Fastify answers 503 itself.
  */
 export function registerOps(
   app: FastifyInstance,
@@ -31,9 +43,10 @@ export function registerOps(
   });
 
   const checks: ReadinessCheck[] = [
-    ...deps.checks,
+    ...deps.checks.map((check) => ({ ...check, degrades: true })),
     ...PLANES.map((plane) => ({
       name: plane,
+      degrades: true,
       check: async () => {
         const answer = await deps.upstreams.health[plane].check({}, { timeoutMs: 2_000 });
         if (!answer.ready) throw new Error(`${plane} not ready`);
@@ -43,9 +56,13 @@ export function registerOps(
 
   const ops = { config: { rateLimit: false }, schema: { hide: true } } as const;
   app.get("/healthz", ops, async () => ({ status: "ok" }));
+  let last: { at: number; readiness: Promise<Readiness> } | null = null;
   app.get("/readyz", ops, async (_request, reply) => {
-    const { ready, failing } = await runReadiness(checks);
-    return reply.code(ready ? 200 : 503).send(ready ? { status: "ready" } : { status: "not_ready", failing });
+    if (!last || performance.now() - last.at > READINESS_REUSE_MS) {
+      last = { at: performance.now(), readiness: runReadiness(checks) };
+    }
+    const { status, body } = readinessBody(await last.readiness);
+    return reply.code(status).send(body);
   });
   app.get("/metrics", ops, async (_request, reply) =>
     reply.type(registry.contentType).send(await registry.metrics()),
