@@ -1,7 +1,3 @@
-import { buildApp, createRedis, createUpstreams } from "@evalp/gateway";
-import { createLogger } from "@evalp/kit";
-import type { FastifyInstance } from "fastify";
-import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type ApiClient, apiClient } from "./support/client.js";
 import { createKey, createTenant, expectError, ik, type Tenant } from "./support/fixtures.js";
@@ -11,31 +7,20 @@ import { type Stack, startStack } from "./support/stack.js";
 // letting a remembered principal outlive a change made through any gateway.
 const lines: string[] = [];
 let stack: Stack;
+/** The stack's first gateway, and (`other`) its second, as two replicas run. */
 let api: ApiClient;
+let other: { api: ApiClient };
 let tenant: Tenant;
-// A second gateway on the same Redis and services, as a second replica would run.
-let other: { app: FastifyInstance; redis: Redis; api: ApiClient };
 
 beforeAll(async () => {
   stack = await startStack({ PRINCIPAL_CACHE_TTL_MS: "60000" }, { logLines: lines });
-  api = apiClient(stack.url);
+  api = apiClient(stack.urls[0] as string);
+  other = { api: apiClient(stack.urls[1] as string) };
   tenant = await createTenant(api);
-  const redis = createRedis(stack.config.REDIS_URL);
-  const app = await buildApp({
-    config: stack.config,
-    logger: createLogger("gateway-2", "silent"),
-    redis,
-    upstreams: createUpstreams(stack.config),
-  });
-  await app.listen({ port: 0, host: "127.0.0.1" });
-  const { port } = app.server.address() as { port: number };
-  other = { app, redis, api: apiClient(`http://127.0.0.1:${port}`) };
   // Both gateways subscribe to the invalidation channel before they cache anything.
   await vi.waitFor(async () => expect(await stack.redis.pubsub("NUMSUB", channel())).toEqual([channel(), 2]));
 });
 afterAll(async () => {
-  await other?.app.close();
-  await other?.redis.quit();
   await stack?.close();
 });
 
@@ -66,6 +51,36 @@ describe("the gateways' principal cache", () => {
     expect(revoked.status).toBe(200);
     expectError(await api.get(tenant.app, { apiKey: key.secret }), 401, "api_key_revoked");
     expectError(await other.api.get(tenant.app, { apiKey: key.secret }), 401, "api_key_revoked");
+  });
+
+  it("forgets only what a change touched: a revoked key's neighbours are still answered from memory", async () => {
+    const kept = await createKey(api, tenant, ["org:read"], "kept");
+    const revoked = await createKey(api, tenant, ["org:read"], "revoked");
+    for (const key of [kept, revoked])
+      expect((await api.get(tenant.app, { apiKey: key.secret })).status).toBe(200);
+    const before = authentications();
+    const revoke = await other.api.post(`${tenant.env}/api-keys/${revoked.id}/revoke`, undefined, {
+      token: tenant.token,
+      idempotencyKey: ik(),
+    });
+    expect(revoke.status).toBe(200);
+    expect((await api.get(tenant.app, { apiKey: kept.secret })).status).toBe(200);
+    expectError(await api.get(tenant.app, { apiKey: revoked.secret }), 401, "api_key_revoked");
+    // The revoked key was asked about again (it is refused); the kept one was not.
+    expect(authentications() - before).toBe(1);
+  });
+
+  it("forgets a change whose answer was an error after it may have been made, never one refused", async () => {
+    const key = await createKey(api, tenant, ["org:read"]);
+    expect((await api.get(tenant.app, { apiKey: key.secret })).status).toBe(200);
+    const before = authentications();
+    // Refused by the gateway (no Idempotency-Key): nothing changed, nothing is forgotten.
+    const refused = await other.api.post(`${tenant.env}/api-keys/${key.id}/revoke`, undefined, {
+      token: tenant.token,
+    });
+    expect(refused.status).toBe(422);
+    expect((await api.get(tenant.app, { apiKey: key.secret })).status).toBe(200);
+    expect(authentications() - before).toBe(0);
   });
 
   it("refuses a logged-out session at once on every gateway", async () => {

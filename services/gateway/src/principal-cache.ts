@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { Redis } from "ioredis";
 import { LRUCache } from "lru-cache";
 import type { Logger } from "pino";
@@ -7,25 +8,44 @@ import type { Principal } from "./http/principal.js";
 const MAX_ENTRIES = 10_000;
 
 /**
+ * What a credential change touched, as every gateway must forget it: the principals resolved
+ * from one credential (a logout, a session's active organization), every principal of a user (a
+ * new organization), the principal of one key (a revocation), or, where the gateway cannot tell
+ * whom a change touched (a password reset, a membership, an accepted invitation), all of them.
+ */
+export type PrincipalChange =
+  | { credential: string }
+  | { userId: string }
+  | { principalId: string }
+  | { all: true };
+
+/** How a change travels between gateways: never the credential itself, only its SHA-256. */
+type ChangeMessage = { credential_sha256?: string; user_id?: string; principal_id?: string };
+
+const sha256 = (text: string) => createHash("sha256").update(text).digest("base64url");
+
+/**
  * Resolved principals by credential, so that a request does not ask control who its caller is
  * every time (that question was half the cost of a simple read).
  *
  * A cached principal must never outlive a change to its credential: a revoked key answers 401
  * on the very next request. Three rules keep it so:
- * - every gateway forgets every principal when any gateway relays a change of credentials
- *   (`invalidate`, called before that change's answer is sent; other gateways hear it on a
- *   Redis channel);
- * - a principal resolved while an invalidation happened is not stored (a generation counter), so
- *   a lookup that raced with a revocation cannot put the old answer back;
+ * - every gateway forgets what a change touched when any gateway relays that change (`forget`,
+ *   called before the change's answer is sent, whatever that answer is: a change that timed out
+ *   may still have been made; other gateways hear it on a Redis channel);
+ * - a principal resolved while a change was being forgotten is not stored (a generation
+ *   counter), so a lookup that raced with a revocation cannot put the old answer back;
  * - while the channel is not subscribed (Redis down, reconnecting), nothing is cached: a missed
  *   message could otherwise leave a stale entry behind.
- * Entries also expire after `ttlMs` and at the session's own expiry, whichever comes first.
+ * Entries also expire after `ttlMs` and at the session's own expiry, whichever comes first: that
+ * bounds what no gateway could relay (a change made in the database directly, or a gateway that
+ * died between the change and its message).
  */
 export type PrincipalCache = {
   /** The principal of a credential, from the cache or from `resolve` (whose errors pass through). */
   lookup(credential: string, resolve: () => Promise<Principal>): Promise<Principal>;
-  /** Forgets every principal here and tells every other gateway to do the same. */
-  invalidate(): Promise<void>;
+  /** Forgets what a change touched, here and (over the channel) on every other gateway. */
+  forget(change: PrincipalChange): Promise<void>;
   close(): Promise<void>;
 };
 
@@ -36,31 +56,46 @@ export function createPrincipalCache(options: {
   logger: Logger;
 }): PrincipalCache {
   const { redis, channel, ttlMs, logger } = options;
+  // Keyed by the credential's SHA-256, so that a change can name a credential without sending it.
   const entries = new LRUCache<string, { principal: Principal; until: number }>({ max: MAX_ENTRIES });
   let generation = 0;
   let listening = false;
-  const forget = () => {
+  const drop = (message: ChangeMessage) => {
     generation += 1;
-    entries.clear();
+    if (message.credential_sha256) entries.delete(message.credential_sha256);
+    else if (message.user_id || message.principal_id) {
+      // A scan of at most MAX_ENTRIES, on a change of credentials (rare next to lookups).
+      const touched: string[] = [];
+      for (const [key, { principal }] of entries.entries()) {
+        if (
+          (message.user_id && principal.userId === message.user_id) ||
+          (message.principal_id && principal.principalId === message.principal_id)
+        ) {
+          touched.push(key);
+        }
+      }
+      for (const key of touched) entries.delete(key);
+    } else entries.clear();
   };
+  const dropAll = () => drop({});
 
   const subscriber = ttlMs > 0 ? redis.duplicate({ lazyConnect: true }) : null;
   if (subscriber) {
     subscriber.on("error", () => {});
-    subscriber.on("message", (from: string) => {
-      if (from === channel) forget();
+    subscriber.on("message", (from: string, text: string) => {
+      if (from === channel) drop(parseChange(text));
     });
     // Whatever was published while the channel was down is lost: forget everything on the way
     // down and cache again only once subscribed anew.
     subscriber.on("close", () => {
       if (listening) logger.warn("principal cache off: invalidation channel lost");
       listening = false;
-      forget();
+      dropAll();
     });
     subscriber.on("ready", () => {
       subscriber.subscribe(channel).then(
         () => {
-          forget();
+          dropAll();
           listening = true;
         },
         (error: unknown) => logger.warn({ err: error }, "principal cache: subscribe failed"),
@@ -72,28 +107,56 @@ export function createPrincipalCache(options: {
   return {
     async lookup(credential, resolve) {
       const now = Date.now();
-      const hit = listening ? entries.get(credential) : undefined;
+      const key = sha256(credential);
+      const hit = listening ? entries.get(key) : undefined;
       if (hit && hit.until > now) return hit.principal;
       const startedIn = generation;
       const principal = await resolve();
       const until = Math.min(now + ttlMs, principal.expiresAt?.getTime() ?? Number.POSITIVE_INFINITY);
       if (listening && startedIn === generation && until > Date.now()) {
-        entries.set(credential, { principal, until });
+        entries.set(key, { principal, until });
       }
       return principal;
     },
-    async invalidate() {
-      forget();
+    async forget(change) {
+      const message: ChangeMessage =
+        "credential" in change
+          ? { credential_sha256: sha256(change.credential) }
+          : "userId" in change
+            ? { user_id: change.userId }
+            : "principalId" in change
+              ? { principal_id: change.principalId }
+              : {};
+      drop(message);
       if (!subscriber) return;
       // Redis down means every gateway's channel is down too, so none of them is caching.
-      await redis.publish(channel, "").catch((error: unknown) => {
-        logger.warn({ err: error }, "principal cache: could not publish an invalidation");
+      await redis.publish(channel, JSON.stringify(message)).catch((error: unknown) => {
+        logger.warn({ err: error }, "principal cache: could not publish a credential change");
       });
     },
     async close() {
       listening = false;
-      forget();
+      dropAll();
       subscriber?.disconnect();
     },
   };
+}
+
+/**
+ * A change as another gateway published it. The channel is trusted no further than it must be:
+ * anything but a well-formed message naming one thing forgets everything (the safe reading).
+ */
+function parseChange(text: string): ChangeMessage {
+  try {
+    const value = JSON.parse(text) as unknown;
+    if (typeof value !== "object" || value === null || Array.isArray(value)) return {};
+    const fields = Object.entries(value);
+    if (fields.length !== 1) return {};
+    const [name, id] = fields[0] as [string, unknown];
+    if (typeof id !== "string" || id.length === 0 || id.length > 200) return {};
+    if (name === "credential_sha256" || name === "user_id" || name === "principal_id") return { [name]: id };
+    return {};
+  } catch {
+    return {};
+  }
 }

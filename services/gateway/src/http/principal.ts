@@ -46,11 +46,13 @@ export type RouteAccess = {
   /** `required` on the (IK) endpoints and org-scoped mutations (contract §4); else honoured when sent. */
   idempotency?: "required" | "optional" | "none";
   /**
-   * The route changes who a credential is or what it reaches (logout, key revocation, password
-   * reset, memberships, organizations, the active organization): once it succeeds, every
-   * gateway forgets the principals it cached.
+   * The route changes who a credential is or what it reaches, and what every gateway must then
+   * forget of the principals it cached: `credential` the caller's own (logout, the active
+   * organization), `user` every credential of the caller's user (a new organization), `{ param }`
+   * the principal whose id is that path parameter (a key's revocation), `all` everything (a
+   * password reset, memberships, invitations: the gateway cannot tell whose credentials).
    */
-  changesPrincipals?: true;
+  changesPrincipals?: "credential" | "user" | { param: string } | "all";
 };
 
 /** The participant side's caller: the session its verified token is bound to. */

@@ -13,8 +13,8 @@ import {
 import { PrincipalKind as WireKind, type Principal as WirePrincipal } from "@evalp/proto/control/v1/auth";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { callOptions } from "../http/call.js";
-import type { Access, Principal, PrincipalKind } from "../http/principal.js";
-import type { PrincipalCache } from "../principal-cache.js";
+import type { Access, Principal, PrincipalKind, RouteAccess } from "../http/principal.js";
+import type { PrincipalCache, PrincipalChange } from "../principal-cache.js";
 import type { Upstreams } from "../upstream.js";
 
 /** The session cookie (contract §3). */
@@ -169,11 +169,30 @@ export function registerAuth(
     }
   });
   app.addHook("onSend", async (request, reply) => {
-    // Before the client hears that its change succeeded, no gateway may still use what it changed.
-    if (request.routeOptions.config.access?.changesPrincipals && reply.statusCode < 400) {
-      await principals.invalidate();
+    // Before the client hears of its change, no gateway may still use what it changed. A 4xx is
+    // a change refused (nothing changed); a 5xx may have been made before it failed (a timeout
+    // after control committed), so it is forgotten like a success.
+    const changes = request.routeOptions.config.access?.changesPrincipals;
+    if (changes && (reply.statusCode < 400 || reply.statusCode >= 500)) {
+      const change = principalChange(changes, request);
+      if (change) await principals.forget(change);
     }
     // Legacy keys are for migration only; every answer to one says so.
     if (request.access?.principal.kind === "legacy") reply.header("Deprecation", "true");
   });
+}
+
+/** What a change-making request touched, as its route declares; undefined when it names no one. */
+function principalChange(
+  changes: NonNullable<RouteAccess["changesPrincipals"]>,
+  request: FastifyRequest,
+): PrincipalChange | undefined {
+  if (changes === "all") return { all: true };
+  if (changes === "credential") return request.credential ? { credential: request.credential } : undefined;
+  if (changes === "user") {
+    const userId = request.access?.principal.userId;
+    return userId ? { userId } : undefined;
+  }
+  const id = (request.params as Record<string, string | undefined>)[changes.param];
+  return id ? { principalId: id } : undefined;
 }

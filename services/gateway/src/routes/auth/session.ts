@@ -114,7 +114,7 @@ export function sessionRoutes(app: FastifyInstance, deps: RouteDeps): void {
   app.post(
     "/auth/logout",
     {
-      config: { access: { auth: "session", idempotency: "optional", changesPrincipals: true } },
+      config: { access: { auth: "session", idempotency: "optional", changesPrincipals: "credential" } },
       schema: {
         tags,
         summary: "Revoke the presented access token (bearer or cookie)",

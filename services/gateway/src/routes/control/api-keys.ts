@@ -137,7 +137,12 @@ export function apiKeyRoutes(app: FastifyInstance, deps: RouteDeps): void {
     `${ENV}/api-keys/:key_id/revoke`,
     {
       config: {
-        access: { auth: "operator", scope: "keys:write", idempotency: "required", changesPrincipals: true },
+        access: {
+          auth: "operator",
+          scope: "keys:write",
+          idempotency: "required",
+          changesPrincipals: { param: "key_id" },
+        },
       },
       schema: {
         tags: ["control"],

@@ -54,7 +54,7 @@ export function membershipRoutes(app: FastifyInstance, deps: RouteDeps): void {
     `${ORG}/memberships`,
     {
       config: {
-        access: { auth: "operator", scope: "org:admin", idempotency: "required", changesPrincipals: true },
+        access: { auth: "operator", scope: "org:admin", idempotency: "required", changesPrincipals: "all" },
       },
       schema: {
         tags: ["control"],
@@ -108,7 +108,7 @@ export function membershipRoutes(app: FastifyInstance, deps: RouteDeps): void {
   app.post(
     "/v1/invitations/accept",
     {
-      config: { access: { auth: "none", idempotency: "required", changesPrincipals: true } },
+      config: { access: { auth: "none", idempotency: "required", changesPrincipals: "all" } },
       schema: {
         tags: ["control"],
         summary: "Accept an invitation (single use) and set the password",

@@ -21,7 +21,7 @@ export function organizationRoutes(app: FastifyInstance, deps: RouteDeps): void 
   app.post(
     "/v1/organizations",
     {
-      config: { access: { auth: "session", idempotency: "optional", changesPrincipals: true } },
+      config: { access: { auth: "session", idempotency: "optional", changesPrincipals: "user" } },
       schema: {
         tags: ["control"],
         summary: "Create an organization",

@@ -11,7 +11,7 @@ export function activeOrganizationRoutes(app: FastifyInstance, deps: RouteDeps):
   app.get(
     "/v1/session/active-organization",
     {
-      config: { access: { auth: "session", changesPrincipals: true } },
+      config: { access: { auth: "session" } },
       schema: {
         tags: ["control"],
         summary: "The session's active organization",
@@ -30,7 +30,8 @@ export function activeOrganizationRoutes(app: FastifyInstance, deps: RouteDeps):
   app.put(
     "/v1/session/active-organization",
     {
-      config: { access: { auth: "session", idempotency: "optional" } },
+      // The session's scopes are its role in the active organization: what it had cached goes.
+      config: { access: { auth: "session", idempotency: "optional", changesPrincipals: "credential" } },
       schema: {
         tags: ["control"],
         summary: "Switch the session to another organization the user belongs to",
