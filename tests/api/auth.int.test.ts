@@ -8,7 +8,7 @@ let api: ApiClient;
 
 beforeAll(async () => {
   stack = await startStack();
-  api = apiClient(stack.url);
+  api = apiClient(stack.urls);
 });
 afterAll(async () => {
   await stack?.close();

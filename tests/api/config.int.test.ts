@@ -17,7 +17,7 @@ beforeAll(async () => {
     RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT),
     LEGACY_API_KEYS: `${createHash("sha256").update(LEGACY_KEY).digest("hex")}:${LEGACY_ENVIRONMENT}`,
   });
-  api = apiClient(stack.url);
+  api = apiClient(stack.urls);
   tenant = await createTenant(api);
   // The environment a legacy key was configured for, as a migrating client's would exist.
   await stack.db.query(

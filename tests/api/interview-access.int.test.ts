@@ -22,7 +22,7 @@ let setup: InterviewSetup;
 
 beforeAll(async () => {
   stack = await startStack({}, { logLines: lines });
-  api = apiClient(stack.url);
+  api = apiClient(stack.urls);
   tenant = await createTenant(api);
   setup = await interviewSetup(api, tenant);
 });

@@ -9,7 +9,7 @@ let api: ApiClient;
 
 beforeAll(async () => {
   stack = await startStack({}, { logLines: lines });
-  api = apiClient(stack.url);
+  api = apiClient(stack.urls);
 });
 afterAll(async () => {
   await stack?.close();

@@ -43,7 +43,7 @@ let baseline: Checksum;
 
 beforeAll(async () => {
   stack = await startStack(QUIET_ENV, { logLines: lines });
-  api = secrets.wrap(apiClient(stack.url));
+  api = secrets.wrap(apiClient(stack.urls));
   const [own, foreign, publicUser] = await Promise.all([
     populatedTenant(api),
     populatedTenant(api),

@@ -31,7 +31,7 @@ let ours: Awaited<ReturnType<typeof agentInterview>>;
 
 beforeAll(async () => {
   stack = await startStack(QUIET_ENV, { logLines: lines });
-  api = secrets.wrap(apiClient(stack.url));
+  api = secrets.wrap(apiClient(stack.urls));
   [a, b] = await Promise.all([populatedTenant(api), populatedTenant(api)]);
   const auth = { token: a.tenant.token };
   const [environment, app] = await Promise.all([

@@ -1,5 +1,5 @@
 import "./http/fastify-types.js";
-import { type Config, newId, type ReadinessCheck } from "@evalp/kit";
+import { type Config, type NatsConnection, newId, type ReadinessCheck } from "@evalp/kit";
 import cookie from "@fastify/cookie";
 import websocket from "@fastify/websocket";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
@@ -47,6 +47,11 @@ export type GatewayDeps = {
   logger: Logger;
   redis: Redis;
   upstreams: Upstreams;
+  /**
+   * NATS, once connected: realtime frames of the interviews whose sockets this gateway holds
+   * arrive there. Without it, each socket still gets what its own requests change.
+   */
+  nats?: Promise<NatsConnection>;
 };
 
 /**
@@ -106,9 +111,14 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     upstreams: deps.upstreams,
     cursors: createCursorCodec(deps.config.JWT_SECRET),
     attempts: createAttemptLimiter(deps.redis, deps.config.REDIS_KEY_PREFIX),
-    hub: new InterviewHub(),
+    hub: new InterviewHub({
+      agent: deps.upstreams.interview.agent,
+      subjectPrefix: deps.config.REALTIME_SUBJECT_PREFIX,
+      logger: deps.logger,
+    }),
   };
   app.addHook("onClose", async () => routeDeps.hub.close());
+  void deps.nats?.then((nc) => routeDeps.hub.attach(nc));
   sessionRoutes(app, routeDeps);
   passwordResetRoutes(app, routeDeps);
   principalRoutes(app);

@@ -1,4 +1,4 @@
-import { createLogger, createShutdownManager, loadConfig, logRuntime } from "@evalp/kit";
+import { connectNats, createLogger, createShutdownManager, loadConfig, logRuntime } from "@evalp/kit";
 import { buildApp } from "./app.js";
 import { createRedis } from "./redis.js";
 import { createUpstreams } from "./upstream.js";
@@ -12,10 +12,19 @@ shutdown.register("redis", async () => {
   await redis.quit();
 });
 const upstreams = createUpstreams(config);
+// Realtime frames of other gateways' sockets come over NATS; the API does not wait for it.
+const nats = connectNats(config.NATS_URL, "gateway", logger);
+let natsConnected: Awaited<typeof nats> | null = null;
+void nats.then((nc) => {
+  natsConnected = nc;
+});
+shutdown.register("nats", async () => {
+  await natsConnected?.drain();
+});
 // The HTTP/2 sessions to the services are not aborted at shutdown: the services send GOAWAY as
 // they drain too, and aborting a session that is receiving one makes connect-node emit an
 // unhandled error (exit 1). They hold no work once the server has drained, and the process exits.
-const app = await buildApp({ config, logger, redis, upstreams });
+const app = await buildApp({ config, logger, redis, upstreams, nats });
 // Fastify's close stops accepting, answers 503 to new requests and waits for in-flight ones.
 // Node ends only the keep-alive connections idle at that moment: one whose request was still in
 // flight stayed open after its answer for keepAliveTimeout (72 s), so the drain missed its

@@ -4,6 +4,7 @@ import type { OrganizationService } from "@evalp/proto/control/v1/organization";
 import type { QuotaService } from "@evalp/proto/control/v1/quota";
 import type { SubjectService } from "@evalp/proto/control/v1/subject";
 import type { BundleService } from "@evalp/proto/platform/v1/bundle";
+import type { Realtime } from "./realtime.js";
 
 /** The control plane: environments, subjects and programs, and the limits of quotas. */
 export type ControlClients = {
@@ -20,7 +21,9 @@ export type Deps = {
   pool: Pool;
   logger: Logger;
   /** Read at each call: tests settle REALTIME_URL once the gateway listens. */
-  config: Pick<Config, "JWT_SECRET" | "REALTIME_URL">;
+  config: Pick<Config, "JWT_SECRET" | "REALTIME_URL" | "AGENT_DISCONNECT_PAUSE_MS">;
   control: ControlClients;
   platform: PlatformClients;
+  /** What the interview's open sockets are sent, whichever gateway holds them. */
+  realtime: Realtime;
 };

@@ -4,8 +4,9 @@ import { AgentService } from "@evalp/proto/interview/v1/agent";
 import { AnalyticsService } from "@evalp/proto/interview/v1/analytics";
 import { EvaluationService } from "@evalp/proto/interview/v1/evaluation";
 import { ParticipantService } from "@evalp/proto/interview/v1/participant";
+import { closeAgentConnection, openAgentConnection, renewAgentConnections } from "./agent/connections.js";
 import { createAgentSession } from "./agent/create-agent-session.js";
-import { getAgentInterview, putAgentPrices, resolveProposal, setAgentConnection } from "./agent/rpcs.js";
+import { getAgentInterview, putAgentPrices, resolveProposal } from "./agent/rpcs.js";
 import { runCommand } from "./agent/run-command.js";
 import type { Deps } from "./deps.js";
 import { createEnvironmentScope } from "./environment-scope.js";
@@ -50,7 +51,9 @@ export function routes(deps: Deps) {
       createAgentSession: createAgentSession(deps, requireEnvironment),
       getAgentInterview: getAgentInterview(deps),
       runCommand: runCommand(deps),
-      setAgentConnection: setAgentConnection(deps),
+      openAgentConnection: openAgentConnection(deps),
+      renewAgentConnections: renewAgentConnections(deps),
+      closeAgentConnection: closeAgentConnection(deps, deps.realtime.changed),
       resolveProposal: resolveProposal(deps),
       putAgentPrices: putAgentPrices(deps, requireEnvironment),
     });

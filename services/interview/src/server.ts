@@ -1,6 +1,7 @@
 import { fileURLToPath } from "node:url";
 import { type MigrationSet, OUTBOX_MIGRATIONS_DIR, pingPool, type ServiceDefinition } from "@evalp/kit";
 import type { Deps } from "./deps.js";
+import { realtimeInterceptor } from "./realtime.js";
 import { routes } from "./routes.js";
 
 /** The interview plane owns the `interview` schema. */
@@ -20,5 +21,6 @@ export function interviewService(deps: Deps): ServiceDefinition {
     name: "interview",
     routes: routes(deps),
     checks: [{ name: "postgres", check: () => pingPool(deps.pool) }],
+    interceptors: [realtimeInterceptor(deps.realtime)],
   };
 }

@@ -13,8 +13,13 @@ export type RequestOptions = {
   signal?: AbortSignal;
 };
 
-/** A thin client over fetch that speaks the API as a client would: JSON in, JSON out. */
-export function apiClient(baseUrl: string) {
+/**
+ * A thin client over fetch that speaks the API as a client would: JSON in, JSON out. Given
+ * several gateways, it sends its requests to each in turn, as a balancer would.
+ */
+export function apiClient(baseUrls: string | readonly string[]) {
+  const bases = typeof baseUrls === "string" ? [baseUrls] : baseUrls;
+  let turn = 0;
   async function call<T = any>(
     method: string,
     path: string,
@@ -32,6 +37,7 @@ export function apiClient(baseUrl: string) {
       payload = JSON.stringify(body);
       headers["content-type"] ??= "application/json";
     }
+    const baseUrl = bases[turn++ % bases.length];
     const response = await fetch(`${baseUrl}${path}`, {
       method,
       headers,

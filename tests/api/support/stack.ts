@@ -12,6 +12,8 @@ import {
 } from "@evalp/control";
 import { buildApp, createRedis, createUpstreams } from "@evalp/gateway";
 import {
+  createAgentSweeper,
+  createRealtime,
   createControlClients as interviewControlClients,
   migrations as interviewMigrations,
   createPlatformClients as interviewPlatformClients,
@@ -49,6 +51,7 @@ import {
 } from "@evalp/webhooks";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
+import type { FastifyInstance } from "fastify";
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll } from "vitest";
 import { type ApiClient, apiClient } from "./client.js";
@@ -57,7 +60,10 @@ export const MIGRATIONS = [controlMigrations, platformMigrations, interviewMigra
 
 /** One running platform for a test file: its own database and Redis prefix, real services. */
 export type Stack = {
+  /** The first gateway's base URL (the realtime doors it hands out are its). */
   url: string;
+  /** Both gateways' base URLs: the API's tests alternate between them, as a balancer does. */
+  urls: string[];
   config: Config;
   /** The control schema's pool, for asserting what was (not) written. */
   db: Pool;
@@ -121,6 +127,18 @@ export async function startStack(
     databaseUrl: database.url,
   });
   const tasks = createBackgroundTasks(logger);
+  const realtime = createRealtime({ subjectPrefix: config.REALTIME_SUBJECT_PREFIX, logger });
+  realtime.attach(nats);
+  const interviewDeps = {
+    pool: pool("interview"),
+    logger,
+    config,
+    control: interviewControlClients(config),
+    platform: interviewPlatformClients(config),
+    realtime,
+  };
+  const agentSweeper = createAgentSweeper(interviewDeps, realtime.changed);
+  agentSweeper.start();
   const mailer = createMailer({ mailDir: config.MAIL_DIR, logger });
   const services: Record<string, RunningService> = {
     control: await serve(
@@ -135,15 +153,7 @@ export async function startStack(
         deliveries: createDeliveryClient(config),
       }),
     ),
-    interview: await serve(
-      interviewService({
-        pool: pool("interview"),
-        logger,
-        config,
-        control: interviewControlClients(config),
-        platform: interviewPlatformClients(config),
-      }),
-    ),
+    interview: await serve(interviewService(interviewDeps)),
     webhooks: await serve(
       webhooksService({
         pool: pool("webhooks"),
@@ -178,18 +188,31 @@ export async function startStack(
   await audit.start();
   webhookWorkers.start();
   await webhookWorkers.connect(nats);
-  const redis = createRedis(config.REDIS_URL);
-  // The client refuses commands until it is connected (no offline queue); tests use it at once.
-  if (redis.status !== "ready") await once(redis, "ready");
-  const upstreams = createUpstreams(config);
-  const app = await buildApp({ config, logger: logger.child({ service: "gateway" }), redis, upstreams });
-  await app.listen({ port: 0, host: "127.0.0.1" });
-  const address = app.server.address() as { port: number };
-  const url = `http://127.0.0.1:${address.port}`;
+  // Two gateways, each with clients of its own, as two replicas behind a balancer.
+  const gateways: Array<{ app: FastifyInstance; redis: Redis; url: string }> = [];
+  for (let i = 0; i < 2; i++) {
+    const redis = createRedis(config.REDIS_URL);
+    // The client refuses commands until it is connected (no offline queue); tests use it at once.
+    if (redis.status !== "ready") await once(redis, "ready");
+    const app = await buildApp({
+      config,
+      logger: logger.child({ service: "gateway" }),
+      redis,
+      upstreams: createUpstreams(config),
+      nats: Promise.resolve(nats),
+    });
+    await app.listen({ port: 0, host: "127.0.0.1" });
+    gateways.push({ app, redis, url: `http://127.0.0.1:${(app.server.address() as { port: number }).port}` });
+  }
+  const [first] = gateways;
+  if (!first) throw new Error("no gateway");
+  const { redis, url } = first;
+  const address = first.app.server.address() as { port: number };
   // The interview plane hands out the realtime door as `server_url`: this gateway's.
   config.REALTIME_URL = `ws://127.0.0.1:${address.port}/v1/participant/realtime`;
   return {
     url,
+    urls: gateways.map((gateway) => gateway.url),
     config: { ...config, PUBLIC_URL: url },
     db: controlPool,
     pool,
@@ -199,7 +222,8 @@ export async function startStack(
       await services[name]?.close();
     },
     async close() {
-      await app.close();
+      for (const gateway of gateways) await gateway.app.close();
+      await agentSweeper.stop();
       await Promise.all(Object.values(services).map((service) => service.close()));
       await webhookWorkers.stop(0);
       await audit.stop();
@@ -213,7 +237,7 @@ export async function startStack(
       await tasks.drain();
       const keys = await redis.keys(`${config.REDIS_KEY_PREFIX}*`);
       if (keys.length > 0) await redis.del(...keys);
-      await redis.quit();
+      for (const gateway of gateways) await gateway.redis.quit();
       await Promise.all([...pools.values()].map((p) => p.end()));
       await database.drop();
     },
@@ -229,6 +253,7 @@ export function streamNames(suffix: string): Record<string, string> {
     WEBHOOKS_SUBJECT_PREFIX: `webhooks_${suffix}`,
     AUDIT_STREAM: `AUDIT_${suffix}`,
     AUDIT_SUBJECT_PREFIX: `audit_${suffix}`,
+    REALTIME_SUBJECT_PREFIX: `realtime_${suffix}`,
   };
 }
 
@@ -264,7 +289,7 @@ export function useStack(env: Record<string, string> = {}): { stack: Stack; api:
   const holder = {} as { stack: Stack; api: ApiClient };
   beforeAll(async () => {
     holder.stack = await startStack(env);
-    holder.api = apiClient(holder.stack.url);
+    holder.api = apiClient(holder.stack.urls);
   });
   afterAll(async () => {
     await holder.stack?.close();

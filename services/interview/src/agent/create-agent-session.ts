@@ -26,7 +26,8 @@ export function agentServerUrl(realtimeUrl: string): string {
  * `POST ENV/evaluations/{id}/agent-sessions` (contract §9): an agent session bound to the
  * evaluation's interview (404 before the participant started) and its agent token. The
  * interview row is taken FOR UPDATE so that of two concurrent sessions one supersedes the other;
- * the superseded ids go back to the gateway, which closes their sockets.
+ * the superseded ids go out to every gateway (the realtime frame `superseded`), which close
+ * their sockets.
  */
 export function createAgentSession(deps: Deps, requireEnvironment: RequireEnvironment) {
   return async (req: CreateAgentSessionRequest, ctx: HandlerContext): Promise<CreateAgentSessionResponse> => {
@@ -38,26 +39,42 @@ export function createAgentSession(deps: Deps, requireEnvironment: RequireEnviro
     );
     const expiresAt = new Date(Math.floor((Date.now() + ttl * 1000) / 1000) * 1000);
     const agentSessionId = newId();
-    const { interviewId, superseded } = await withTransaction(deps.pool, async (tx) => {
+    const { interviewId, superseded, changed } = await withTransaction(deps.pool, async (tx) => {
       const interview = await requireInterview(tx, evaluation.id, true);
       const older = await tx.query<{ id: string }>(
         `UPDATE agent_sessions SET superseded_at = clock_timestamp()
          WHERE interview_id = $1 AND superseded_at IS NULL RETURNING id`,
         [interview.id],
       );
-      // The superseded sessions' sockets are closed by the gateway: no agent is connected now.
-      if (older.rows.length > 0 && interview.agent.connected === true) {
-        interview.agent = { ...interview.agent, connected: false };
-        interview.revision += 1;
-        await saveInterview(tx, interview, new Date());
+      // The superseded sessions' sockets are closed by the gateways that hold them: they no
+      // longer count, and no agent is connected until the new session's socket opens (no pause:
+      // the interview was handed over, not left).
+      const supersededIds = older.rows.map((row) => row.id);
+      let disconnected = false;
+      if (supersededIds.length > 0) {
+        await tx.query("DELETE FROM agent_connections WHERE agent_session_id = ANY($1::uuid[])", [
+          supersededIds,
+        ]);
+        await tx.query("UPDATE interviews SET agent_pause_at = NULL WHERE id = $1", [interview.id]);
+        if (interview.agent.connected === true) {
+          interview.agent = { ...interview.agent, connected: false };
+          interview.revision += 1;
+          await saveInterview(tx, interview, new Date());
+          disconnected = true;
+        }
       }
       await tx.query(
         `INSERT INTO agent_sessions (id, evaluation_id, interview_id, environment_id, expires_at)
          VALUES ($1, $2, $3, $4, $5)`,
         [agentSessionId, evaluation.id, interview.id, evaluation.environment_id, expiresAt],
       );
-      return { interviewId: interview.id, superseded: older.rows.map((row) => row.id) };
+      return {
+        interviewId: interview.id,
+        superseded: supersededIds,
+        changed: disconnected ? interview : null,
+      };
     });
+    if (changed) deps.realtime.changed(changed);
     const token = await signParticipantToken(
       deps.config.JWT_SECRET,
       "agent",

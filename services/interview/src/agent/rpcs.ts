@@ -12,18 +12,14 @@ import {
   type ResolveProposalRequest,
   type ResolveProposalResponse,
   ResolveProposalResponseSchema,
-  type SetAgentConnectionRequest,
-  type SetAgentConnectionResponse,
-  SetAgentConnectionResponseSchema,
 } from "@evalp/proto/interview/v1/agent";
-import { appendEntries } from "../db/entries.js";
-import { requireInterview, saveInterview } from "../db/interviews.js";
+import { requireInterview } from "../db/interviews.js";
 import type { Deps } from "../deps.js";
 import type { RequireEnvironment } from "../environment-scope.js";
-import { participantStatus, requireInProgress } from "../flow/statuses.js";
+import { requireInProgress } from "../flow/statuses.js";
 import { runStep, snapshotOfRow } from "../steps.js";
 import { decide, pendingProposal } from "./handlers.js";
-import { requireAgent, runAgentStep } from "./scope.js";
+import { requireAgent } from "./scope.js";
 
 /** `GET /v1/agent/interview`: the snapshot as the agent's token's interview stands. */
 export function getAgentInterview(deps: Deps) {
@@ -31,70 +27,6 @@ export function getAgentInterview(deps: Deps) {
     const agent = await requireAgent(deps.pool, req.agent);
     const interview = await requireInterview(deps.pool, agent.evaluation.id);
     return create(GetAgentInterviewResponseSchema, { interview: snapshotOfRow(interview) });
-  };
-}
-
-/** Contract §9: the pause an agent socket that stays closed causes. */
-export const AGENT_DISCONNECTED = "agent_disconnected";
-
-/**
- * The gateway reports the agent socket: `connected` (agent_connected true; an interview paused
- * because the agent went away resumes), `disconnected` (agent_connected false) and `gone` (not
- * reopened in time: an interview in progress pauses with `agent_disconnected`). Each change is a
- * new revision. A superseded session's report changes nothing (its successor owns the voice).
- */
-export function setAgentConnection(deps: Deps) {
-  return async (req: SetAgentConnectionRequest): Promise<SetAgentConnectionResponse> => {
-    const interview = await runAgentStep(deps, req.agent, async (step) => {
-      const { interview, tx, now } = step;
-      const connected = interview.agent.connected === true;
-      const over = interview.status === "completed" || interview.status === "ended_incomplete";
-      if (req.state === "connected") {
-        if (connected && interview.status !== "paused") return interview;
-        interview.agent = { ...interview.agent, connected: true };
-        if (interview.status === "paused" && interview.paused_reason === AGENT_DISCONNECTED) {
-          interview.status = "active";
-          interview.paused_reason = null;
-          await appendEntries(
-            tx,
-            interview,
-            [
-              {
-                kind: "status_changed",
-                actor: "system",
-                payload: { from: "paused", to: "active", reason: "agent_reconnected" },
-              },
-            ],
-            now,
-          );
-        }
-      } else if (req.state === "disconnected") {
-        if (!connected) return interview;
-        interview.agent = { ...interview.agent, connected: false };
-      } else {
-        const running =
-          participantStatus(interview.status, interview.consented_at !== null) === "in_progress";
-        if (connected || over || !running) return interview;
-        interview.status = "paused";
-        interview.paused_reason = AGENT_DISCONNECTED;
-        await appendEntries(
-          tx,
-          interview,
-          [
-            {
-              kind: "status_changed",
-              actor: "system",
-              payload: { from: "active", to: "paused", reason: AGENT_DISCONNECTED },
-            },
-          ],
-          now,
-        );
-      }
-      interview.revision += 1;
-      await saveInterview(tx, interview, now);
-      return interview;
-    });
-    return create(SetAgentConnectionResponseSchema, { interview: snapshotOfRow(interview) });
   };
 }
 

@@ -1,5 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { AppError } from "@evalp/kit";
 import {
   type RecordUtteranceRequest,
   type RecordUtteranceResponse,
@@ -16,12 +17,17 @@ import { runStep } from "../steps.js";
  * A participant's utterance from the realtime door, as an `utterance` entry (speaker
  * `participant`, the modality it was sent with). The participant's client does the speech
  * recognition: the platform stores and serves the text. It needs consent and an interview that
- * is not over; it changes no snapshot, so the revision stays.
+ * is not over, and a voice utterance no agent socket open (409 `agent_owns_voice`); it changes no
+ * snapshot, so the revision stays.
  */
 export function recordUtterance(deps: Deps) {
   return async (req: RecordUtteranceRequest): Promise<RecordUtteranceResponse> => {
     const entry = await runStep(deps, req.participant, async ({ tx, interview, now }) => {
       requireInProgress(interview.status, interview.consented_at !== null);
+      // Contract §9: while an agent socket is open (on any gateway), the agent alone writes voice.
+      if (req.modality === "voice" && interview.agent.connected === true) {
+        throw new AppError("agent_owns_voice", "An agent is connected: it alone writes voice utterances.");
+      }
       const startedAt = req.startedAt ? timestampDate(req.startedAt) : now;
       const endedAt = req.endedAt ? timestampDate(req.endedAt) : null;
       const [written] = await appendEntries(

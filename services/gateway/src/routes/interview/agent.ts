@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { AppError } from "@evalp/kit";
 import type { AgentRef, RunCommandResponse } from "@evalp/proto/interview/v1/agent";
@@ -203,7 +204,7 @@ export function agentRoutes(app: FastifyInstance, deps: RouteDeps): void {
       callOptions(request),
     );
     const ack = ackFrame(command.id, answer);
-    hub.publish(ref.evaluationId, ack.interview);
+    hub.deliverState(ref.evaluationId, ack.interview);
     return { ack, replayed: answer.replayed };
   }
 
@@ -380,7 +381,7 @@ export function agentRoutes(app: FastifyInstance, deps: RouteDeps): void {
           callOptions(request),
         );
         const interview = snapshotJson(answer.interview);
-        hub.publish(ref.evaluationId, interview);
+        hub.deliverState(ref.evaluationId, interview);
         return { interview };
       },
     );
@@ -401,28 +402,32 @@ export function agentRoutes(app: FastifyInstance, deps: RouteDeps): void {
 
   /**
    * One agent socket: frames are commands, handled one at a time in order, each answered with an
-   * ack or an error frame (`id` when the frame had one); the socket stays open. While it is
-   * open the agent owns the voice; when it closes and no agent socket reopens within
-   * AGENT_DISCONNECT_PAUSE_MS, the interview pauses (`agent_disconnected`).
+   * ack or an error frame (`id` when the frame had one); the socket stays open. The interview
+   * plane records the socket as a connection (whichever gateway holds it, the agent owns the
+   * voice while it is open); when it closes and no agent socket reopens within
+   * AGENT_DISCONNECT_PAUSE_MS, the interview plane pauses the interview (`agent_disconnected`).
    */
   function agentSocket(socket: WebSocket, request: FastifyRequest) {
     const ref = agentRef(request);
     const evaluationId = ref.evaluationId;
-    const entry = hub.addAgent(evaluationId, ref.agentSessionId, socket);
-    const connection = async (state: "connected" | "disconnected" | "gone") => {
-      try {
-        const answer = await agent.setAgentConnection({ agent: ref, state }, callOptions(request));
-        hub.publish(evaluationId, snapshotJson(answer.interview));
-      } catch (error) {
-        // A superseded or expired session no longer speaks for the interview.
-        request.log.info({ err: error, state }, "agent connection change not recorded");
-      }
-    };
-    let queue = hub.inOrder(evaluationId, () => connection("connected"));
-    // A disconnection is recorded only if no agent socket of the evaluation opened meanwhile.
-    const lost = (state: "disconnected" | "gone") =>
-      hub.inOrder(evaluationId, () =>
-        hub.agentConnected(evaluationId) ? Promise.resolve() : connection(state),
+    const entry = hub.addAgent(ref, randomUUID(), socket);
+    // Commands wait until the connection is recorded: the agent owns the voice before it speaks.
+    let queue = agent
+      .openAgentConnection({ agent: ref, connectionId: entry.connectionId }, callOptions(request))
+      .then(
+        (answer) => {
+          if (answer.interview) hub.deliverState(evaluationId, snapshotJson(answer.interview));
+        },
+        (error: unknown) => {
+          // Superseded or expired between the upgrade and now: this socket speaks for no one.
+          const appError = toAppError(error);
+          if (appError.code === "session_superseded" || appError.code === "token_expired") {
+            hub.closeAgent(entry, appError.code, appError.message);
+          } else {
+            // The plane is unreachable just now: the lease renewal opens the connection later.
+            request.log.warn({ err: error }, "agent connection not recorded yet");
+          }
+        },
       );
     const refuse = (id: unknown, error: AppError) =>
       send(socket, {
@@ -465,19 +470,20 @@ export function agentRoutes(app: FastifyInstance, deps: RouteDeps): void {
     });
     const expiresIn = (request.agent?.expiresAt.getTime() ?? 0) - Date.now();
     const expiry = setTimeout(
-      () => {
-        refuse(undefined, new AppError("token_expired", "The agent token has expired."));
-        socket.close(4401, "token_expired");
-      },
+      () => hub.closeAgent(entry, "token_expired", "The agent token has expired."),
       Math.max(expiresIn, 0),
     );
     socket.on("close", () => {
       clearTimeout(expiry);
-      hub.removeAgent(evaluationId, entry);
-      if (entry.superseded || hub.agentConnected(evaluationId)) return;
-      queue = queue.then(() => lost("disconnected"));
-      hub.schedulePause(evaluationId, deps.config.AGENT_DISCONNECT_PAUSE_MS, () => {
-        queue = queue.then(() => lost("gone"));
+      hub.removeAgent(entry);
+      // After the commands it carried; a superseded session's connection is gone already.
+      queue = queue.then(async () => {
+        await agent
+          .closeAgentConnection({ agent: ref, connectionId: entry.connectionId }, callOptions(request))
+          .catch((error: unknown) => {
+            // The plane is unreachable: the connection's lease lapses, with the same outcome.
+            request.log.warn({ err: error }, "agent connection close not recorded");
+          });
       });
     });
   }

@@ -1,98 +1,108 @@
+import { fromBinary } from "@bufbuild/protobuf";
+import { type Client, ConnectError } from "@connectrpc/connect";
+import { fromConnectError, type Logger, type NatsConnection } from "@evalp/kit";
+import type { AgentRef, AgentService } from "@evalp/proto/interview/v1/agent";
+import { RealtimeFrameSchema } from "@evalp/proto/interview/v1/realtime";
+import type { Subscription } from "@nats-io/transport-node";
 import type { WebSocket } from "ws";
+import { snapshotJson, transcriptJson } from "./views.js";
 
-type AgentSocket = { socket: WebSocket; agentSessionId: string; superseded: boolean };
+/** An agent socket this gateway holds, and the connection the interview plane knows it by. */
+export type AgentSocket = { socket: WebSocket; ref: AgentRef; connectionId: string; superseded: boolean };
+
+/** How often this gateway renews the leases of the agent sockets it holds (a third of the lease). */
+const RENEW_EVERY_MS = 2_000;
 
 /**
- * The gateway's in-process fan-out of interview state (contract §9): the open participant and
- * agent sockets of each evaluation, the last revision pushed to them, and the timers that pause an
- * interview whose agent socket stays closed. One gateway process only: with several gateway
- * replicas this becomes a NATS subject per interview.
+ * The sockets of the interviews this gateway holds, and what reaches them (contract §5b, §9).
+ * What an interview's sockets must see is published by the interview plane on core NATS, one
+ * subject per interview, and every gateway relays it to the sockets it holds: so a participant
+ * and an agent connected through different gateways see the same frames. This gateway listens to
+ * an interview's subject while it holds one of its sockets. Who holds the voice, and when an
+ * interview pauses because its agent left, the interview plane keeps (connections with leases
+ * that this gateway renews for the agent sockets it holds).
  */
 export class InterviewHub {
   private readonly participants = new Map<string, Set<WebSocket>>();
   private readonly agents = new Map<string, Set<AgentSocket>>();
+  /** The highest revision pushed per interview: frames arrive from several paths, each is sent once. */
   private readonly pushed = new Map<string, number>();
-  private readonly timers = new Map<string, NodeJS.Timeout>();
-  private readonly connectionChanges = new Map<string, Promise<void>>();
+  private readonly subscriptions = new Map<string, Subscription>();
+  private nc: NatsConnection | null = null;
+  private readonly renewal: NodeJS.Timeout;
+
+  constructor(
+    private readonly options: {
+      agent: Client<typeof AgentService>;
+      subjectPrefix: string;
+      logger: Logger;
+    },
+  ) {
+    this.renewal = setInterval(() => void this.renew(), RENEW_EVERY_MS);
+    this.renewal.unref();
+  }
+
+  /** The NATS connection to listen on, once there is one: the interviews held are subscribed. */
+  attach(nc: NatsConnection): void {
+    this.nc = nc;
+    for (const evaluationId of new Set([...this.participants.keys(), ...this.agents.keys()])) {
+      this.listen(evaluationId);
+    }
+  }
 
   addParticipant(evaluationId: string, socket: WebSocket): void {
     const set = this.participants.get(evaluationId) ?? new Set();
     set.add(socket);
     this.participants.set(evaluationId, set);
+    this.listen(evaluationId);
   }
 
   removeParticipant(evaluationId: string, socket: WebSocket): void {
-    this.participants.get(evaluationId)?.delete(socket);
+    const set = this.participants.get(evaluationId);
+    set?.delete(socket);
+    if (set?.size === 0) this.participants.delete(evaluationId);
+    this.forgetIfIdle(evaluationId);
   }
 
-  addAgent(evaluationId: string, agentSessionId: string, socket: WebSocket): AgentSocket {
-    const entry = { socket, agentSessionId, superseded: false };
-    const set = this.agents.get(evaluationId) ?? new Set();
+  addAgent(ref: AgentRef, connectionId: string, socket: WebSocket): AgentSocket {
+    const entry = { socket, ref, connectionId, superseded: false };
+    const set = this.agents.get(ref.evaluationId) ?? new Set();
     set.add(entry);
-    this.agents.set(evaluationId, set);
-    this.cancelPause(evaluationId);
+    this.agents.set(ref.evaluationId, set);
+    this.listen(ref.evaluationId);
     return entry;
   }
 
-  removeAgent(evaluationId: string, entry: AgentSocket): void {
-    this.agents.get(evaluationId)?.delete(entry);
-  }
-
-  /** True while an agent socket of the evaluation is open (`agent_connected`). */
-  agentConnected(evaluationId: string): boolean {
-    return [...(this.agents.get(evaluationId) ?? [])].some((entry) => !entry.superseded);
+  removeAgent(entry: AgentSocket): void {
+    const evaluationId = entry.ref.evaluationId;
+    const set = this.agents.get(evaluationId);
+    set?.delete(entry);
+    if (set?.size === 0) this.agents.delete(evaluationId);
+    this.forgetIfIdle(evaluationId);
   }
 
   /**
-   * Runs the agent connection changes of one evaluation one after another, in the order they were
-   * asked for: when an agent socket closes and another opens at once, the "connected" of the new
-   * one must not be overtaken by the "disconnected" of the old (the interview would record no
-   * agent while one is connected).
+   * Closes the sockets of superseded agent sessions held here with an error frame
+   * `session_superseded`; the interview plane publishes the same to every other gateway.
    */
-  inOrder(evaluationId: string, change: () => Promise<void>): Promise<void> {
-    const next = (this.connectionChanges.get(evaluationId) ?? Promise.resolve()).then(change);
-    this.connectionChanges.set(evaluationId, next);
-    void next.finally(() => {
-      if (this.connectionChanges.get(evaluationId) === next) this.connectionChanges.delete(evaluationId);
-    });
-    return next;
-  }
-
-  /** Closes the sockets of superseded agent sessions with an error frame `session_superseded`. */
-  supersede(evaluationId: string, agentSessionIds: string[]): void {
+  supersede(evaluationId: string, agentSessionIds: readonly string[]): void {
     for (const entry of this.agents.get(evaluationId) ?? []) {
-      if (!agentSessionIds.includes(entry.agentSessionId)) continue;
-      entry.superseded = true;
-      send(entry.socket, {
-        type: "error",
-        code: "session_superseded",
-        message: "A newer agent session replaced this one.",
-        context: {},
-      });
-      entry.socket.close(4401, "session_superseded");
+      if (!agentSessionIds.includes(entry.ref.agentSessionId)) continue;
+      this.closeAgent(entry, "session_superseded", "A newer agent session replaced this one.");
     }
   }
 
-  /** Runs `pause` after `delayMs` unless an agent socket of the evaluation opens meanwhile. */
-  schedulePause(evaluationId: string, delayMs: number, pause: () => void): void {
-    this.cancelPause(evaluationId);
-    const timer = setTimeout(() => {
-      this.timers.delete(evaluationId);
-      if (!this.agentConnected(evaluationId)) pause();
-    }, delayMs);
-    timer.unref();
-    this.timers.set(evaluationId, timer);
+  /** Ends an agent socket with an error frame; its connection no longer speaks for the agent. */
+  closeAgent(entry: AgentSocket, code: "session_superseded" | "token_expired", message: string): void {
+    if (entry.superseded) return;
+    entry.superseded = true;
+    send(entry.socket, { type: "error", code, message, context: {} });
+    entry.socket.close(4401, code);
   }
 
-  cancelPause(evaluationId: string): void {
-    const timer = this.timers.get(evaluationId);
-    if (timer) clearTimeout(timer);
-    this.timers.delete(evaluationId);
-  }
-
-  /** Pushes `{"type":"state","interview"}` to both sides when the revision changed since the last push. */
-  publish(evaluationId: string, interview: { revision: number }): void {
-    if (this.pushed.get(evaluationId) === interview.revision) return;
+  /** Pushes `{"type":"state","interview"}` to both sides' sockets held here, once per revision. */
+  deliverState(evaluationId: string, interview: { revision: number }): void {
+    if ((this.pushed.get(evaluationId) ?? -1) >= interview.revision) return;
     this.pushed.set(evaluationId, interview.revision);
     const frame = { type: "state", interview };
     for (const socket of this.participants.get(evaluationId) ?? []) send(socket, frame);
@@ -102,8 +112,105 @@ export class InterviewHub {
   }
 
   close(): void {
-    for (const timer of this.timers.values()) clearTimeout(timer);
-    this.timers.clear();
+    clearInterval(this.renewal);
+    for (const subscription of this.subscriptions.values()) subscription.unsubscribe();
+    this.subscriptions.clear();
+  }
+
+  private listen(evaluationId: string): void {
+    if (!this.nc || this.nc.isClosed() || this.subscriptions.has(evaluationId)) return;
+    const subject = `${this.options.subjectPrefix}.${evaluationId}`;
+    const subscription = this.nc.subscribe(subject, {
+      callback: (error, message) => {
+        if (!error) this.receive(evaluationId, message.data);
+      },
+    });
+    this.subscriptions.set(evaluationId, subscription);
+  }
+
+  private forgetIfIdle(evaluationId: string): void {
+    if (this.participants.has(evaluationId) || this.agents.has(evaluationId)) return;
+    this.subscriptions.get(evaluationId)?.unsubscribe();
+    this.subscriptions.delete(evaluationId);
+    this.pushed.delete(evaluationId);
+  }
+
+  /**
+   * One frame from the interview plane. NATS is not trusted further than it must be: a frame
+   * that does not decode, or that names another interview than its subject, is dropped.
+   */
+  private receive(evaluationId: string, data: Uint8Array): void {
+    let frame: ReturnType<typeof fromBinary<typeof RealtimeFrameSchema>>;
+    try {
+      frame = fromBinary(RealtimeFrameSchema, data);
+    } catch (error) {
+      this.options.logger.warn(
+        { err: error, evaluation_id: evaluationId },
+        "realtime frame dropped: not a frame",
+      );
+      return;
+    }
+    if (frame.evaluationId !== evaluationId) {
+      this.options.logger.warn(
+        { evaluation_id: evaluationId },
+        "realtime frame dropped: another interview's",
+      );
+      return;
+    }
+    switch (frame.frame.case) {
+      case "state":
+        this.deliverState(evaluationId, snapshotJson(frame.frame.value));
+        return;
+      case "agentTurn": {
+        const message = { type: "entry", entry: transcriptJson(frame.frame.value) };
+        for (const socket of this.participants.get(evaluationId) ?? []) send(socket, message);
+        return;
+      }
+      case "superseded":
+        this.supersede(evaluationId, frame.frame.value.agentSessionIds);
+        return;
+      default:
+        return;
+    }
+  }
+
+  /**
+   * Renews the leases of the agent sockets held here. A connection the interview plane no longer
+   * knows (its lease lapsed while this gateway could not reach it) is opened again; one whose
+   * session was superseded or expired meanwhile is closed.
+   */
+  private async renew(): Promise<void> {
+    const held = [...this.agents.values()].flatMap((set) => [...set]).filter((entry) => !entry.superseded);
+    if (held.length === 0) return;
+    try {
+      const answer = await this.options.agent.renewAgentConnections(
+        { connectionIds: held.map((entry) => entry.connectionId) },
+        { timeoutMs: RENEW_EVERY_MS },
+      );
+      const unknown = new Set(answer.unknownConnectionIds);
+      for (const entry of held.filter((candidate) => unknown.has(candidate.connectionId))) {
+        await this.options.agent
+          .openAgentConnection(
+            { agent: entry.ref, connectionId: entry.connectionId },
+            { timeoutMs: RENEW_EVERY_MS },
+          )
+          .then(
+            (opened) =>
+              opened.interview && this.deliverState(entry.ref.evaluationId, snapshotJson(opened.interview)),
+            (error: unknown) => {
+              const refused = error instanceof ConnectError ? fromConnectError(error) : null;
+              if (refused?.code === "session_superseded" || refused?.code === "token_expired") {
+                this.closeAgent(entry, refused.code, refused.message);
+              } else {
+                this.options.logger.warn({ err: error }, "agent connection not opened again");
+              }
+            },
+          );
+      }
+    } catch (error) {
+      // The interview plane is unreachable: the next renewal tries again (leases outlast two misses).
+      this.options.logger.warn({ err: error }, "agent connection leases not renewed");
+    }
   }
 }
 

@@ -53,7 +53,7 @@ export function participantRoutes(app: FastifyInstance, deps: RouteDeps): void {
   /** A step's snapshot, pushed to the interview's sockets when its revision changed (contract §9). */
   const published = (request: FastifyRequest, snapshot: Snapshot | undefined) => {
     const interview = snapshotJson(snapshot);
-    deps.hub.publish(participantRef(request).evaluationId, interview);
+    deps.hub.deliverState(participantRef(request).evaluationId, interview);
     return { interview };
   };
 

@@ -107,13 +107,8 @@ export function realtimeRoutes(app: FastifyInstance, deps: RouteDeps): void {
           refuse(new AppError("validation_error", "The frame failed validation.", { detail: problems }));
           return;
         }
-        // Contract §9: while an agent socket is open, the agent alone writes voice utterances.
-        if (frame.modality === "voice" && deps.hub.agentConnected(evaluationId)) {
-          refuse(
-            new AppError("agent_owns_voice", "An agent is connected: it alone writes voice utterances."),
-          );
-          return;
-        }
+        // While an agent socket is open (on any gateway) the interview plane refuses voice
+        // utterances here with `agent_owns_voice` (contract §9).
         try {
           const answer = await participant.recordUtterance(
             {
