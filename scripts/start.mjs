@@ -1,30 +1,89 @@
 // Starts the whole platform on one machine: migrates, then runs the four services and the
-// gateway as separate processes (as they run in production), forwarding their logs, and
-// prints the gateway URL once it is ready. Ctrl-C (or SIGTERM) stops them all gracefully.
+// gateway as separate processes (as they run in production), forwarding their logs, and prints
+// the gateway URLs once they are ready. Ctrl-C (or SIGTERM) stops them all gracefully.
+//
+// REPLICAS=<n> (default 1) starts n of every process, as a fleet runs them: the gateways on PORT,
+// PORT+1, …; each service's replicas on ports of their own (control 8181, 8191, …; platform
+// 8182, 8192, …; ops ports 9181, 9191, …), every caller given the list of a service's replicas
+// (CONTROL_URL=http://127.0.0.1:8181,http://127.0.0.1:8191, …), over which it spreads its calls.
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { loadConfig } from "@evalp/kit";
 import { migrateAll } from "./migrate.mjs";
 
+/** A setting from the environment (read by name; none of them affect a build). */
+const setting = (name) => process.env[name];
+const replicas = Number(setting("REPLICAS") ?? "1");
+if (!Number.isInteger(replicas) || replicas < 1 || replicas > 9) {
+  console.error(`REPLICAS must be a whole number from 1 to 9 (got "${setting("REPLICAS")}")`);
+  process.exit(2);
+}
+// Loaded once here, so that a development secret is generated once for every process.
 const config = loadConfig();
 await migrateAll(config.DATABASE_URL);
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-const services = ["control", "platform", "interview", "webhooks", "gateway"];
+/** The services, with the ports a single replica listens on by default. */
+const SERVICES = [
+  { name: "control", rpc: 8081, ops: 9081 },
+  { name: "platform", rpc: 8082, ops: 9082 },
+  { name: "interview", rpc: 8083, ops: 9083 },
+  { name: "webhooks", rpc: 8084, ops: 9084 },
+];
+
+/** What each process is started with: its name, label and environment of its own. */
+function plan() {
+  if (replicas === 1) {
+    // One of each, on the configured (or default) ports, exactly as before.
+    return {
+      processes: [
+        ...SERVICES.map(({ name }) => ({ name, label: name, env: {} })),
+        { name: "gateway", label: "gateway", env: {} },
+      ],
+      gateways: [`http://${config.HOST}:${config.PORT}`],
+      shared: {},
+    };
+  }
+  const shared = { PUBLIC_URL: config.PUBLIC_URL };
+  const processes = [];
+  for (const service of SERVICES) {
+    const urls = [];
+    for (let i = 0; i < replicas; i++) {
+      const rpc = service.rpc + 100 + 10 * i;
+      const ops = service.ops + 100 + 10 * i;
+      urls.push(`http://127.0.0.1:${rpc}`);
+      processes.push({
+        name: service.name,
+        label: `${service.name}-${i + 1}`,
+        env: { SERVICE_PORT: String(rpc), OPS_PORT: String(ops) },
+      });
+    }
+    shared[`${service.name.toUpperCase()}_URL`] = urls.join(",");
+  }
+  const gateways = [];
+  for (let i = 0; i < replicas; i++) {
+    const port = config.PORT + i;
+    gateways.push(`http://${config.HOST}:${port}`);
+    processes.push({ name: "gateway", label: `gateway-${i + 1}`, env: { PORT: String(port) } });
+  }
+  return { processes, gateways, shared };
+}
+
+const { processes, gateways, shared } = plan();
 const children = new Map();
 let stopping = false;
 
-for (const name of services) {
+for (const { name, label, env } of processes) {
   const child = spawn(process.execPath, [`services/${name}/dist/main.js`], {
     cwd: root,
-    env: process.env,
+    env: { ...process.env, ...shared, ...env },
     stdio: ["ignore", "inherit", "inherit"],
   });
-  children.set(name, child);
+  children.set(label, child);
   child.on("exit", (code, signal) => {
-    children.delete(name);
+    children.delete(label);
     if (!stopping) {
-      console.error(`${name} exited (${signal ?? code}); stopping the platform`);
+      console.error(`${label} exited (${signal ?? code}); stopping the platform`);
       stop(1);
     } else if (children.size === 0) process.exit(process.exitCode ?? 0);
   });
@@ -40,13 +99,14 @@ function stop(code) {
 process.on("SIGINT", () => stop(0));
 process.on("SIGTERM", () => stop(0));
 
-const readyz = `http://${config.HOST}:${config.PORT}/readyz`;
-for (let attempt = 0; attempt < 150 && !stopping; attempt++) {
-  const ready = await fetch(readyz)
+const ready = (url) =>
+  fetch(`${url}/readyz`)
     .then((r) => r.ok)
     .catch(() => false);
-  if (ready) {
-    console.error(`\nevalp is ready: ${config.PUBLIC_URL}  (API docs: ${config.PUBLIC_URL}/docs)\n`);
+for (let attempt = 0; attempt < 150 && !stopping; attempt++) {
+  if ((await Promise.all(gateways.map(ready))).every(Boolean)) {
+    const listed = gateways.length === 1 ? config.PUBLIC_URL : `\n  ${gateways.join("\n  ")}\n`;
+    console.error(`\nevalp is ready: ${listed}  (API docs: ${config.PUBLIC_URL}/docs)\n`);
     break;
   }
   await new Promise((resolve) => setTimeout(resolve, 200));

@@ -19,29 +19,34 @@ export type ProcessName = (typeof SERVICES)[number] | "gateway";
 /**
  * The platform as `npm start` runs it: the gateway and the four services as child processes of
  * their own (built `dist/main.js`), on free ports, with their ops ports. Unlike the in-process
- * stack, a process can be killed, signalled and started again, as production does to it.
+ * stack, a process can be killed, signalled and started again, as production does to it. With
+ * `replicas`, every process runs that many times, as `REPLICAS=n npm start` runs them: each
+ * caller gets the list of a service's replicas. A `replica` argument (0 by default) picks one.
  */
 export type PlatformProcesses = {
-  /** The gateway's base URL. */
+  /** The first gateway's base URL. */
   url: string;
+  /** Every gateway's base URL. */
+  urls: string[];
   /** The environment every process started with. */
   env: Record<string, string>;
+  /** The ports of each process's first replica. */
   ports: Record<ProcessName, { rpc: number; ops: number }>;
   /** `http://127.0.0.1:<ops port>` of a process (`/healthz`, `/readyz`, `/metrics`). */
-  opsUrl(name: ProcessName): string;
+  opsUrl(name: ProcessName, replica?: number): string;
   /** Everything the processes wrote to stderr, prefixed with the process's name. */
   stderr: string[];
-  /** The last log lines (stdout) of every process, prefixed with its name, to explain a failure. */
+  /** The last log lines (stdout) of every process, prefixed with its name. */
   logTail(): string;
   /** The running child of a process (null once it exited). */
-  child(name: ProcessName): ChildProcess | null;
+  child(name: ProcessName, replica?: number): ChildProcess | null;
   /** Sends a signal and waits for the exit: the exit code, or the signal's name. */
-  kill(name: ProcessName, signal?: NodeJS.Signals): Promise<number | string | null>;
+  kill(name: ProcessName, signal?: NodeJS.Signals, replica?: number): Promise<number | string | null>;
   /** Starts a process (again) on its ports and waits until its ops port says it is ready. */
-  start(name: ProcessName): Promise<void>;
-  /** Waits until the gateway's `/readyz` answers 200 (every dependency and upstream up). */
+  start(name: ProcessName, replica?: number): Promise<void>;
+  /** Waits until every gateway's `/readyz` says `ready` (every dependency and upstream up). */
   ready(timeoutMs?: number): Promise<void>;
-  /** SIGTERM to every process still running; their exit codes in the order of `ports`. */
+  /** SIGTERM to every process still running; their exit codes. */
   stop(): Promise<Array<number | string | null>>;
   /** Stops what still runs (SIGKILL), drops the database (if the processes created it) and streams. */
   close(): Promise<void>;
@@ -52,18 +57,22 @@ export type ProcessOptions = {
   env?: Record<string, string>;
   /** A database that exists and is migrated; by default a fresh one cloned from the template. */
   databaseUrl?: string;
+  /** How many of every process (default 1). */
+  replicas?: number;
 };
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function waitForStatus(url: string, status: number, timeoutMs: number): Promise<void> {
+/** Waits until `url` answers `status` (and, when given, a JSON body whose `status` is `state`). */
+async function waitForStatus(url: string, status: number, timeoutMs: number, state?: string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = "no answer";
   while (Date.now() < deadline) {
     try {
       const response = await fetch(url, { signal: AbortSignal.timeout(2_000) });
-      if (response.status === status) return;
-      last = `${response.status} ${await response.text()}`;
+      const text = await response.text();
+      if (response.status === status && (state === undefined || JSON.parse(text).status === state)) return;
+      last = `${response.status} ${text}`;
     } catch (error) {
       last = String(error);
     }
@@ -73,6 +82,7 @@ async function waitForStatus(url: string, status: number, timeoutMs: number): Pr
 }
 
 export async function startProcesses(options: ProcessOptions = {}): Promise<PlatformProcesses> {
+  const replicas = options.replicas ?? 1;
   let database: TestDatabase | undefined;
   let databaseUrl = options.databaseUrl;
   if (!databaseUrl) {
@@ -90,60 +100,79 @@ export async function startProcesses(options: ProcessOptions = {}): Promise<Plat
     ...streams,
     ...options.env,
   };
-  const ports = {} as Record<ProcessName, { rpc: number; ops: number }>;
-  for (const name of [...SERVICES, "gateway"] as const)
-    ports[name] = { rpc: await freePort(), ops: await freePort() };
-  for (const name of SERVICES) env[`${name.toUpperCase()}_URL`] = `http://127.0.0.1:${ports[name].rpc}`;
-  const url = `http://127.0.0.1:${ports.gateway.rpc}`;
-  const opsUrl = (name: ProcessName) => (name === "gateway" ? url : `http://127.0.0.1:${ports[name].ops}`);
+  const NAMES = [...SERVICES, "gateway"] as const;
+  const ports = {} as Record<ProcessName, Array<{ rpc: number; ops: number }>>;
+  for (const name of NAMES) {
+    ports[name] = [];
+    for (let i = 0; i < replicas; i++) ports[name].push({ rpc: await freePort(), ops: await freePort() });
+  }
+  for (const name of SERVICES) {
+    env[`${name.toUpperCase()}_URL`] = ports[name].map((port) => `http://127.0.0.1:${port.rpc}`).join(",");
+  }
+  const urls = ports.gateway.map((port) => `http://127.0.0.1:${port.rpc}`);
+  const url = urls[0] as string;
+  const portOf = (name: ProcessName, replica: number) => {
+    const port = ports[name][replica];
+    if (!port) throw new Error(`${name} has no replica ${replica}`);
+    return port;
+  };
+  const opsUrl = (name: ProcessName, replica = 0) =>
+    name === "gateway" ? (urls[replica] as string) : `http://127.0.0.1:${portOf(name, replica).ops}`;
+  const label = (name: ProcessName, replica: number) => (replicas === 1 ? name : `${name}-${replica + 1}`);
 
   const stderr: string[] = [];
   // The services log JSON lines to stdout; the last ones are kept for a failing test to show.
   const stdout: string[] = [];
   const TAIL = 400;
-  const children = new Map<ProcessName, ChildProcess>();
-  const spawnProcess = (name: ProcessName) => {
+  const children = new Map<string, ChildProcess>();
+  const spawnProcess = (name: ProcessName, replica: number) => {
+    const port = portOf(name, replica);
     const portEnv =
       name === "gateway"
-        ? { PORT: String(ports.gateway.rpc), OPS_PORT: String(ports.gateway.ops) }
-        : { SERVICE_PORT: String(ports[name].rpc), OPS_PORT: String(ports[name].ops) };
+        ? { PORT: String(port.rpc), OPS_PORT: String(port.ops) }
+        : { SERVICE_PORT: String(port.rpc), OPS_PORT: String(port.ops) };
     const child = spawn(process.execPath, [`services/${name}/dist/main.js`], {
       cwd: ROOT,
       env: { ...env, ...portEnv },
       stdio: ["ignore", "pipe", "pipe"],
     });
-    child.stderr?.on("data", (chunk: Buffer) => stderr.push(`${name}: ${chunk.toString()}`));
+    const tag = label(name, replica);
+    child.stderr?.on("data", (chunk: Buffer) => stderr.push(`${tag}: ${chunk.toString()}`));
     if (child.stdout) {
       createInterface({ input: child.stdout }).on("line", (line) => {
-        stdout.push(`${name}: ${line}`);
+        stdout.push(`${tag}: ${line}`);
         if (stdout.length > TAIL * 2) stdout.splice(0, stdout.length - TAIL);
       });
     }
-    children.set(name, child);
+    children.set(tag, child);
     return child;
   };
-  const running = (name: ProcessName) => {
-    const child = children.get(name);
+  const running = (name: ProcessName, replica = 0) => {
+    const child = children.get(label(name, replica));
     return child && child.exitCode === null && child.signalCode === null ? child : null;
   };
-  const kill = async (name: ProcessName, signal: NodeJS.Signals = "SIGKILL") => {
-    const child = running(name);
-    if (!child) return children.get(name)?.exitCode ?? null;
+  const kill = async (name: ProcessName, signal: NodeJS.Signals = "SIGKILL", replica = 0) => {
+    const child = running(name, replica);
+    if (!child) return children.get(label(name, replica))?.exitCode ?? null;
     const exited = once(child, "exit") as Promise<[number | null, NodeJS.Signals | null]>;
     child.kill(signal);
     const [code, killedBy] = await exited;
     return code ?? killedBy;
   };
-  const start = async (name: ProcessName) => {
-    if (running(name)) return;
-    spawnProcess(name);
+  const start = async (name: ProcessName, replica = 0) => {
+    if (running(name, replica)) return;
+    spawnProcess(name, replica);
     // A service is ready when its ops port says so; the gateway when it answers at all.
-    await waitForStatus(`${opsUrl(name)}/${name === "gateway" ? "healthz" : "readyz"}`, 200, 20_000);
+    await waitForStatus(`${opsUrl(name, replica)}/${name === "gateway" ? "healthz" : "readyz"}`, 200, 20_000);
   };
-  const ready = (timeoutMs = 20_000) => waitForStatus(`${url}/readyz`, 200, timeoutMs);
+  const ready = async (timeoutMs = 20_000) => {
+    await Promise.all(urls.map((gateway) => waitForStatus(`${gateway}/readyz`, 200, timeoutMs, "ready")));
+  };
+  const every = NAMES.flatMap((name) =>
+    Array.from({ length: replicas }, (_, replica) => ({ name, replica })),
+  );
 
-  for (const name of SERVICES) spawnProcess(name);
-  spawnProcess("gateway");
+  for (const { name, replica } of every) spawnProcess(name, replica);
   try {
     await ready();
   } catch (error) {
@@ -152,11 +181,14 @@ export async function startProcesses(options: ProcessOptions = {}): Promise<Plat
     throw new Error(`${(error as Error).message}\n${stderr.join("")}\n${stdout.slice(-TAIL).join("\n")}`);
   }
 
-  const order = [...SERVICES, "gateway"] as const;
   return {
     url,
+    urls,
     env,
-    ports,
+    ports: Object.fromEntries(NAMES.map((name) => [name, portOf(name, 0)])) as Record<
+      ProcessName,
+      { rpc: number; ops: number }
+    >,
     opsUrl,
     stderr,
     logTail: () => stdout.slice(-TAIL).join("\n"),
@@ -164,9 +196,9 @@ export async function startProcesses(options: ProcessOptions = {}): Promise<Plat
     kill,
     start,
     ready,
-    stop: () => Promise.all(order.map((name) => kill(name, "SIGTERM"))),
+    stop: () => Promise.all(every.map(({ name, replica }) => kill(name, "SIGTERM", replica))),
     async close() {
-      await Promise.all(order.map((name) => kill(name, "SIGKILL")));
+      await Promise.all(every.map(({ name, replica }) => kill(name, "SIGKILL", replica)));
       await database?.drop();
       await dropStreams(streams, env.NATS_URL).catch(() => {});
     },
