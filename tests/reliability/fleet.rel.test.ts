@@ -247,16 +247,19 @@ describe("calls spread over every replica", () => {
     work = await prepareWorkload(both);
   }, 60_000);
 
+  /** A read through each plane: the gateway asks control, platform, interview and webhooks in turn. */
+  const planeReads = (): WorkloadOp[] => [
+    work.ops.readApp,
+    work.ops.readBundle,
+    work.ops.readEvaluation,
+    work.ops.readWebhook,
+  ];
+
   it("each replica of each service serves at least a third of its service's calls under load", async () => {
     const before = await Promise.all(
       SERVICES.flatMap((name) => [callsServed(name, 0), callsServed(name, 1)]),
     );
-    const reads: WorkloadOp[] = [
-      work.ops.readApp,
-      work.ops.readBundle,
-      work.ops.readEvaluation,
-      work.ops.readWebhook,
-    ];
+    const reads = planeReads();
     let turn = 0;
     const load = runClients({ clients: 8, timeoutMs: BOUND_MS, next: () => reads[turn++ % reads.length]! });
     await sleep(3_000);
@@ -275,12 +278,7 @@ describe("calls spread over every replica", () => {
   }, 30_000);
 
   it("a replica of each service killed under load: no 5xx to reads, a write answered 503 succeeds once when retried, nothing acknowledged lost", async () => {
-    const reads: WorkloadOp[] = [
-      work.ops.readApp,
-      work.ops.readBundle,
-      work.ops.readEvaluation,
-      work.ops.readWebhook,
-    ];
+    const reads = planeReads();
     let turn = 0;
     const readLoad = runClients({
       clients: 6,

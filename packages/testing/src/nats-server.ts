@@ -60,3 +60,62 @@ export async function startNatsServer(): Promise<TestNatsServer> {
     },
   };
 }
+
+/** A JetStream cluster of a test's own on loopback: what stream replicas need (one node holds one replica). */
+export type TestNatsCluster = { urls: string[]; close(): Promise<void> };
+
+/**
+ * Starts `size` nats-servers clustered with each other (routes between all), JetStream on each
+ * with a store of its own, and resolves once every node answers.
+ */
+export async function startNatsCluster(size = 3): Promise<TestNatsCluster> {
+  const nodes: Array<{ port: number; cluster: number; store: string }> = [];
+  for (let i = 0; i < size; i++) {
+    nodes.push({
+      port: await freePort(),
+      cluster: await freePort(),
+      store: mkdtempSync(join(tmpdir(), "evalp-natsc-")),
+    });
+  }
+  const routes = nodes.map((node) => `nats://127.0.0.1:${node.cluster}`).join(",");
+  const children = nodes.map((node, i) =>
+    spawn(
+      BINARY,
+      [
+        ...["-a", "127.0.0.1", "-p", String(node.port), "-js", "-sd", node.store, "-n", `node-${i}`],
+        ...[
+          "--cluster_name",
+          "evalp-test",
+          "--cluster",
+          `nats://127.0.0.1:${node.cluster}`,
+          "--routes",
+          routes,
+        ],
+      ],
+      { stdio: "ignore" },
+    ),
+  );
+  const close = async () => {
+    await Promise.all(
+      children.map(async (child) => {
+        if (child.exitCode !== null) return;
+        const exited = once(child, "exit");
+        child.kill("SIGKILL");
+        await exited;
+      }),
+    );
+    for (const node of nodes) rmSync(node.store, { recursive: true, force: true });
+  };
+  for (const node of nodes) {
+    let up = false;
+    for (let i = 0; i < 100 && !up; i++) {
+      up = await answers(node.port);
+      if (!up) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    if (!up) {
+      await close();
+      throw new Error("a nats-server of the cluster did not start");
+    }
+  }
+  return { urls: nodes.map((node) => `nats://127.0.0.1:${node.port}`), close };
+}
