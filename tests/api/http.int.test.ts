@@ -153,7 +153,7 @@ describe("operations", () => {
 });
 
 describe("a backend that is down", () => {
-  it("answers 503 unavailable with Retry-After, and /readyz turns red", async () => {
+  it("answers 503 unavailable with Retry-After, and /readyz says degraded", async () => {
     const separate = await startStack();
     try {
       const client = apiClient(separate.url);

@@ -710,6 +710,14 @@ for (const overlay of OVERLAYS) {
   });
 }
 
+describe("overlay prod's gateway", () => {
+  it("trusts the ingress's X-Forwarded-For, so that limits count clients, not the ingress", () => {
+    const objects = render("prod");
+    const env = environment(objects, mainContainer(appWorkload(objects, "gateway")));
+    expect(env.TRUSTED_PROXIES).toMatch(/^\S+$/);
+  });
+});
+
 describe("overlay prod's state layer", () => {
   it("is a CloudNativePG Cluster whose generated Secret gives the services DATABASE_URL", () => {
     const objects = render("prod");

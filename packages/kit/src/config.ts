@@ -105,6 +105,16 @@ export const configSchema = z.object({
   LEGACY_API_KEYS: z.string().default(""),
   JWT_SECRET: z.string().min(32).optional(),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
+  /** Everything one client address may send a minute (default: 10 × RATE_LIMIT_PER_MINUTE). */
+  RATE_LIMIT_PER_ADDRESS_PER_MINUTE: z.coerce.number().int().min(1).optional(),
+  /**
+   * The proxies in front of the gateway whose `X-Forwarded-For` names the client: a hop count,
+   * or their addresses and CIDRs, comma-separated. Empty: the peer is the client.
+   */
+  TRUSTED_PROXIES: z
+    .string()
+    .regex(/^(\d+|[0-9a-fA-F.:/, ]*)$/, "a hop count, or addresses and CIDRs separated by commas")
+    .default(""),
   /**
    * How long the gateway may reuse a resolved principal without asking control again (0: never).
    * Gateways forget every principal as soon as any of them sees credentials change (Redis

@@ -2,7 +2,12 @@ import "./http/fastify-types.js";
 import { type Config, type NatsConnection, newId, type ReadinessCheck } from "@evalp/kit";
 import cookie from "@fastify/cookie";
 import websocket from "@fastify/websocket";
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyServerOptions,
+  LogController,
+} from "fastify";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { createCursorCodec } from "./http/cursor.js";
@@ -69,7 +74,9 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     genReqId: (request) => clientRequestId(request.headers["x-request-id"]) ?? newId(),
     bodyLimit: BODY_LIMIT_BYTES,
     return503OnClosing: true,
-    trustProxy: false,
+    // The client's address: the peer's, or (through the proxies TRUSTED_PROXIES names, e.g. the
+    // ingress) the one X-Forwarded-For gives; rate limits and attempt limits count it.
+    trustProxy: trustedProxies(deps.config.TRUSTED_PROXIES),
     frameworkErrors: answerUnroutablePath,
   });
 
@@ -81,8 +88,12 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     options: { maxPayload: BODY_LIMIT_BYTES, handleProtocols: (protocols) => selectProtocol(protocols) },
   });
   await registerOpenApi(app, deps.config.PUBLIC_URL);
-  await registerRateLimit(app, deps.redis, {
-    perMinute: deps.config.RATE_LIMIT_PER_MINUTE,
+  const limiter = registerRateLimit(app, deps.redis, {
+    limits: {
+      perCredential: deps.config.RATE_LIMIT_PER_MINUTE,
+      perAddress: deps.config.RATE_LIMIT_PER_ADDRESS_PER_MINUTE ?? 10 * deps.config.RATE_LIMIT_PER_MINUTE,
+      refusalsPerAddress: deps.config.RATE_LIMIT_PER_MINUTE,
+    },
     prefix: deps.config.REDIS_KEY_PREFIX,
   });
   const principals = createPrincipalCache({
@@ -92,7 +103,12 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     logger: deps.logger,
   });
   app.addHook("onClose", async () => principals.close());
-  registerAuth(app, { upstreams: deps.upstreams, principals, jwtSecret: deps.config.JWT_SECRET });
+  registerAuth(app, {
+    upstreams: deps.upstreams,
+    principals,
+    jwtSecret: deps.config.JWT_SECRET,
+    countCredential: limiter.countCredential,
+  });
   registerIdempotency(app, deps.redis, deps.config.REDIS_KEY_PREFIX);
   registerValidation(app);
 
@@ -142,4 +158,22 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   realtimeRoutes(app, routeDeps);
   agentRoutes(app, routeDeps);
   return app;
+}
+
+/**
+ * Fastify's `trustProxy` from TRUSTED_PROXIES: empty, no proxy (the peer is the client); a
+ * number, that many hops of `X-Forwarded-For` trusted; otherwise the addresses or CIDRs of the
+ * proxies whose `X-Forwarded-For` is believed (anything else sent in that header is ignored).
+ */
+export function trustedProxies(setting: string): FastifyServerOptions["trustProxy"] {
+  const value = setting.trim();
+  if (value === "") return false;
+  if (/^\d+$/.test(value)) {
+    const hops = Number(value);
+    return (_address: string, hop: number) => hop < hops;
+  }
+  return value
+    .split(",")
+    .map((part) => part.trim())
+    .filter((part) => part.length > 0);
 }

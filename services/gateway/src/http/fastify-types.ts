@@ -14,6 +14,8 @@ declare module "fastify" {
     agent?: ParticipantAccess;
     /** The credential as presented, for logout; never logged. */
     credential?: string;
+    /** The credential once the auth plugin proved it (any kind): the rate limit counts against it. */
+    provenCredential?: string;
     /** Set by the idempotency plugin when this request holds a key's lock. */
     idempotency?: { recordKey: string; lockKey: string; fingerprint: string };
   }

@@ -122,9 +122,19 @@ function connectionCredential(request: FastifyRequest): string | null {
  */
 export function registerAuth(
   app: FastifyInstance,
-  deps: { upstreams: Upstreams; principals: PrincipalCache; jwtSecret: string },
+  deps: {
+    upstreams: Upstreams;
+    principals: PrincipalCache;
+    jwtSecret: string;
+    /** The rate limit's count of a proven credential (429 past its limit). */
+    countCredential: (request: FastifyRequest) => Promise<void>;
+  },
 ): void {
   const { upstreams, principals, jwtSecret } = deps;
+  const proven = (request: FastifyRequest, credential: string) => {
+    request.provenCredential = credential;
+    return deps.countCredential(request);
+  };
   app.addHook("onRequest", async (request) => {
     const declared = request.routeOptions.config.access;
     if (!declared || declared.auth === "none") return;
@@ -133,6 +143,7 @@ export function registerAuth(
         declared.auth === "participant" ? presentedCredential(request) : connectionCredential(request);
       if (!token) throw new AppError("unauthenticated", "Authentication required.");
       request.participant = await verifyParticipantToken(jwtSecret, declared.auth, token);
+      await proven(request, token);
       return;
     }
     if (declared.auth === "agent") {
@@ -140,6 +151,7 @@ export function registerAuth(
       const token = connectionCredential(request);
       if (!token) throw new AppError("unauthenticated", "Authentication required.");
       request.agent = await verifyParticipantToken(jwtSecret, "agent", token);
+      await proven(request, token);
       return;
     }
     const credential = presentedCredential(request);
@@ -154,6 +166,7 @@ export function registerAuth(
       return toPrincipal(wire);
     });
     request.credential = credential;
+    await proven(request, credential);
     if (declared.auth === "session" && principal.kind !== "session") {
       throw new AppError("forbidden", "This endpoint takes a user session, not an API key.", {
         reason: "session_required",

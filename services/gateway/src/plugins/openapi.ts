@@ -27,7 +27,5 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
     },
   });
   await app.register(swaggerUi, { routePrefix: "/docs", uiConfig: { url: "/openapi.json" } });
-  app.get("/openapi.json", { config: { rateLimit: false }, schema: { hide: true } }, async () =>
-    app.swagger(),
-  );
+  app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
 }

@@ -54,7 +54,7 @@ export function registerOps(
     })),
   ];
 
-  const ops = { config: { rateLimit: false }, schema: { hide: true } } as const;
+  const ops = { schema: { hide: true } } as const;
   app.get("/healthz", ops, async () => ({ status: "ok" }));
   let last: { at: number; readiness: Promise<Readiness> } | null = null;
   app.get("/readyz", ops, async (_request, reply) => {

@@ -1,56 +1,131 @@
 import { createHash } from "node:crypto";
 import { AppError } from "@evalp/kit";
-import rateLimit from "@fastify/rate-limit";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Redis } from "ioredis";
 import { presentedCredential } from "./auth.js";
 
-/**
- * The bucket of a request: its credential (hashed, so no secret becomes a Redis key), or its
- * address when it presents none. Computed before authentication so that floods of unknown
- * credentials are limited before they cost an upstream call.
- */
-function bucket(request: FastifyRequest): string {
-  const credential = presentedCredential(request);
-  if (!credential) return `ip:${request.ip}`;
-  return `cred:${createHash("sha256").update(credential).digest("hex").slice(0, 32)}`;
-}
+const WINDOW_MS = 60_000;
+
+/** One fixed window's count and how long the window has left (ms). */
+type Window = { count: number; resetMs: number };
 
 /**
- * 600 requests a minute per credential (contract §8), counted in Redis so every gateway replica
- * shares one budget; `RateLimit-*` headers on every response, 429 `rate_limited` past it. When
- * Redis is unreachable requests pass unlimited rather than fail: availability wins here, while
- * idempotency (which must not double-execute) fails closed with 503.
+ * Counts a hit in a fixed one-minute window: INCR, an expiry set by the first hit of the window
+ * (commands Redis 6 has), and what is left of it. With `peek`, reads a second key's window too.
  */
-export async function registerRateLimit(
+const HIT = `
+local count = redis.call('INCR', KEYS[1])
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1]) end
+if KEYS[2] == nil then return {count, ttl} end
+local other = tonumber(redis.call('GET', KEYS[2]) or '0')
+local otherTtl = redis.call('PTTL', KEYS[2])
+return {count, ttl, other, otherTtl}
+`;
+
+type LimiterRedis = Redis & {
+  edgeHit(...args: Array<string | number>): Promise<number[]>;
+};
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /** The window whose `RateLimit-*` headers the answer carries. */
+    rateWindow?: { limit: number; window: Window };
+  }
+}
+
+/** What the limiter allows a minute. */
+export type RateLimits = {
+  /** A proven credential (contract §8: 600). */
+  perCredential: number;
+  /** Everything from one client address, proven or not. */
+  perAddress: number;
+  /** Requests from one address whose credential was refused; past it the address is not heard. */
+  refusalsPerAddress: number;
+};
+
+/**
+ * The edge limiter (contract §8), in front of everything else the gateway does, shared by every
+ * replica through Redis:
+ * - every request counts against its client address (`request.ip`: the peer, or the client
+ *   named by `X-Forwarded-For` through the proxies TRUSTED_PROXIES names) — `perAddress`;
+ * - a request whose credential is refused (401, or 403 before it was proven) counts against the
+ *   address's refusals; once they reach `refusalsPerAddress` in a window, the address's
+ *   requests are answered 429 before any credential is looked at, so a flood of made-up keys
+ *   costs control nothing;
+ * - a proven credential counts against itself — `perCredential` (an API key, a session, a
+ *   participant or agent token: hashed, so no secret becomes a Redis key).
+ * `RateLimit-Limit/Remaining/Reset` on every response: of the credential's window once proven,
+ * else of the address's; 429 `rate_limited` with `Retry-After` past a limit. When Redis is
+ * unreachable requests pass unlimited rather than fail (availability wins here, while
+ * idempotency, which must not double-execute, fails closed with 503).
+ */
+export function registerRateLimit(
   app: FastifyInstance,
   redis: Redis,
-  options: { perMinute: number; prefix: string },
-): Promise<void> {
-  await app.register(rateLimit, {
-    global: true,
-    max: options.perMinute,
-    timeWindow: 60_000,
-    redis,
-    nameSpace: `${options.prefix}rl:`,
-    skipOnError: true,
-    keyGenerator: bucket,
-    enableDraftSpec: true,
-    addHeadersOnExceeding: {
-      "ratelimit-limit": true,
-      "ratelimit-remaining": true,
-      "ratelimit-reset": true,
-    },
-    addHeaders: {
-      "ratelimit-limit": true,
-      "ratelimit-remaining": true,
-      "ratelimit-reset": true,
-      "retry-after": true,
-    },
-    errorResponseBuilder: (_request, context) =>
-      new AppError("rate_limited", "Too many requests; slow down.", {
-        limit: context.max,
-        retry_after_seconds: Math.ceil(context.ttl / 1000),
-      }),
+  options: { limits: RateLimits; prefix: string },
+): { countCredential(request: FastifyRequest): Promise<void> } {
+  const { limits, prefix } = options;
+  const limiter = redis as LimiterRedis;
+  // One definition per Redis client (tests build several apps on one).
+  if (typeof limiter.edgeHit !== "function") limiter.defineCommand("edgeHit", { lua: HIT });
+  const addressKey = (request: FastifyRequest) => `${prefix}rl:ip:${request.ip}`;
+  const refusalKey = (request: FastifyRequest) => `${prefix}rl:refused:${request.ip}`;
+  const hit = async (keys: string[]): Promise<number[] | null> =>
+    limiter.edgeHit(keys.length, ...keys, WINDOW_MS).catch(() => null);
+
+  const refuse = (limit: number, window: Window): never => {
+    const retryAfter = Math.max(1, Math.ceil(window.resetMs / 1000));
+    throw new AppError(
+      "rate_limited",
+      "Too many requests; slow down.",
+      { limit, retry_after_seconds: retryAfter },
+      { headers: { "Retry-After": String(retryAfter) } },
+    );
+  };
+
+  app.addHook("onRequest", async (request) => {
+    const counted = await hit([addressKey(request), refusalKey(request)]);
+    if (!counted) return;
+    const [count = 0, resetMs = WINDOW_MS, refused = 0, refusedResetMs = WINDOW_MS] = counted;
+    const address = { count, resetMs };
+    request.rateWindow = { limit: limits.perAddress, window: address };
+    if (refused >= limits.refusalsPerAddress) {
+      const window = { count: refused, resetMs: refusedResetMs };
+      request.rateWindow = { limit: limits.refusalsPerAddress, window };
+      refuse(limits.refusalsPerAddress, window);
+    }
+    if (count > limits.perAddress) refuse(limits.perAddress, address);
   });
+
+  app.addHook("onSend", async (request, reply) => {
+    const counted = request.rateWindow;
+    if (!counted) return;
+    const { limit, window } = counted;
+    reply.header("RateLimit-Limit", String(limit));
+    reply.header("RateLimit-Remaining", String(Math.max(0, limit - window.count)));
+    reply.header("RateLimit-Reset", String(Math.max(1, Math.ceil(window.resetMs / 1000))));
+  });
+
+  // A credential that was presented and refused counts against the address that sent it.
+  app.addHook("onResponse", async (request, reply) => {
+    const refused = reply.statusCode === 401 || (reply.statusCode === 403 && !request.provenCredential);
+    if (!refused || !presentedCredential(request)) return;
+    await hit([refusalKey(request)]);
+  });
+
+  return {
+    /** Called once the request's credential is proven: it counts against that credential. */
+    async countCredential(request) {
+      const credential = request.provenCredential;
+      if (!credential) return;
+      const key = `${prefix}rl:cred:${createHash("sha256").update(credential).digest("hex").slice(0, 32)}`;
+      const counted = await hit([key]);
+      if (!counted) return;
+      const [count = 0, resetMs = WINDOW_MS] = counted;
+      const window = { count, resetMs };
+      request.rateWindow = { limit: limits.perCredential, window };
+      if (count > limits.perCredential) refuse(limits.perCredential, window);
+    },
+  };
 }

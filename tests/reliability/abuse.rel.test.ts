@@ -1,0 +1,94 @@
+// What a hostile client can make the platform do, held to a bound: a flood of made-up credentials
+// is refused at the edge once its address used up its refusals, and costs control at most that
+// many lookups; clients behind the trusted proxy have limits of their own.
+import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ApiResponse, apiClient } from "../api/support/client.js";
+import { expectError } from "../api/support/fixtures.js";
+import { type PlatformProcesses, startProcesses } from "../api/support/processes.js";
+
+/** Refusals an address may earn a minute (RATE_LIMIT_PER_MINUTE) in this file. */
+const LIMIT = 100;
+/** Requests in flight at once: each can have passed the check before the last refusals were counted. */
+const CONCURRENCY = 16;
+
+let platform: PlatformProcesses;
+
+beforeAll(async () => {
+  platform = await startProcesses({
+    // The test client is the proxy: X-Forwarded-For names the client behind it.
+    env: { RATE_LIMIT_PER_MINUTE: String(LIMIT), TRUSTED_PROXIES: "127.0.0.1" },
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await platform?.close();
+});
+
+/** `AuthService/Authenticate` calls control has served (its `/metrics`). */
+async function authentications(): Promise<number> {
+  const text = await (await fetch(`${platform.opsUrl("control")}/metrics`)).text();
+  const line = text
+    .split("\n")
+    .find((entry) =>
+      entry.startsWith('rpc_server_calls_total{method="evalp.control.v1.AuthService/Authenticate"'),
+    );
+  return line ? Number(line.slice(line.lastIndexOf(" ") + 1)) : 0;
+}
+
+const randomKey = () => `evk_${randomBytes(24).toString("base64url")}`;
+
+/** `count` requests with made-up API keys from `client` (its X-Forwarded-For), CONCURRENCY at once. */
+async function flood(client: string, count: number): Promise<ApiResponse[]> {
+  const api = apiClient(platform.url);
+  const answers: ApiResponse[] = [];
+  let sent = 0;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (sent < count) {
+        sent += 1;
+        answers.push(
+          await api.get("/v1/auth/principal", {
+            apiKey: randomKey(),
+            headers: { "x-forwarded-for": client },
+          }),
+        );
+      }
+    }),
+  );
+  return answers;
+}
+
+describe("the edge limiter", () => {
+  it("answers a flood of made-up credentials 429 once the address's refusals are used up, and control is asked at most that often", async () => {
+    const before = await authentications();
+    const answers = await flood("198.51.100.7", 2_000);
+    const looked = (await authentications()) - before;
+    const statuses = answers.map((answer) => answer.status);
+    const refused = statuses.filter((status) => status === 401).length;
+    const limited = statuses.filter((status) => status === 429).length;
+    console.info(`2000 made-up keys: ${refused} × 401, ${limited} × 429; control authenticated ${looked}`);
+    expect(refused + limited).toBe(2_000);
+    expect(refused).toBeGreaterThanOrEqual(LIMIT);
+    expect(refused).toBeLessThanOrEqual(LIMIT + CONCURRENCY);
+    expect(looked).toBeLessThanOrEqual(LIMIT + CONCURRENCY);
+    // Every answer, refused or limited, says where the client stands.
+    for (const answer of answers) {
+      expect(Number(answer.headers.get("ratelimit-limit")), answer.text).toBeGreaterThan(0);
+      expect(answer.headers.get("ratelimit-remaining")).toMatch(/^\d+$/);
+      expect(Number(answer.headers.get("ratelimit-reset"))).toBeGreaterThan(0);
+    }
+    const last = answers.find((answer) => answer.status === 429);
+    expectError(last!, 429, "rate_limited");
+    expect(Number(last!.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(last!.headers.get("ratelimit-remaining")).toBe("0");
+  }, 60_000);
+
+  it("keeps the limits of two clients behind the trusted proxy apart", async () => {
+    const first = await flood("198.51.100.20", LIMIT + CONCURRENCY + 10);
+    expect(first.at(-1)?.status).toBe(429);
+    // The other client, through the same proxy, is refused for its key, not limited.
+    const second = await flood("198.51.100.21", 5);
+    expect(second.map((answer) => answer.status)).toEqual([401, 401, 401, 401, 401]);
+  }, 60_000);
+});
