@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { AppError } from "@evalp/kit";
 import type { Redis } from "ioredis";
+import { fixedWindows } from "../fixed-window.js";
 
 /** Login and password reset: 5 attempts a minute per email and per IP (contract §3). */
 export const ATTEMPTS_PER_MINUTE = 5;
@@ -16,25 +17,17 @@ export type AttemptLimiter = {
 };
 
 export function createAttemptLimiter(redis: Redis, prefix: string): AttemptLimiter {
+  const windows = fixedWindows(redis, WINDOW_SECONDS * 1000);
   return {
     async check(action, email, ip) {
       const emailHash = createHash("sha256").update(email.trim().toLowerCase()).digest("hex").slice(0, 32);
       const keys = [`${prefix}attempts:${action}:email:${emailHash}`, `${prefix}attempts:${action}:ip:${ip}`];
-      const pipeline = redis.multi();
-      for (const key of keys) {
-        pipeline.incr(key);
-        pipeline.expire(key, WINDOW_SECONDS, "NX");
-        pipeline.ttl(key);
-      }
-      const results = await pipeline.exec().catch((error: unknown) => {
+      const counted = await Promise.all(keys.map((key) => windows.hit(key))).catch((error: unknown) => {
         throw new AppError("unavailable", undefined, {}, { cause: error });
       });
-      if (!results) throw new AppError("unavailable");
-      for (let index = 0; index < keys.length; index++) {
-        const count = Number(results[index * 3]?.[1] ?? 0);
-        const ttl = Number(results[index * 3 + 2]?.[1] ?? WINDOW_SECONDS);
-        if (count > ATTEMPTS_PER_MINUTE) {
-          const retryAfter = String(Math.max(1, ttl));
+      for (const window of counted) {
+        if (window.count > ATTEMPTS_PER_MINUTE) {
+          const retryAfter = String(Math.max(1, Math.ceil(window.resetMs / 1000)));
           throw new AppError(
             "rate_limited",
             "Too many attempts; wait a minute.",

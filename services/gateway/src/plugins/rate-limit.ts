@@ -2,30 +2,10 @@ import { createHash } from "node:crypto";
 import { AppError } from "@evalp/kit";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Redis } from "ioredis";
+import { fixedWindows, type Window } from "../fixed-window.js";
 import { presentedCredential } from "./auth.js";
 
 const WINDOW_MS = 60_000;
-
-/** One fixed window's count and how long the window has left (ms). */
-type Window = { count: number; resetMs: number };
-
-/**
- * Counts a hit in a fixed one-minute window: INCR, an expiry set by the first hit of the window
- * (commands Redis 6 has), and what is left of it. With `peek`, reads a second key's window too.
- */
-const HIT = `
-local count = redis.call('INCR', KEYS[1])
-local ttl = redis.call('PTTL', KEYS[1])
-if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1]) end
-if KEYS[2] == nil then return {count, ttl} end
-local other = tonumber(redis.call('GET', KEYS[2]) or '0')
-local otherTtl = redis.call('PTTL', KEYS[2])
-return {count, ttl, other, otherTtl}
-`;
-
-type LimiterRedis = Redis & {
-  edgeHit(...args: Array<string | number>): Promise<number[]>;
-};
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -66,13 +46,11 @@ export function registerRateLimit(
   options: { limits: RateLimits; prefix: string },
 ): { countCredential(request: FastifyRequest): Promise<void> } {
   const { limits, prefix } = options;
-  const limiter = redis as LimiterRedis;
-  // One definition per Redis client (tests build several apps on one).
-  if (typeof limiter.edgeHit !== "function") limiter.defineCommand("edgeHit", { lua: HIT });
+  const windows = fixedWindows(redis, WINDOW_MS);
   const addressKey = (request: FastifyRequest) => `${prefix}rl:ip:${request.ip}`;
   const refusalKey = (request: FastifyRequest) => `${prefix}rl:refused:${request.ip}`;
-  const hit = async (keys: string[]): Promise<number[] | null> =>
-    limiter.edgeHit(keys.length, ...keys, WINDOW_MS).catch(() => null);
+  // Redis unreachable: nothing is counted, nothing is refused.
+  const quietly = <T>(counting: Promise<T>) => counting.catch(() => null);
 
   const refuse = (limit: number, window: Window): never => {
     const retryAfter = Math.max(1, Math.ceil(window.resetMs / 1000));
@@ -85,17 +63,15 @@ export function registerRateLimit(
   };
 
   app.addHook("onRequest", async (request) => {
-    const counted = await hit([addressKey(request), refusalKey(request)]);
+    const counted = await quietly(windows.hitAndRead(addressKey(request), refusalKey(request)));
     if (!counted) return;
-    const [count = 0, resetMs = WINDOW_MS, refused = 0, refusedResetMs = WINDOW_MS] = counted;
-    const address = { count, resetMs };
+    const [address, refusals] = counted;
     request.rateWindow = { limit: limits.perAddress, window: address };
-    if (refused >= limits.refusalsPerAddress) {
-      const window = { count: refused, resetMs: refusedResetMs };
-      request.rateWindow = { limit: limits.refusalsPerAddress, window };
-      refuse(limits.refusalsPerAddress, window);
+    if (refusals.count >= limits.refusalsPerAddress) {
+      request.rateWindow = { limit: limits.refusalsPerAddress, window: refusals };
+      refuse(limits.refusalsPerAddress, refusals);
     }
-    if (count > limits.perAddress) refuse(limits.perAddress, address);
+    if (address.count > limits.perAddress) refuse(limits.perAddress, address);
   });
 
   app.addHook("onSend", async (request, reply) => {
@@ -111,7 +87,7 @@ export function registerRateLimit(
   app.addHook("onResponse", async (request, reply) => {
     const refused = reply.statusCode === 401 || (reply.statusCode === 403 && !request.provenCredential);
     if (!refused || !presentedCredential(request)) return;
-    await hit([refusalKey(request)]);
+    await quietly(windows.hit(refusalKey(request)));
   });
 
   return {
@@ -120,12 +96,10 @@ export function registerRateLimit(
       const credential = request.provenCredential;
       if (!credential) return;
       const key = `${prefix}rl:cred:${createHash("sha256").update(credential).digest("hex").slice(0, 32)}`;
-      const counted = await hit([key]);
-      if (!counted) return;
-      const [count = 0, resetMs = WINDOW_MS] = counted;
-      const window = { count, resetMs };
+      const window = await quietly(windows.hit(key));
+      if (!window) return;
       request.rateWindow = { limit: limits.perCredential, window };
-      if (count > limits.perCredential) refuse(limits.perCredential, window);
+      if (window.count > limits.perCredential) refuse(limits.perCredential, window);
     },
   };
 }
