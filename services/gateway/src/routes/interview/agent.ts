@@ -23,6 +23,7 @@ import {
   Uuid,
   ValidationErrorBody,
 } from "../schemas.js";
+import { receiveFrames } from "./frames.js";
 import { send } from "./hub.js";
 import { participantRef } from "./participant.js";
 import { EntryBody, entryJson, SnapshotBody, SnapshotEnvelope, snapshotJson } from "./views.js";
@@ -412,7 +413,7 @@ export function agentRoutes(app: FastifyInstance, deps: RouteDeps): void {
     const evaluationId = ref.evaluationId;
     const entry = hub.addAgent(ref, randomUUID(), socket);
     // Commands wait until the connection is recorded: the agent owns the voice before it speaks.
-    let queue = agent
+    const opened = agent
       .openAgentConnection({ agent: ref, connectionId: entry.connectionId }, callOptions(request))
       .then(
         (answer) => {
@@ -462,12 +463,7 @@ export function agentRoutes(app: FastifyInstance, deps: RouteDeps): void {
         refuse(id, atFrame(appError));
       }
     };
-    socket.on("message", (data) => {
-      const receivedAt = new Date();
-      const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
-      const text = bytes.toString("utf8");
-      queue = queue.then(() => handle(text, receivedAt));
-    });
+    const frames = receiveFrames(socket, handle, opened);
     const expiresIn = (request.agent?.expiresAt.getTime() ?? 0) - Date.now();
     const expiry = setTimeout(
       () => hub.closeAgent(entry, "token_expired", "The agent token has expired."),
@@ -477,7 +473,7 @@ export function agentRoutes(app: FastifyInstance, deps: RouteDeps): void {
       clearTimeout(expiry);
       hub.removeAgent(entry);
       // After the commands it carried; a superseded session's connection is gone already.
-      queue = queue.then(async () => {
+      frames.after(async () => {
         await agent
           .closeAgentConnection({ agent: ref, connectionId: entry.connectionId }, callOptions(request))
           .catch((error: unknown) => {

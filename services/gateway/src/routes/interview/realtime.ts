@@ -10,6 +10,7 @@ import type { PydanticItem } from "../../validation/pydantic-errors.js";
 import { compileRequestValidator, StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
 import { DateTime } from "../schemas.js";
+import { receiveFrames } from "./frames.js";
 import { participantRef } from "./participant.js";
 import { transcriptJson } from "./views.js";
 
@@ -129,12 +130,7 @@ export function realtimeRoutes(app: FastifyInstance, deps: RouteDeps): void {
           refuse(appError);
         }
       };
-      let queue = Promise.resolve();
-      socket.on("message", (data) => {
-        const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
-        const text = bytes.toString("utf8");
-        queue = queue.then(() => handle(text));
-      });
+      receiveFrames(socket, (text) => handle(text));
       const expiresIn = (request.participant?.expiresAt.getTime() ?? 0) - Date.now();
       const expiry = setTimeout(
         () => {
