@@ -1,7 +1,8 @@
 // What a hostile client can make the platform do, held to a bound: a flood of made-up credentials
 // is refused at the edge once its address used up its refusals, and costs control at most that
 // many lookups; clients behind the trusted proxy have limits of their own.
-import { randomBytes } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
+import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiResponse, apiClient } from "../api/support/client.js";
 import { expectError } from "../api/support/fixtures.js";
@@ -91,4 +92,54 @@ describe("the edge limiter", () => {
     const second = await flood("198.51.100.21", 5);
     expect(second.map((answer) => answer.status)).toEqual([401, 401, 401, 401, 401]);
   }, 60_000);
+});
+
+/** Bytes Redis holds under the platform's key prefix (every string value's length). */
+async function redisBytes(): Promise<number> {
+  const redis = new Redis(platform.env.REDIS_URL ?? "redis://127.0.0.1:6379");
+  try {
+    let total = 0;
+    let cursor = "0";
+    do {
+      const [next, keys] = await redis.scan(
+        cursor,
+        "MATCH",
+        `${platform.env.REDIS_KEY_PREFIX}*`,
+        "COUNT",
+        1000,
+      );
+      cursor = next;
+      for (const key of keys) if ((await redis.type(key)) === "string") total += await redis.strlen(key);
+    } while (cursor !== "0");
+    return total;
+  } finally {
+    redis.disconnect();
+  }
+}
+
+describe("anonymous Idempotency-Key records", () => {
+  /** What 500 stored answers may take in all: a few KiB each, not the megabyte each request sent. */
+  const BOUND_BYTES = 2 * 1024 * 1024;
+
+  it(`keep 500 anonymous 1 MiB requests with fresh keys under ${BOUND_BYTES / 1024 / 1024} MiB of Redis`, async () => {
+    const api = apiClient(platform.url);
+    const before = await redisBytes();
+    const body = { nickname: "x".repeat(1024 * 1024 - 100) };
+    let sent = 0;
+    const statuses: number[] = [];
+    await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        while (sent < 500) {
+          sent += 1;
+          statuses.push((await api.post("/auth/signup", body, { idempotencyKey: randomUUID() })).status);
+        }
+      }),
+    );
+    const grown = (await redisBytes()) - before;
+    console.info(
+      `500 anonymous 1 MiB requests: ${statuses.filter((s) => s === 422).length} × 422; Redis grew ${grown} bytes`,
+    );
+    expect(statuses.every((status) => status === 422)).toBe(true);
+    expect(grown).toBeLessThan(BOUND_BYTES);
+  }, 120_000);
 });

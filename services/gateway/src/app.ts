@@ -11,6 +11,7 @@ import Fastify, {
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { createCursorCodec } from "./http/cursor.js";
+import { createSeal } from "./idempotency-seal.js";
 import { createAttemptLimiter } from "./plugins/attempt-limit.js";
 import { registerAuth } from "./plugins/auth.js";
 import { answerUnroutablePath, registerErrorHandling } from "./plugins/errors.js";
@@ -109,7 +110,7 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     jwtSecret: deps.config.JWT_SECRET,
     countCredential: limiter.countCredential,
   });
-  registerIdempotency(app, deps.redis, deps.config.REDIS_KEY_PREFIX);
+  registerIdempotency(app, deps.redis, deps.config.REDIS_KEY_PREFIX, createSeal(deps.config.JWT_SECRET));
   registerValidation(app);
 
   const checks: ReadinessCheck[] = [

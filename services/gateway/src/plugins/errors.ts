@@ -2,6 +2,7 @@ import { ConnectError } from "@connectrpc/connect";
 import { AppError, fromConnectError } from "@evalp/kit";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { RequestValidationError } from "../validation/json-body.js";
+import type { PydanticItem } from "../validation/pydantic-errors.js";
 
 /** The application error body (contract §2). */
 export function errorBody(error: AppError, requestId: string) {
@@ -47,6 +48,27 @@ export function answerUnroutablePath(_error: unknown, request: FastifyRequest, r
 /** Seconds a client should wait before retrying an unavailable backend. */
 const RETRY_AFTER_UNAVAILABLE = "1";
 
+/** An `input` larger than this (as JSON) is not repeated in a 422 item. */
+export const MAX_INPUT_BYTES = 1024;
+
+/**
+ * The 422 items with each `input` as sent, but one too large to repeat: Pydantic repeats the
+ * whole object as the input of each missing field, so a 1 MiB body missing three fields answered
+ * (and an Idempotency-Key stored) 3 MiB. A string keeps its first characters and says it was cut;
+ * a larger object or array is replaced by a note of its size. Equal requests still give equal bodies.
+ */
+export function boundedInputs(items: readonly PydanticItem[]): PydanticItem[] {
+  return items.map((item) => {
+    const json = JSON.stringify(item.input) ?? "";
+    if (Buffer.byteLength(json) <= MAX_INPUT_BYTES) return item;
+    const input =
+      typeof item.input === "string"
+        ? `${item.input.slice(0, 256)}… (${Buffer.byteLength(item.input)} bytes, cut)`
+        : `(${Array.isArray(item.input) ? "an array" : "an object"} of ${Buffer.byteLength(json)} bytes, not repeated)`;
+    return { ...item, input };
+  });
+}
+
 /**
  * Error bodies are sent as strings: a 422 can be a validation list or an application error
  * (`idempotency_key_reused`), and neither may be reshaped by a route's response schema.
@@ -60,7 +82,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
       return reply
         .code(422)
         .type("application/json")
-        .send(JSON.stringify({ detail: error.items }));
+        .send(JSON.stringify({ detail: boundedInputs(error.items) }));
     }
     const appError = toAppError(error);
     // A service that validates what only it can (an answer against its question) sends the
@@ -69,7 +91,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
       return reply
         .code(422)
         .type("application/json")
-        .send(JSON.stringify({ detail: appError.context.detail }));
+        .send(JSON.stringify({ detail: boundedInputs(appError.context.detail as PydanticItem[]) }));
     }
     if (appError.status >= 500) {
       request.log.error({ err: appError.cause ?? error, code: appError.code }, "request failed");

@@ -3,6 +3,7 @@ import { AppError } from "@evalp/kit";
 import canonicalize from "canonicalize";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Redis } from "ioredis";
+import type { Seal } from "../idempotency-seal.js";
 
 /** Records live 24 h (contract §4). */
 const RECORD_TTL_SECONDS = 24 * 60 * 60;
@@ -13,6 +14,12 @@ const RECORD_TTL_SECONDS = 24 * 60 * 60;
 const LOCK_TTL_MS = 60_000;
 const HEADER = "idempotency-key";
 const MAX_KEY_LENGTH = 255;
+/**
+ * The largest answer a record keeps (sealed, its JSON): a larger one is still answered, but not
+ * stored: its key is released and a retry runs again (logged). No answer of the API's
+ * operations comes near it but a template's full definitions.
+ */
+export const MAX_RECORD_BYTES = 256 * 1024;
 
 type StoredResponse = { fingerprint: string; status: number; body: string; headers: Record<string, string> };
 
@@ -30,13 +37,16 @@ export function idempotencyId(scope: string, method: string, route: string, key:
   return createHash("sha256").update(`${scope}\n${method}\n${route}\n${key}`).digest("hex");
 }
 
-/** Whom a key belongs to: the credential's organization (or participant session), else the caller. */
+/**
+ * Whom a key belongs to: the credential's organization (or participant session), else the
+ * caller; an anonymous caller by its address, so that one client's keys never meet another's.
+ */
 function keyScope(request: FastifyRequest): string {
   const access = request.access;
   if (request.participant) return `participant:${request.participant.sessionId}`;
   if (access?.organizationId) return `org:${access.organizationId}`;
   if (access) return `principal:${access.principal.principalId}`;
-  return "anonymous";
+  return `anonymous:${request.ip}`;
 }
 
 /** A replayed body says so where its shape has `idempotent_replay` (contract §4). */
@@ -58,11 +68,12 @@ function unavailable(cause: unknown): AppError {
 
 /**
  * Idempotency-Key (contract §4): a Redis lock (`SET NX PX`) admits one execution per key; the
- * final response (< 500) is stored with the request fingerprint and replayed verbatim. Runs
+ * final response (< 500) is stored with the request fingerprint, sealed (`idempotency-seal.ts`)
+ * and at most MAX_RECORD_BYTES, and replayed verbatim. Runs
  * after authentication (keys are scoped to the credential's organization) and before
  * validation, so that a stored 422 replays too.
  */
-export function registerIdempotency(app: FastifyInstance, redis: Redis, prefix: string): void {
+export function registerIdempotency(app: FastifyInstance, redis: Redis, prefix: string, seal: Seal): void {
   app.addHook("preValidation", async (request, reply) => {
     const mode = request.routeOptions.config.access?.idempotency ?? "none";
     const key = request.headers[HEADER];
@@ -76,8 +87,9 @@ export function registerIdempotency(app: FastifyInstance, redis: Redis, prefix: 
       const stored = await redis.get(recordKey).catch((error: unknown) => {
         throw unavailable(error);
       });
-      if (!stored) return false;
-      const record = JSON.parse(stored) as StoredResponse;
+      const opened = stored ? seal.open(stored) : null;
+      if (!opened) return false;
+      const record = JSON.parse(opened) as StoredResponse;
       if (record.fingerprint !== fingerprint) {
         throw new AppError(
           "idempotency_key_reused",
@@ -130,7 +142,14 @@ export function registerIdempotency(app: FastifyInstance, redis: Redis, prefix: 
         if (value !== undefined) headers[name] = String(value);
       }
       const record: StoredResponse = { fingerprint: held.fingerprint, status, body: payload, headers };
-      multi.set(held.recordKey, JSON.stringify(record), "EX", RECORD_TTL_SECONDS);
+      const sealed = seal.seal(JSON.stringify(record));
+      if (sealed.length <= MAX_RECORD_BYTES) multi.set(held.recordKey, sealed, "EX", RECORD_TTL_SECONDS);
+      else {
+        request.log.warn(
+          { record_bytes: sealed.length, limit_bytes: MAX_RECORD_BYTES },
+          "idempotency record too large to keep: answered, not stored (a retry runs again)",
+        );
+      }
     }
     multi.del(held.lockKey);
     // A failure to store is logged, not sent: the response itself is already final. The lock

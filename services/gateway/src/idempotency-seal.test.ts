@@ -1,0 +1,16 @@
+import { describe, expect, it } from "vitest";
+import { createSeal } from "./idempotency-seal.js";
+
+describe("createSeal", () => {
+  it("opens what it sealed, and nothing else: no clear text inside, another secret or a change refused", () => {
+    const seal = createSeal("a".repeat(40));
+    const sealed = seal.seal('{"secret":"evk_visible"}');
+    expect(sealed).not.toContain("evk_visible");
+    expect(seal.open(sealed)).toBe('{"secret":"evk_visible"}');
+    expect(createSeal("b".repeat(40)).open(sealed)).toBeNull();
+    const [version, iv, tag, body] = sealed.split(".");
+    const flipped = `${body?.[0] === "A" ? "B" : "A"}${body?.slice(1)}`;
+    expect(seal.open([version, iv, tag, flipped].join("."))).toBeNull();
+    expect(seal.open('{"status":200}')).toBeNull();
+  });
+});

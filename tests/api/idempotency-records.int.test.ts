@@ -1,0 +1,123 @@
+import { sampleContents } from "@evalp/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { agentInterview } from "./support/agent.js";
+import { type ApiClient, apiClient } from "./support/client.js";
+import { createKey, createTenant, ik, type Tenant } from "./support/fixtures.js";
+import { interviewSetup } from "./support/interview.js";
+import { type Stack, startStack } from "./support/stack.js";
+
+// What Idempotency-Key records keep in Redis: sealed answers (no credential readable in a dump),
+// of a bounded size, with 422 inputs not repeated beyond a bound.
+let stack: Stack;
+let api: ApiClient;
+let tenant: Tenant;
+
+beforeAll(async () => {
+  stack = await startStack();
+  api = apiClient(stack.urls);
+  tenant = await createTenant(api);
+});
+afterAll(async () => {
+  await stack?.close();
+});
+
+/** Every string value under the stack's Redis prefix, as a dump would show them. */
+async function dump(): Promise<string[]> {
+  const values: string[] = [];
+  let cursor = "0";
+  do {
+    const [next, keys] = await stack.redis.scan(
+      cursor,
+      "MATCH",
+      `${stack.config.REDIS_KEY_PREFIX}*`,
+      "COUNT",
+      500,
+    );
+    cursor = next;
+    for (const key of keys) {
+      if ((await stack.redis.type(key)) === "string") values.push((await stack.redis.get(key)) ?? "");
+    }
+  } while (cursor !== "0");
+  return values;
+}
+
+describe("Idempotency-Key records", () => {
+  it("keep no secret of a journey readable: keys, webhook secrets, access, participant and agent tokens", async () => {
+    const secrets: string[] = [];
+    const login = await api.post(
+      "/auth/login",
+      { email: tenant.email, password: tenant.password },
+      { idempotencyKey: ik() },
+    );
+    expect(login.status).toBe(200);
+    secrets.push(login.body.access_token);
+    secrets.push((await createKey(api, tenant, ["org:read"])).secret);
+    const endpoint = await api.post(
+      `${tenant.env}/webhooks`,
+      { url: "http://127.0.0.1:9/hook", event_types: ["webhook.test"] },
+      { token: tenant.token, idempotencyKey: ik() },
+    );
+    expect(endpoint.status).toBe(201);
+    secrets.push(endpoint.body.secret);
+    const run = await agentInterview(api, await interviewSetup(api, tenant));
+    secrets.push(
+      run.session.participant_token,
+      run.agentSession.agent_token,
+      run.started.connection.participant_token,
+    );
+
+    const values = await dump();
+    expect(values.length).toBeGreaterThan(5);
+    for (const secret of secrets) {
+      expect(secret.length).toBeGreaterThan(20);
+      expect(values.filter((value) => value.includes(secret))).toEqual([]);
+    }
+  });
+
+  it("repeat no large input in a 422: the record of a 1 MiB body missing its fields stays small", async () => {
+    const before = (await dump()).length;
+    const answer = await api.post(
+      "/auth/signup",
+      { nickname: "x".repeat(1024 * 1024 - 100) },
+      { idempotencyKey: ik() },
+    );
+    expect(answer.status).toBe(422);
+    expect(answer.text.length).toBeLessThan(8 * 1024);
+    const missing = (answer.body.detail as Array<{ type: string; input: unknown }>).filter(
+      (item) => item.type === "missing",
+    );
+    expect(missing.length).toBeGreaterThan(0);
+    for (const item of missing) expect(item.input).toMatch(/^\(an object of \d+ bytes, not repeated\)$/);
+    const values = await dump();
+    expect(values.length).toBe(before + 1);
+    expect(Math.max(...values.map((value) => value.length))).toBeLessThan(16 * 1024);
+  });
+
+  it("answer what is too large to keep, release its key, and run a retry again", async () => {
+    const contents = sampleContents();
+    // A context whose defaults make the template's answer far larger than a record keeps.
+    (contents.context as Record<string, unknown>).defaults = { note: "y".repeat(300 * 1024) };
+    const body = {
+      name: "Large",
+      definitions: Object.entries(contents).map(([kind, content]) => ({
+        business_id: `large.${kind.replace("_", "-")}`,
+        locale: "en",
+        name: kind,
+        content,
+      })),
+    };
+    const key = ik();
+    const first = await api.post(`${tenant.app}/templates`, body, {
+      token: tenant.token,
+      idempotencyKey: key,
+    });
+    expect(first.status, first.text.slice(0, 300)).toBe(201);
+    const again = await api.post(`${tenant.app}/templates`, body, {
+      token: tenant.token,
+      idempotencyKey: key,
+    });
+    expect(again.status).toBe(201);
+    expect(again.headers.get("idempotent-replayed")).toBeNull();
+    expect(again.body.id).not.toBe(first.body.id);
+  });
+});
