@@ -414,7 +414,31 @@ describe("scenarios, prices and metrics", () => {
       entry_ids: ["01900000-0000-7000-8000-000000000000"],
       summary: "x",
     });
-    expect(unknownEntry.status).toBe(422);
+    expectError(unknownEntry, 404, "not_found");
+    expect(unknownEntry.body.detail.context).toEqual({
+      resource: "entry",
+      entry_id: "01900000-0000-7000-8000-000000000000",
+    });
+    // Another interview's entry is no more this interview's than an id naming nothing.
+    const elsewhere = await agentInterview(api, setup, agentKey);
+    const theirs = await elsewhere.agent.command({
+      type: "utterance",
+      id: "theirs",
+      speaker: "participant",
+      modality: "voice",
+      text: "Mine, not yours.",
+      started_at: at(1),
+    });
+    expect(theirs.status).toBe(200);
+    const foreign = await agent.command({
+      type: "scenario_evidence",
+      id: "e3",
+      scenario_id: "sc1",
+      criterion_id: "ownership",
+      entry_ids: [theirs.body.entry.id],
+      summary: "x",
+    });
+    expectError(foreign, 404, "not_found");
     const gap = await agent.command({
       type: "scenario_gap",
       id: "g1",

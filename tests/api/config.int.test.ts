@@ -35,14 +35,30 @@ describe("legacy keys (LEGACY_API_KEYS)", () => {
     expect(principal.status).toBe(200);
     expect(principal.headers.get("deprecation")).toBe("true");
     expect(principal.body).toMatchObject({ kind: "legacy", api_key_name: null, email: null });
-    expect(principal.body.scopes).not.toContain("interviews:agent");
+    // The data an old integration moved, nothing of the organization, its keys or its agents.
+    expect(principal.body.scopes).toContain("subjects:write");
+    for (const scope of [
+      "interviews:agent",
+      "org:read",
+      "org:admin",
+      "keys:write",
+      "apps:write",
+      "quotas:write",
+    ]) {
+      expect(principal.body.scopes).not.toContain(scope);
+    }
+    const webhooks = await api.get(`${tenant.app}/environments/${LEGACY_ENVIRONMENT}/webhooks`, {
+      token: LEGACY_KEY,
+    });
+    expect(webhooks.status).toBe(200);
+    expect(webhooks.headers.get("deprecation")).toBe("true");
     const keys = await api.get(`${tenant.app}/environments/${LEGACY_ENVIRONMENT}/api-keys`, {
       token: LEGACY_KEY,
     });
-    expect(keys.status).toBe(200);
-    expect(keys.headers.get("deprecation")).toBe("true");
+    expectError(keys, 403, "forbidden");
+    expect(keys.body.detail.context).toEqual({ required_scope: "keys:write" });
     // Its reach is its own environment.
-    expectError(await api.get(`${tenant.env}/api-keys`, { token: LEGACY_KEY }), 403, "forbidden");
+    expectError(await api.get(`${tenant.env}/webhooks`, { token: LEGACY_KEY }), 403, "forbidden");
     // Ordinary credentials get no Deprecation header.
     expect(
       (await api.get("/v1/auth/principal", { token: tenant.token })).headers.get("deprecation"),

@@ -105,6 +105,37 @@ describe("password reset (#1 and confirm)", () => {
   });
 });
 
+describe("anonymous password hashing (20 a minute per address)", () => {
+  it("counts sign-ups, invitation acceptances and reset confirmations of an address: the 21st is 429", async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      statuses.push(
+        (
+          await api.post(
+            "/v1/invitations/accept",
+            { token: `made-up-${i}`, password: "a password" },
+            { idempotencyKey: ik() },
+          )
+        ).status,
+        (await api.post("/auth/password-reset/confirm", { token: `made-up-${i}`, password: "a password" }))
+          .status,
+      );
+    }
+    expect(statuses).toEqual(Array(20).fill(404));
+    // A request refused by validation never reaches a hash, and is not counted.
+    expect(
+      (await api.post("/auth/signup", { email: "half@example.com", password: "a password" })).status,
+    ).toBe(422);
+    const limited = await api.post("/auth/signup", {
+      email: "late@example.com",
+      password: "a password",
+      organization_name: "Late",
+    });
+    expectError(limited, 429, "rate_limited");
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
+  });
+});
+
 describe("brute-force limits (5 a minute per email and per IP)", () => {
   it("limits login attempts per email: the sixth answers 429 rate_limited with Retry-After", async () => {
     const user = await signUp(api);

@@ -12,7 +12,7 @@ import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { createCursorCodec } from "./http/cursor.js";
 import { createSeal } from "./idempotency-seal.js";
-import { createAttemptLimiter } from "./plugins/attempt-limit.js";
+import { createAttemptLimiter, registerPasswordHashLimit } from "./plugins/attempt-limit.js";
 import { registerAuth } from "./plugins/auth.js";
 import { answerUnroutablePath, registerErrorHandling } from "./plugins/errors.js";
 import { registerIdempotency } from "./plugins/idempotency.js";
@@ -123,11 +123,13 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   ];
   registerOps(app, { upstreams: deps.upstreams, checks });
 
+  const attempts = createAttemptLimiter(deps.redis, deps.config.REDIS_KEY_PREFIX);
+  registerPasswordHashLimit(app, attempts);
   const routeDeps: RouteDeps = {
     config: deps.config,
     upstreams: deps.upstreams,
     cursors: createCursorCodec(deps.config.JWT_SECRET),
-    attempts: createAttemptLimiter(deps.redis, deps.config.REDIS_KEY_PREFIX),
+    attempts,
     hub: new InterviewHub({
       agent: deps.upstreams.interview.agent,
       subjectPrefix: deps.config.REALTIME_SUBJECT_PREFIX,

@@ -37,6 +37,7 @@ describe("urlProblem", () => {
     expect(urlProblem("https://example.com/hook", false)).toBeNull();
     expect(urlProblem("http://example.com/hook", false)).toBe("url must use https");
     expect(urlProblem("http://example.com/hook", true)).toBeNull();
+
     expect(urlProblem("ftp://example.com/", true)).toBe("url must use http or https");
     expect(urlProblem("https://user:pw@example.com/", false)).toBe("url must not contain credentials");
     expect(urlProblem("not a url", false)).toBe("url is not a valid absolute URL");
@@ -58,6 +59,15 @@ describe("checkTarget", () => {
     await expect(
       checkTarget("https://example.com/", false, resolveTo("93.184.216.34")),
     ).resolves.toBeUndefined();
+  });
+
+  it("refuses a public https target on a port other than 443, which the egress policy keeps closed", async () => {
+    const publicHost = resolveTo("93.184.216.34");
+    await expect(checkTarget("https://example.com:443/hook", false, publicHost)).resolves.toBeUndefined();
+    await expect(checkTarget("https://example.com:8443/hook", false, publicHost)).rejects.toThrow(
+      "url must use https's port 443",
+    );
+    await expect(checkTarget("https://example.com:8443/hook", true, publicHost)).resolves.toBeUndefined();
   });
 
   it("allows anything http(s) with WEBHOOK_ALLOW_PRIVATE", async () => {

@@ -93,7 +93,8 @@ export const systemResolver: Resolver = (hostname) =>
 
 /**
  * Checks a target before an attempt (and at creation): its form, then, unless private targets
- * are allowed, that no address its host resolves to is private. Throws TargetRefused.
+ * are allowed, that no address its host resolves to is private, and that it is on port 443.
+ * Throws TargetRefused.
  */
 export async function checkTarget(value: string, allowPrivate: boolean, resolve: Resolver = systemResolver) {
   const problem = urlProblem(value, allowPrivate);
@@ -104,6 +105,9 @@ export async function checkTarget(value: string, allowPrivate: boolean, resolve:
   if (addresses.length === 0 || addresses.some(({ address }) => isPrivateAddress(address))) {
     throw new TargetRefused("private address not allowed");
   }
+  // Deliveries leave the cluster on 443 only (deploy/k8s egress policy): another port would time
+  // out attempt after attempt until the endpoint is disabled, five days later.
+  if (new URL(value).port !== "") throw new TargetRefused("url must use https's port 443");
 }
 
 type LookupCallback = (error: Error | null, address: string | LookupAddress[], family?: number) => void;

@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { AGENT_SCOPE, AppError, isScope, type Queryable, ROLE_SCOPES, SCOPES } from "@evalp/kit";
+import { AppError, isScope, LEGACY_SCOPES, type Queryable, ROLE_SCOPES } from "@evalp/kit";
 import {
   type AuthenticateRequest,
   type AuthenticateResponse,
@@ -110,7 +110,7 @@ async function apiKeyPrincipal(db: Queryable, key: string): Promise<Principal> {
   });
 }
 
-/** Legacy keys predate scoped keys: they reach their one environment with every scope but the agent's. */
+/** Legacy keys predate scoped keys: they reach their one environment with the data scopes (LEGACY_SCOPES). */
 async function legacyPrincipal(db: Queryable, hash: string, environmentId: string): Promise<Principal> {
   const found = await db.query<{ app_id: string; organization_id: string }>(
     "SELECT e.app_id, a.organization_id FROM environments e JOIN apps a ON a.id = e.app_id WHERE e.id = $1",
@@ -124,6 +124,6 @@ async function legacyPrincipal(db: Queryable, hash: string, environmentId: strin
     organizationId: row.organization_id,
     appId: row.app_id,
     environmentId,
-    scopes: SCOPES.filter((scope) => scope !== AGENT_SCOPE),
+    scopes: [...LEGACY_SCOPES],
   });
 }

@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
-import { AppError, notFound, requestContext, withTransaction } from "@evalp/kit";
+import { AppError, notFound, type Queryable, requestContext, withTransaction } from "@evalp/kit";
 import {
   type ConfirmPasswordResetRequest,
   type ConfirmPasswordResetResponse,
@@ -21,17 +21,11 @@ export function confirmPasswordReset(deps: Deps) {
     ctx: HandlerContext,
   ): Promise<ConfirmPasswordResetResponse> => {
     const context = requestContext(ctx.values);
+    // The token first: an unknown or spent one costs no password hash (19 MiB and tens of ms).
+    await usableReset(deps.pool, req.token, false);
     const passwordHash = await hashPassword(req.password);
     await withTransaction(deps.pool, async (tx) => {
-      const found = await tx.query<{ id: string; user_id: string; usable: boolean }>(
-        `SELECT id, user_id, used_at IS NULL AND expires_at > clock_timestamp() AS usable
-         FROM password_resets WHERE token_hash = $1 FOR UPDATE`,
-        [sha256(req.token)],
-      );
-      const reset = found.rows[0];
-      if (!reset) throw notFound("reset_token");
-      if (!reset.usable)
-        throw new AppError("reset_token_expired", "This reset link was already used or has expired.");
+      const reset = await usableReset(tx, req.token, true);
       await tx.query("UPDATE password_resets SET used_at = clock_timestamp() WHERE id = $1", [reset.id]);
       await tx.query("UPDATE users SET password_hash = $2, updated_at = clock_timestamp() WHERE id = $1", [
         reset.user_id,
@@ -59,4 +53,18 @@ export function confirmPasswordReset(deps: Deps) {
     });
     return create(ConfirmPasswordResetResponseSchema, {});
   };
+}
+
+/** The reset a token names, if it can still be used (`lock`: held for the transaction). */
+async function usableReset(db: Queryable, token: string, lock: boolean) {
+  const found = await db.query<{ id: string; user_id: string; usable: boolean }>(
+    `SELECT id, user_id, used_at IS NULL AND expires_at > clock_timestamp() AS usable
+     FROM password_resets WHERE token_hash = $1${lock ? " FOR UPDATE" : ""}`,
+    [sha256(token)],
+  );
+  const reset = found.rows[0];
+  if (!reset) throw notFound("reset_token");
+  if (!reset.usable)
+    throw new AppError("reset_token_expired", "This reset link was already used or has expired.");
+  return reset;
 }

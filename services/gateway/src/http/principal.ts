@@ -53,6 +53,11 @@ export type RouteAccess = {
    * password reset, memberships, invitations: the gateway cannot tell whose credentials).
    */
   changesPrincipals?: "credential" | "user" | { param: string } | "all";
+  /**
+   * An anonymous route that makes control hash a password (sign-up, invitations, reset confirm):
+   * counted per client address once the request passed validation (attempt-limit.ts).
+   */
+  hashesPassword?: true;
 };
 
 /** The participant side's caller: the session its verified token is bound to. */

@@ -1,10 +1,17 @@
 import { createHash } from "node:crypto";
 import { AppError } from "@evalp/kit";
+import type { FastifyInstance } from "fastify";
 import type { Redis } from "ioredis";
 import { fixedWindows } from "../fixed-window.js";
 
 /** Login and password reset: 5 attempts a minute per email and per IP (contract §3). */
 export const ATTEMPTS_PER_MINUTE = 5;
+/**
+ * Anonymous requests that make the platform hash a password (sign-up, accepting an invitation,
+ * confirming a reset: argon2id, 19 MiB and tens of milliseconds each): this many a minute per
+ * client address, counted once they passed validation.
+ */
+export const PASSWORD_HASHES_PER_ADDRESS_PER_MINUTE = 20;
 const WINDOW_SECONDS = 60;
 
 /**
@@ -14,28 +21,45 @@ const WINDOW_SECONDS = 60;
 export type AttemptLimiter = {
   /** Counts one attempt for the email and the IP; 429 `rate_limited` past the limit of either. */
   check(action: string, email: string, ip: string): Promise<void>;
+  /** Counts one password hash asked for by the address; 429 past PASSWORD_HASHES_PER_ADDRESS_PER_MINUTE. */
+  checkPasswordHash(ip: string): Promise<void>;
 };
 
 export function createAttemptLimiter(redis: Redis, prefix: string): AttemptLimiter {
   const windows = fixedWindows(redis, WINDOW_SECONDS * 1000);
+  const count = async (keys: string[], limit: number) => {
+    const counted = await Promise.all(keys.map((key) => windows.hit(key))).catch((error: unknown) => {
+      throw new AppError("unavailable", undefined, {}, { cause: error });
+    });
+    for (const window of counted) {
+      if (window.count > limit) {
+        const retryAfter = String(Math.max(1, Math.ceil(window.resetMs / 1000)));
+        throw new AppError(
+          "rate_limited",
+          "Too many attempts; wait a minute.",
+          { limit, retry_after_seconds: Number(retryAfter) },
+          { headers: { "Retry-After": retryAfter } },
+        );
+      }
+    }
+  };
   return {
     async check(action, email, ip) {
       const emailHash = createHash("sha256").update(email.trim().toLowerCase()).digest("hex").slice(0, 32);
-      const keys = [`${prefix}attempts:${action}:email:${emailHash}`, `${prefix}attempts:${action}:ip:${ip}`];
-      const counted = await Promise.all(keys.map((key) => windows.hit(key))).catch((error: unknown) => {
-        throw new AppError("unavailable", undefined, {}, { cause: error });
-      });
-      for (const window of counted) {
-        if (window.count > ATTEMPTS_PER_MINUTE) {
-          const retryAfter = String(Math.max(1, Math.ceil(window.resetMs / 1000)));
-          throw new AppError(
-            "rate_limited",
-            "Too many attempts; wait a minute.",
-            { limit: ATTEMPTS_PER_MINUTE, retry_after_seconds: Number(retryAfter) },
-            { headers: { "Retry-After": retryAfter } },
-          );
-        }
-      }
+      await count(
+        [`${prefix}attempts:${action}:email:${emailHash}`, `${prefix}attempts:${action}:ip:${ip}`],
+        ATTEMPTS_PER_MINUTE,
+      );
+    },
+    async checkPasswordHash(ip) {
+      await count([`${prefix}attempts:password-hash:ip:${ip}`], PASSWORD_HASHES_PER_ADDRESS_PER_MINUTE);
     },
   };
+}
+
+/** Counts the routes that declare `hashesPassword` against their client address, after validation. */
+export function registerPasswordHashLimit(app: FastifyInstance, attempts: AttemptLimiter): void {
+  app.addHook("preHandler", async (request) => {
+    if (request.routeOptions.config.access?.hashesPassword) await attempts.checkPasswordHash(request.ip);
+  });
 }

@@ -38,12 +38,18 @@ function questionOf(step: Step, questionId: string, field = "question_id") {
   return placed;
 }
 
-async function entryById(step: Step, entryId: string): Promise<EntryRow | null> {
+/**
+ * An entry of this interview. Contract §9: another interview's resources answer 404, and so does
+ * an id that names nothing (the two must not be told apart).
+ */
+async function entryById(step: Step, entryId: string): Promise<EntryRow> {
   const found = await step.tx.query<EntryRow>(
     `SELECT ${ENTRY_COLUMNS} FROM interview_entries WHERE interview_id = $1 AND id = $2`,
     [step.interview.id, entryId],
   );
-  return found.rows[0] ?? null;
+  const entry = found.rows[0];
+  if (!entry) throw notFound("entry", { entry_id: entryId });
+  return entry;
 }
 
 /** Writes one entry and saves the interview (a new revision when `changes` the snapshot). */
@@ -213,7 +219,7 @@ const resolve: Handler = async (step, c) => {
     throw refuse("tap_confirmation_required", "This interview takes only the participant's tap.");
   }
   const evidence = await entryById(step, String(c.evidence_entry_id));
-  if (evidence?.kind !== "utterance" || evidence.payload.speaker !== "participant") {
+  if (evidence.kind !== "utterance" || evidence.payload.speaker !== "participant") {
     throw refuse("evidence_not_participant_utterance", "The evidence is not a participant utterance.");
   }
   if (Number(evidence.seq) <= proposal.seq) {
@@ -317,10 +323,7 @@ const scenarioEvidence: Handler = async (step, c) => {
   const criterionId = String(c.criterion_id);
   const { section } = criterionOf(step, scenarioId, criterionId);
   const ids = c.entry_ids as string[];
-  for (const [index, id] of ids.entries()) {
-    if (!(await entryById(step, id)))
-      throw fieldProblem(`entry_ids.${index}`, id, "is not an entry of this interview");
-  }
+  for (const id of ids) await entryById(step, id);
   cover(step, scenarioId, criterionId);
   return write(
     step,

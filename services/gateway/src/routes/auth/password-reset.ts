@@ -38,7 +38,9 @@ export function passwordResetRoutes(app: FastifyInstance, deps: RouteDeps): void
   app.post(
     "/auth/password-reset/confirm",
     {
-      config: { access: { auth: "none", idempotency: "optional", changesPrincipals: "all" } },
+      config: {
+        access: { auth: "none", idempotency: "optional", changesPrincipals: "all", hashesPassword: true },
+      },
       schema: {
         tags,
         summary: "Set a new password with a reset token; every session of the user is revoked",

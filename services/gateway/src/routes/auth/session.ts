@@ -44,7 +44,7 @@ export function sessionRoutes(app: FastifyInstance, deps: RouteDeps): void {
   app.post(
     "/auth/signup",
     {
-      config: { access: { auth: "none", idempotency: "optional" } },
+      config: { access: { auth: "none", idempotency: "optional", hashesPassword: true } },
       schema: {
         tags,
         summary: "Sign up: a user, their organization and a first access token",

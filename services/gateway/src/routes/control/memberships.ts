@@ -108,7 +108,9 @@ export function membershipRoutes(app: FastifyInstance, deps: RouteDeps): void {
   app.post(
     "/v1/invitations/accept",
     {
-      config: { access: { auth: "none", idempotency: "required", changesPrincipals: "all" } },
+      config: {
+        access: { auth: "none", idempotency: "required", changesPrincipals: "all", hashesPassword: true },
+      },
       schema: {
         tags: ["control"],
         summary: "Accept an invitation (single use) and set the password",
