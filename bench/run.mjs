@@ -655,6 +655,7 @@ async function main() {
     LOG_LEVEL: "warn",
     DATABASE_URL: databaseUrl.toString(),
     JWT_SECRET: randomBytes(32).toString("hex"),
+    SERVICE_TOKEN_SECRETS: `bench:${randomBytes(32).toString("hex")}`,
     REDIS_KEY_PREFIX: `evalp-bench-${suffix}:`,
     RATE_LIMIT_PER_MINUTE: "1000000000",
     // The webhook receiver listens on loopback.

@@ -23,7 +23,7 @@ import { createHash } from "node:crypto";
 import { createServer } from "node:http";
 import http2 from "node:http2";
 import { createClient } from "@connectrpc/connect";
-import { createLogger, createServiceTransport, serveService } from "@evalp/kit";
+import { createLogger, createServiceTransport, serveService, serviceCaller } from "@evalp/kit";
 import { HealthService } from "@evalp/proto/common/v1/health";
 import Fastify from "fastify";
 import pg from "pg";
@@ -32,6 +32,8 @@ import pg from "pg";
 const setting = (name) => process.env[name];
 
 const mode = process.argv[2];
+/** The hop's client and server sign and check service tokens as the platform's do. */
+const HOP_TOKENS = { SERVICE_TOKEN_SECRETS: "bench:bench-service-token-secret-0123456789abcdef" };
 const app = Fastify({ logger: false });
 
 if (mode === "hello") {
@@ -148,7 +150,7 @@ if (mode === "hello") {
   if (kind === "connect") {
     const client = createClient(
       HealthService,
-      createServiceTransport(() => url, 10_000),
+      createServiceTransport(() => url, 10_000, serviceCaller(HOP_TOKENS, "bench")),
     );
     call = () => client.check({});
   } else {

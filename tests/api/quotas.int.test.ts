@@ -1,5 +1,5 @@
 import { createClient } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
+import { createServiceTransport, serviceCaller } from "@evalp/kit";
 import { QuotaService } from "@evalp/proto/control/v1/quota";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { ApiClient } from "./support/client.js";
@@ -179,7 +179,7 @@ describe("QuotaService.GetLimits (for the other planes)", () => {
     );
     const client = createClient(
       QuotaService,
-      createConnectTransport({ baseUrl: stack.config.CONTROL_URL, httpVersion: "2" }),
+      createServiceTransport(() => stack.config.CONTROL_URL, 5_000, serviceCaller(stack.config, "test")),
     );
     const answer = await client.getLimits({ environmentId: fresh.environmentId });
     expect(Number(answer.limits?.evaluations)).toBe(12);

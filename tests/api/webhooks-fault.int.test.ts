@@ -54,6 +54,7 @@ describe("the event path under faults (contract §6: nothing is lost if any one 
       DATABASE_URL: database.url,
       REDIS_KEY_PREFIX: uniqueRedisPrefix(),
       JWT_SECRET: "fault-test-secret-fault-test-secret-0123456",
+      SERVICE_TOKEN_SECRETS: "fault:fault-test-service-token-secret-0123456789",
       NATS_URL: nats.url,
       ...streamNames(uniqueSuffix()),
       WEBHOOK_ALLOW_PRIVATE: "true",

@@ -2,7 +2,8 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "./config.js";
+import { ConfigError, loadConfig, requireJwtSecret } from "./config.js";
+import { parseServiceTokenSecrets } from "./service-tokens.js";
 
 const varDir = () => mkdtempSync(join(tmpdir(), "evalp-config-"));
 
@@ -30,13 +31,37 @@ describe("loadConfig", () => {
 
   it("refuses to start in production without a secret, or on the development one", () => {
     const dir = varDir();
-    expect(() => loadConfig({ NODE_ENV: "production", VAR_DIR: dir })).toThrow(ConfigError);
+    // Only the processes that sign or verify with it need the JWT secret.
+    const withoutJwt = loadConfig({
+      NODE_ENV: "production",
+      VAR_DIR: dir,
+      SERVICE_TOKEN_SECRETS: `k1:${"s".repeat(40)}`,
+    });
+    expect(() => requireJwtSecret(withoutJwt)).toThrow(ConfigError);
     const developmentSecret = loadConfig({ VAR_DIR: dir }).JWT_SECRET;
     expect(() => loadConfig({ NODE_ENV: "production", VAR_DIR: dir, JWT_SECRET: developmentSecret })).toThrow(
       /development secret/,
     );
-    const production = loadConfig({ NODE_ENV: "production", VAR_DIR: dir, JWT_SECRET: "p".repeat(40) });
+    // Nor the service tokens' secrets: a process that calls or serves RPCs refuses to start without them.
+    const withoutTokens = loadConfig({ NODE_ENV: "production", VAR_DIR: dir, JWT_SECRET: "p".repeat(40) });
+    expect(() => parseServiceTokenSecrets(withoutTokens.SERVICE_TOKEN_SECRETS)).toThrow(
+      /SERVICE_TOKEN_SECRETS is required/,
+    );
+    const production = loadConfig({
+      NODE_ENV: "production",
+      VAR_DIR: dir,
+      JWT_SECRET: "p".repeat(40),
+      SERVICE_TOKEN_SECRETS: `k1:${"s".repeat(40)}`,
+    });
     expect(production.WEBHOOK_ALLOW_PRIVATE).toBe(false);
+    expect(() =>
+      loadConfig({
+        NODE_ENV: "production",
+        VAR_DIR: dir,
+        JWT_SECRET: "p".repeat(40),
+        SERVICE_TOKEN_SECRETS: "k1:short",
+      }),
+    ).toThrow(/SERVICE_TOKEN_SECRETS/);
   });
 
   it("names every invalid variable", () => {

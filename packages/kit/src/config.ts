@@ -3,9 +3,11 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { z } from "zod";
 import { parseServiceAddress } from "./service-endpoints.js";
+import { parseServiceTokenSecrets } from "./service-tokens.js";
 
 /** The development default secret is written here so that restarts keep tokens valid. */
 const DEV_SECRET_FILE = "jwt-secret";
+const DEV_SERVICE_TOKEN_FILE = "service-token-secret";
 
 /** A service's address (`createEndpointSet`): one http(s) URL, or several separated by commas. */
 const serviceAddress = z.string().refine(
@@ -104,6 +106,12 @@ export const configSchema = z.object({
   SIGNUP_ENABLED: booleanString.default(true),
   LEGACY_API_KEYS: z.string().default(""),
   JWT_SECRET: z.string().min(32).optional(),
+  /**
+   * The secrets of the tokens the platform's processes sign for each other (service-tokens.ts):
+   * `kid:secret` pairs, comma-separated, the first signs. Required in production; generated into
+   * VAR_DIR in development.
+   */
+  SERVICE_TOKEN_SECRETS: z.string().optional(),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
   /** Everything one client address may send a minute (default: 10 × RATE_LIMIT_PER_MINUTE). */
   RATE_LIMIT_PER_ADDRESS_PER_MINUTE: z.coerce.number().int().min(1).optional(),
@@ -139,9 +147,10 @@ type RawConfig = z.infer<typeof configSchema>;
 /** The parsed configuration, with the secret resolved and the public URL known. */
 export type Config = Omit<
   RawConfig,
-  "JWT_SECRET" | "PUBLIC_URL" | "REALTIME_URL" | "WEBHOOK_ALLOW_PRIVATE"
+  "JWT_SECRET" | "PUBLIC_URL" | "REALTIME_URL" | "WEBHOOK_ALLOW_PRIVATE" | "SERVICE_TOKEN_SECRETS"
 > & {
   JWT_SECRET: string;
+  SERVICE_TOKEN_SECRETS: string;
   PUBLIC_URL: string;
   REALTIME_URL: string;
   WEBHOOK_ALLOW_PRIVATE: boolean;
@@ -170,22 +179,48 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   let secret = raw.JWT_SECRET;
   let usingDevelopmentSecret = false;
   if (!secret) {
-    if (production) throw new ConfigError("JWT_SECRET is required when NODE_ENV=production");
-    secret = readOrCreateSecret(secretFile);
-    usingDevelopmentSecret = true;
+    // In production only the processes that sign or verify with it have it (requireJwtSecret).
+    if (!production) {
+      secret = readOrCreateSecret(secretFile);
+      usingDevelopmentSecret = true;
+    }
   } else if (production && existsSync(secretFile) && readFileSync(secretFile, "utf8").trim() === secret) {
     throw new ConfigError("JWT_SECRET is the development secret; set a production secret");
+  }
+  // In production only the processes that call or serve RPCs have it: they refuse to start
+  // without it (parseServiceTokenSecrets), the migrations do not need it.
+  let serviceTokenSecrets = raw.SERVICE_TOKEN_SECRETS ?? "";
+  if (!serviceTokenSecrets && !production) {
+    serviceTokenSecrets = `dev:${readOrCreateSecret(resolve(raw.VAR_DIR, DEV_SERVICE_TOKEN_FILE))}`;
+  }
+  if (serviceTokenSecrets) {
+    try {
+      parseServiceTokenSecrets(serviceTokenSecrets);
+    } catch (error) {
+      throw new ConfigError(`invalid configuration: SERVICE_TOKEN_SECRETS: ${(error as Error).message}`);
+    }
   }
   const publicUrl = raw.PUBLIC_URL ?? `http://${raw.HOST}:${raw.PORT}`;
   return {
     ...raw,
-    JWT_SECRET: secret,
+    JWT_SECRET: secret ?? "",
+    SERVICE_TOKEN_SECRETS: serviceTokenSecrets,
     PUBLIC_URL: publicUrl,
     REALTIME_URL: raw.REALTIME_URL ?? realtimeUrlOf(publicUrl),
     // Private targets are allowed by default only outside production (contract §6).
     WEBHOOK_ALLOW_PRIVATE: raw.WEBHOOK_ALLOW_PRIVATE ?? !production,
     usingDevelopmentSecret,
   };
+}
+
+/**
+ * The JWT secret of a process that signs or verifies with it (the gateway: participant tokens,
+ * cursors, sealed idempotency records; the interview plane: participant and agent tokens). In
+ * production the other processes are not given it, and these refuse to start without it.
+ */
+export function requireJwtSecret(config: Pick<Config, "JWT_SECRET">): string {
+  if (!config.JWT_SECRET) throw new ConfigError("JWT_SECRET is required when NODE_ENV=production");
+  return config.JWT_SECRET;
 }
 
 /** The gateway's WebSocket door under a public URL: `https://h/base` → `wss://h/base/v1/participant/realtime`. */

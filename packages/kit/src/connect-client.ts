@@ -4,6 +4,15 @@ import { Code, ConnectError, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import { neverReached, transportFailure } from "./peer-outage.js";
 import { createEndpointSet, type Endpoint, type EndpointSet } from "./service-endpoints.js";
+import { parseServiceTokenSecrets, type ServiceTokenKeys, signServiceTokens } from "./service-tokens.js";
+
+/** Who calls another plane: the process's name, and the keys its service tokens are signed with. */
+export type ServiceCaller = { name: string; keys: ServiceTokenKeys };
+
+/** The caller a process of `name` is, from its configuration. */
+export function serviceCaller(config: { SERVICE_TOKEN_SECRETS: string }, name: string): ServiceCaller {
+  return { name, keys: parseServiceTokenSecrets(config.SERVICE_TOKEN_SECRETS) };
+}
 
 /**
  * How deep a message may nest on the wire between the planes, both ends alike. Free-form JSON
@@ -33,8 +42,13 @@ const IDLE_CONNECTION_MS = 60_000;
  * (`option idempotency_level = NO_SIDE_EFFECTS`): a read is answered although a replica died
  * under it, and a write is never run twice. Share one per peer service.
  */
-export function createServiceTransport(address: () => string, timeoutMs: number): Transport {
+export function createServiceTransport(
+  address: () => string,
+  timeoutMs: number,
+  caller: ServiceCaller,
+): Transport {
   let replicas: EndpointSet<Transport> | undefined;
+  const tokens = signServiceTokens(caller.name, caller.keys);
   const connected = () => {
     replicas ??= createEndpointSet(address(), {
       create: (baseUrl) =>
@@ -43,6 +57,7 @@ export function createServiceTransport(address: () => string, timeoutMs: number)
           httpVersion: "2",
           sessionManager: new Http2SessionManager(baseUrl, { idleConnectionTimeoutMs: IDLE_CONNECTION_MS }),
           defaultTimeoutMs: timeoutMs,
+          interceptors: [tokens],
           ...WIRE_READ_OPTIONS,
         }),
       refreshMs: RESOLVE_EVERY_MS,

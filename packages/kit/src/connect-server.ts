@@ -10,6 +10,7 @@ import { rpcMetricsInterceptor } from "./metrics.js";
 import { peerOutage } from "./peer-outage.js";
 import { type ReadinessCheck, runReadiness } from "./readiness.js";
 import { requestContextInterceptor } from "./request-context.js";
+import { requireServiceTokens, type ServiceTokenKeys } from "./service-tokens.js";
 
 /** An HTTP/2 Connect server that can also drain its open sessions. */
 export type ConnectServer = {
@@ -47,6 +48,8 @@ export function createConnectServer(options: {
   registry?: Registry;
   /** Connections older than this (give or take a tenth) are closed gracefully; 0 keeps them. */
   maxConnectionAgeMs?: number;
+  /** The keys the callers' service tokens are verified with: a call without a valid one is refused. */
+  tokens: ServiceTokenKeys;
 }): ConnectServer {
   const handler = connectNodeAdapter({
     ...WIRE_READ_OPTIONS,
@@ -60,6 +63,7 @@ export function createConnectServer(options: {
     },
     interceptors: [
       ...(options.registry ? [rpcMetricsInterceptor(options.registry)] : []),
+      requireServiceTokens(options.tokens),
       requestContextInterceptor(options.logger),
       errorInterceptor,
       peerOutageInterceptor,

@@ -24,4 +24,5 @@ export * from "./request-context.js";
 export * from "./scopes.js";
 export * from "./serve.js";
 export * from "./service-endpoints.js";
+export * from "./service-tokens.js";
 export * from "./shutdown.js";

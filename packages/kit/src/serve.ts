@@ -4,6 +4,7 @@ import { createConnectServer, listen } from "./connect-server.js";
 import { createMetricsRegistry } from "./metrics.js";
 import { createOpsServer } from "./ops-server.js";
 import type { ReadinessCheck } from "./readiness.js";
+import { parseServiceTokenSecrets } from "./service-tokens.js";
 
 /** What a service is, apart from how it is run: its RPC routes and its readiness checks. */
 export type ServiceDefinition = {
@@ -30,6 +31,8 @@ export async function serveService(
     opsPort: number;
     /** See `createConnectServer`; RPC_MAX_CONNECTION_AGE_MS in the services. */
     maxConnectionAgeMs?: number;
+    /** SERVICE_TOKEN_SECRETS: what callers' tokens are verified with. */
+    serviceTokenSecrets: string;
   },
 ): Promise<RunningService> {
   const registry = createMetricsRegistry(definition.name);
@@ -39,6 +42,7 @@ export async function serveService(
     checks: definition.checks,
     interceptors: definition.interceptors ?? [],
     registry,
+    tokens: parseServiceTokenSecrets(options.serviceTokenSecrets),
     ...(options.maxConnectionAgeMs === undefined ? {} : { maxConnectionAgeMs: options.maxConnectionAgeMs }),
   });
   const ops = createOpsServer({ registry, checks: definition.checks });

@@ -31,6 +31,7 @@ const running = await serveService(
     rpcPort: config.SERVICE_PORT ?? 8081,
     opsPort: config.OPS_PORT ?? 9081,
     maxConnectionAgeMs: config.RPC_MAX_CONNECTION_AGE_MS,
+    serviceTokenSecrets: config.SERVICE_TOKEN_SECRETS,
   },
 );
 const publisher = createOutboxPublisher({ name: "control", config, pool, logger });

@@ -1,9 +1,18 @@
-import { connectNats, createLogger, createShutdownManager, loadConfig, logRuntime } from "@evalp/kit";
+import {
+  connectNats,
+  createLogger,
+  createShutdownManager,
+  loadConfig,
+  logRuntime,
+  requireJwtSecret,
+} from "@evalp/kit";
 import { buildApp } from "./app.js";
 import { createRedis } from "./redis.js";
 import { createUpstreams } from "./upstream.js";
 
 const config = loadConfig();
+// It signs or verifies with the JWT secret: without one (production) it does not start.
+requireJwtSecret(config);
 const logger = createLogger("gateway", config.LOG_LEVEL);
 logRuntime(logger);
 const shutdown = createShutdownManager(logger, config.SHUTDOWN_GRACE_MS);

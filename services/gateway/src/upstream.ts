@@ -1,5 +1,5 @@
 import { type Client, createClient } from "@connectrpc/connect";
-import { type Config, createServiceTransport } from "@evalp/kit";
+import { type Config, createServiceTransport, serviceCaller } from "@evalp/kit";
 import { HealthService } from "@evalp/proto/common/v1/health";
 import { ApiKeyService } from "@evalp/proto/control/v1/api_key";
 import { AuditService } from "@evalp/proto/control/v1/audit";
@@ -24,7 +24,12 @@ export type Plane = (typeof PLANES)[number];
 
 type UpstreamConfig = Pick<
   Config,
-  "CONTROL_URL" | "PLATFORM_URL" | "INTERVIEW_URL" | "WEBHOOKS_URL" | "UPSTREAM_TIMEOUT_MS"
+  | "CONTROL_URL"
+  | "PLATFORM_URL"
+  | "INTERVIEW_URL"
+  | "WEBHOOKS_URL"
+  | "UPSTREAM_TIMEOUT_MS"
+  | "SERVICE_TOKEN_SECRETS"
 >;
 
 /** Typed Connect clients of every upstream service, one HTTP/2 session pool per service. */
@@ -61,8 +66,9 @@ export function createUpstreams(config: UpstreamConfig): Upstreams {
     interview: () => config.INTERVIEW_URL,
     webhooks: () => config.WEBHOOKS_URL,
   };
+  const caller = serviceCaller(config, "gateway");
   const transport = Object.fromEntries(
-    PLANES.map((plane) => [plane, createServiceTransport(urls[plane], config.UPSTREAM_TIMEOUT_MS)]),
+    PLANES.map((plane) => [plane, createServiceTransport(urls[plane], config.UPSTREAM_TIMEOUT_MS, caller)]),
   ) as Record<Plane, ReturnType<typeof createServiceTransport>>;
   return {
     auth: createClient(AuthService, transport.control),

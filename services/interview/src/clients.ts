@@ -1,5 +1,5 @@
 import { createClient } from "@connectrpc/connect";
-import { type Config, createServiceTransport } from "@evalp/kit";
+import { type Config, createServiceTransport, serviceCaller } from "@evalp/kit";
 import { OrganizationService } from "@evalp/proto/control/v1/organization";
 import { QuotaService } from "@evalp/proto/control/v1/quota";
 import { SubjectService } from "@evalp/proto/control/v1/subject";
@@ -8,9 +8,13 @@ import type { ControlClients, PlatformClients } from "./deps.js";
 
 /** Clients of the control plane at `CONTROL_URL`, sharing one HTTP/2 session. */
 export function createControlClients(
-  config: Pick<Config, "CONTROL_URL" | "UPSTREAM_TIMEOUT_MS">,
+  config: Pick<Config, "CONTROL_URL" | "UPSTREAM_TIMEOUT_MS" | "SERVICE_TOKEN_SECRETS">,
 ): ControlClients {
-  const transport = createServiceTransport(() => config.CONTROL_URL, config.UPSTREAM_TIMEOUT_MS);
+  const transport = createServiceTransport(
+    () => config.CONTROL_URL,
+    config.UPSTREAM_TIMEOUT_MS,
+    serviceCaller(config, "interview"),
+  );
   return {
     organizations: createClient(OrganizationService, transport),
     subjects: createClient(SubjectService, transport),
@@ -20,8 +24,12 @@ export function createControlClients(
 
 /** Clients of the platform plane at `PLATFORM_URL`. */
 export function createPlatformClients(
-  config: Pick<Config, "PLATFORM_URL" | "UPSTREAM_TIMEOUT_MS">,
+  config: Pick<Config, "PLATFORM_URL" | "UPSTREAM_TIMEOUT_MS" | "SERVICE_TOKEN_SECRETS">,
 ): PlatformClients {
-  const transport = createServiceTransport(() => config.PLATFORM_URL, config.UPSTREAM_TIMEOUT_MS);
+  const transport = createServiceTransport(
+    () => config.PLATFORM_URL,
+    config.UPSTREAM_TIMEOUT_MS,
+    serviceCaller(config, "interview"),
+  );
   return { bundles: createClient(BundleService, transport) };
 }

@@ -5,6 +5,7 @@ import {
   createShutdownManager,
   loadConfig,
   logRuntime,
+  requireJwtSecret,
   serveService,
 } from "@evalp/kit";
 import { createAgentSweeper } from "./agent/connections.js";
@@ -13,6 +14,8 @@ import { createRealtime } from "./realtime.js";
 import { interviewService, SCHEMA } from "./server.js";
 
 const config = loadConfig();
+// It signs or verifies with the JWT secret: without one (production) it does not start.
+requireJwtSecret(config);
 const logger = createLogger("interview", config.LOG_LEVEL);
 logRuntime(logger);
 const shutdown = createShutdownManager(logger, config.SHUTDOWN_GRACE_MS);
@@ -35,6 +38,7 @@ const running = await serveService(interviewService(deps), {
   rpcPort: config.SERVICE_PORT ?? 8083,
   opsPort: config.OPS_PORT ?? 9083,
   maxConnectionAgeMs: config.RPC_MAX_CONNECTION_AGE_MS,
+  serviceTokenSecrets: config.SERVICE_TOKEN_SECRETS,
 });
 const publisher = createOutboxPublisher({ name: "interview", config, pool, logger });
 // After the servers have closed (last registered runs first), the relay publishes what it holds.

@@ -1,5 +1,5 @@
 import { createClient } from "@connectrpc/connect";
-import { type Config, createServiceTransport } from "@evalp/kit";
+import { type Config, createServiceTransport, serviceCaller } from "@evalp/kit";
 import { OrganizationService } from "@evalp/proto/control/v1/organization";
 import { SubjectService } from "@evalp/proto/control/v1/subject";
 import { WebhookDeliveryService } from "@evalp/proto/webhooks/v1/delivery";
@@ -7,19 +7,27 @@ import type { Deps } from "./deps.js";
 
 /** The webhooks plane's deliveries at `WEBHOOKS_URL`. */
 export function createDeliveryClient(
-  config: Pick<Config, "WEBHOOKS_URL" | "UPSTREAM_TIMEOUT_MS">,
+  config: Pick<Config, "WEBHOOKS_URL" | "UPSTREAM_TIMEOUT_MS" | "SERVICE_TOKEN_SECRETS">,
 ): Deps["deliveries"] {
   return createClient(
     WebhookDeliveryService,
-    createServiceTransport(() => config.WEBHOOKS_URL, config.UPSTREAM_TIMEOUT_MS),
+    createServiceTransport(
+      () => config.WEBHOOKS_URL,
+      config.UPSTREAM_TIMEOUT_MS,
+      serviceCaller(config, "platform"),
+    ),
   );
 }
 
 /** Clients of the control plane at `CONTROL_URL`, sharing one HTTP/2 session. */
 export function createControlClients(
-  config: Pick<Config, "CONTROL_URL" | "UPSTREAM_TIMEOUT_MS">,
+  config: Pick<Config, "CONTROL_URL" | "UPSTREAM_TIMEOUT_MS" | "SERVICE_TOKEN_SECRETS">,
 ): Deps["control"] {
-  const transport = createServiceTransport(() => config.CONTROL_URL, config.UPSTREAM_TIMEOUT_MS);
+  const transport = createServiceTransport(
+    () => config.CONTROL_URL,
+    config.UPSTREAM_TIMEOUT_MS,
+    serviceCaller(config, "platform"),
+  );
   return {
     organizations: createClient(OrganizationService, transport),
     subjects: createClient(SubjectService, transport),

@@ -30,6 +30,7 @@ const running = await serveService(
     rpcPort: config.SERVICE_PORT ?? 8082,
     opsPort: config.OPS_PORT ?? 9082,
     maxConnectionAgeMs: config.RPC_MAX_CONNECTION_AGE_MS,
+    serviceTokenSecrets: config.SERVICE_TOKEN_SECRETS,
   },
 );
 const publisher = createOutboxPublisher({ name: "platform", config, pool, logger });

@@ -1,14 +1,18 @@
 import { createClient } from "@connectrpc/connect";
-import { type Config, createServiceTransport } from "@evalp/kit";
+import { type Config, createServiceTransport, serviceCaller } from "@evalp/kit";
 import { OrganizationService } from "@evalp/proto/control/v1/organization";
 import { QuotaService } from "@evalp/proto/control/v1/quota";
 import type { ControlClients } from "./deps.js";
 
 /** Clients of the control plane at `CONTROL_URL`, sharing one HTTP/2 session. */
 export function createControlClients(
-  config: Pick<Config, "CONTROL_URL" | "UPSTREAM_TIMEOUT_MS">,
+  config: Pick<Config, "CONTROL_URL" | "UPSTREAM_TIMEOUT_MS" | "SERVICE_TOKEN_SECRETS">,
 ): ControlClients {
-  const transport = createServiceTransport(() => config.CONTROL_URL, config.UPSTREAM_TIMEOUT_MS);
+  const transport = createServiceTransport(
+    () => config.CONTROL_URL,
+    config.UPSTREAM_TIMEOUT_MS,
+    serviceCaller(config, "webhooks"),
+  );
   return {
     organizations: createClient(OrganizationService, transport),
     quotas: createClient(QuotaService, transport),

@@ -51,6 +51,7 @@ const running = await serveService(
     rpcPort: config.SERVICE_PORT ?? 8084,
     opsPort: config.OPS_PORT ?? 9084,
     maxConnectionAgeMs: config.RPC_MAX_CONNECTION_AGE_MS,
+    serviceTokenSecrets: config.SERVICE_TOKEN_SECRETS,
   },
 );
 // At shutdown (last registered first): the servers stop taking calls, then the workers stop

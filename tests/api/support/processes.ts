@@ -97,6 +97,7 @@ export async function startProcesses(options: ProcessOptions = {}): Promise<Plat
     DATABASE_URL: databaseUrl,
     REDIS_KEY_PREFIX: uniqueRedisPrefix(),
     JWT_SECRET: "process-test-secret-process-test-secret-0123",
+    SERVICE_TOKEN_SECRETS: "proc:process-test-service-token-secret-0123456789",
     ...streams,
     ...options.env,
   };

@@ -98,6 +98,7 @@ export async function startStack(
     DATABASE_URL: database.url,
     REDIS_KEY_PREFIX: uniqueRedisPrefix(),
     JWT_SECRET: "test-secret-test-secret-test-secret-0123456789",
+    SERVICE_TOKEN_SECRETS: "test:test-service-token-secret-0123456789abcdef",
     DATABASE_POOL_SIZE: "4",
     MAIL_DIR: mkdtempSync(join(tmpdir(), "evalp-mail-")),
     // JetStream forbids streams with overlapping subjects: each stack has streams of its own.
@@ -116,6 +117,7 @@ export async function startStack(
       host: "127.0.0.1",
       rpcPort: 0,
       opsPort: 0,
+      serviceTokenSecrets: config.SERVICE_TOKEN_SECRETS,
     });
   const controlPool = pool("control");
   const nats = await connectNats(config.NATS_URL, "test-stack", logger);

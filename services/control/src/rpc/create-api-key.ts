@@ -1,24 +1,39 @@
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
-import { newId, requestContext, withTransaction } from "@evalp/kit";
+import { AppError, grants, isScope, newId, requestContext, withTransaction } from "@evalp/kit";
 import {
   type CreateApiKeyRequest,
   type CreateApiKeyResponse,
   CreateApiKeyResponseSchema,
 } from "@evalp/proto/control/v1/api_key";
+import { actorScopes } from "../actor-scopes.js";
 import { newApiKey, sha256 } from "../credentials.js";
 import { writeAudit } from "../db/audit.js";
 import { API_KEY_COLUMNS, type ApiKeyRow, apiKeyMessage } from "../db/rows.js";
 import { requireEnvironment } from "../db/scope.js";
 import type { Deps } from "../deps.js";
 
-/** Issues a key for the environment. The whole key is in this response only; only its hash is kept. */
+/**
+ * Issues a key for the environment. The whole key is in this response only; only its hash is
+ * kept. Its scopes are within the actor's (contract §3), checked here against what control knows.
+ */
 export function createApiKey(deps: Deps) {
   return async (req: CreateApiKeyRequest, ctx: HandlerContext): Promise<CreateApiKeyResponse> => {
     const context = requestContext(ctx.values);
     const key = newApiKey();
     const row = await withTransaction(deps.pool, async (tx) => {
       await requireEnvironment(tx, req.environment);
+      // The gateway checked this too; control does not take a caller's word for it.
+      const held = await actorScopes(tx, context.actor, {
+        organizationId: req.environment?.organizationId ?? "",
+        environmentId: req.environment?.environmentId ?? "",
+      });
+      const missing = req.scopes.find((scope) => !isScope(scope) || !grants(held, scope));
+      if (missing) {
+        throw new AppError("forbidden", `A key cannot have ${missing}, which its creator lacks.`, {
+          required_scope: missing,
+        });
+      }
       const inserted = await tx.query<ApiKeyRow>(
         `INSERT INTO api_keys (id, environment_id, name, key_prefix, secret_hash, scopes, created_by_user_id)
        VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${API_KEY_COLUMNS}`,
