@@ -126,6 +126,7 @@ if (mode === "hello") {
       host: "127.0.0.1",
       rpcPort: Number(setting("PORT") ?? 0),
       opsPort: 0,
+      serviceTokenSecrets: HOP_TOKENS.SERVICE_TOKEN_SECRETS,
     },
   );
   process.stdout.write("listening\n");
