@@ -690,7 +690,7 @@ async function main() {
     monolith: `http://127.0.0.1:${ports.monolith.rpc}`,
     receiver: `http://127.0.0.1:${ports.receiver.rpc}`,
   };
-  await waitFor(`${urls.gateway}/readyz`, "the gateway");
+  await waitFor(`http://127.0.0.1:${ports.gateway.ops}/readyz`, "the gateway");
   await waitFor(`${urls.hello}/hello`, "the hello server");
   await waitFor(`${urls.receiver}/stats`, "the receiver");
   log("platform ready");

@@ -4,7 +4,7 @@
 //
 // REPLICAS=<n> (default 1) starts n of every process, as a fleet runs them: the gateways on PORT,
 // PORT+1, …; each service's replicas on ports of their own (control 8181, 8191, …; platform
-// 8182, 8192, …; ops ports 9181, 9191, …), every caller given the list of a service's replicas
+// 8182, 8192, …; ops ports 9181, 9191, …; the gateways' ops ports 9180, 9190, …), every caller given the list of a service's replicas
 // (CONTROL_URL=http://127.0.0.1:8181,http://127.0.0.1:8191, …), over which it spreads its calls.
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -40,7 +40,7 @@ function plan() {
         ...SERVICES.map(({ name }) => ({ name, label: name, env: {} })),
         { name: "gateway", label: "gateway", env: {} },
       ],
-      gateways: [`http://${config.HOST}:${config.PORT}`],
+      gateways: [{ url: `http://${config.HOST}:${config.PORT}`, ops: config.OPS_PORT ?? 9080 }],
       shared: {},
     };
   }
@@ -63,8 +63,14 @@ function plan() {
   const gateways = [];
   for (let i = 0; i < replicas; i++) {
     const port = config.PORT + i;
-    gateways.push(`http://${config.HOST}:${port}`);
-    processes.push({ name: "gateway", label: `gateway-${i + 1}`, env: { PORT: String(port) } });
+    // Beside the services' ops ports (9181 + 10 i, …): 9180 + 10 i.
+    const ops = 9180 + 10 * i;
+    gateways.push({ url: `http://${config.HOST}:${port}`, ops });
+    processes.push({
+      name: "gateway",
+      label: `gateway-${i + 1}`,
+      env: { PORT: String(port), OPS_PORT: String(ops) },
+    });
   }
   return { processes, gateways, shared };
 }
@@ -99,13 +105,15 @@ function stop(code) {
 process.on("SIGINT", () => stop(0));
 process.on("SIGTERM", () => stop(0));
 
-const ready = (url) =>
-  fetch(`${url}/readyz`)
+// A gateway's readiness is on its ops port.
+const ready = (gateway) =>
+  fetch(`http://127.0.0.1:${gateway.ops}/readyz`)
     .then((r) => r.ok)
     .catch(() => false);
 for (let attempt = 0; attempt < 150 && !stopping; attempt++) {
   if ((await Promise.all(gateways.map(ready))).every(Boolean)) {
-    const listed = gateways.length === 1 ? config.PUBLIC_URL : `\n  ${gateways.join("\n  ")}\n`;
+    const listed =
+      gateways.length === 1 ? config.PUBLIC_URL : `\n  ${gateways.map((g) => g.url).join("\n  ")}\n`;
     console.error(`\nevalp is ready: ${listed}  (API docs: ${config.PUBLIC_URL}/docs)\n`);
     break;
   }

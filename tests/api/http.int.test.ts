@@ -91,14 +91,19 @@ describe("general HTTP rules (contract §1, §2)", () => {
 });
 
 describe("operations", () => {
-  it("serves /healthz, /readyz and /metrics", async () => {
+  it("serves /healthz on the public port, and /readyz and /metrics only on the ops port", async () => {
     expect((await api.get("/healthz")).body).toEqual({ status: "ok" });
-    const ready = await api.get("/readyz");
+    const ops = apiClient(stack.opsUrl);
+    expect((await ops.get("/healthz")).body).toEqual({ status: "ok" });
+    const ready = await ops.get("/readyz");
     expect(ready.status).toBe(200);
     expect(ready.body).toEqual({ status: "ready" });
-    const metrics = await api.get("/metrics");
+    const metrics = await ops.get("/metrics");
     expect(metrics.status).toBe(200);
     expect(metrics.text).toContain("http_request_duration_seconds_bucket");
+    // Neither readiness (it asks every plane) nor metrics are for the internet.
+    expectError(await api.get("/readyz"), 404, "not_found");
+    expectError(await api.get("/metrics"), 404, "not_found");
   });
 
   it("serves an OpenAPI 3.1 document of every public endpoint, and /docs", async () => {
@@ -168,7 +173,7 @@ describe("a backend that is down", () => {
       expect(detail.message).not.toMatch(/ECONNREFUSED|127\.0\.0\.1|stack/i);
       expect(response.headers.get("retry-after")).toBe("1");
       // The gateway still serves what needs no control: it stays ready, and says what it misses.
-      const ready = await client.get("/readyz");
+      const ready = await apiClient(separate.opsUrl).get("/readyz");
       expect(ready.status).toBe(200);
       expect(ready.body).toEqual({ status: "degraded", failing: ["control"] });
     } finally {

@@ -21,7 +21,7 @@ describe("the processes, as npm start runs them", () => {
       .filter(({ line }) => line.msg === "starting");
     expect(started.map(({ process }) => process).sort()).toEqual([...SERVICES, "gateway"].sort());
     for (const { line } of started) expect(line.node).toBe(process.version);
-    for (const name of SERVICES) {
+    for (const name of [...SERVICES, "gateway" as const]) {
       const ops = platform.opsUrl(name);
       expect((await fetch(`${ops}/healthz`)).status).toBe(200);
       expect((await fetch(`${ops}/readyz`)).status).toBe(200);

@@ -29,11 +29,11 @@ const OVERLAYS = readdirSync(OVERLAYS_DIR).filter((name) => statSync(join(OVERLA
 
 /** The platform's processes: where each listens, whom it calls (README, Configuration). */
 const PROCESSES = {
-  gateway: { port: 8080, probePortName: "http", calls: ["control", "platform", "interview", "webhooks"] },
-  control: { port: 8081, opsPort: 9081, probePortName: "ops", calls: ["interview", "webhooks"] },
-  platform: { port: 8082, opsPort: 9082, probePortName: "ops", calls: ["control", "webhooks"] },
-  interview: { port: 8083, opsPort: 9083, probePortName: "ops", calls: ["control", "platform"] },
-  webhooks: { port: 8084, opsPort: 9084, probePortName: "ops", calls: ["control"] },
+  gateway: { port: 8080, opsPort: 9080, calls: ["control", "platform", "interview", "webhooks"] },
+  control: { port: 8081, opsPort: 9081, calls: ["interview", "webhooks"] },
+  platform: { port: 8082, opsPort: 9082, calls: ["control", "webhooks"] },
+  interview: { port: 8083, opsPort: 9083, calls: ["control", "platform"] },
+  webhooks: { port: 8084, opsPort: 9084, calls: ["control"] },
 } as const;
 type ProcessName = keyof typeof PROCESSES;
 const PROCESS_NAMES = Object.keys(PROCESSES) as ProcessName[];
@@ -420,23 +420,21 @@ for (const overlay of OVERLAYS) {
       expect(problems).toEqual([]);
     });
 
-    it("probes each process on its ops port (the gateway on its HTTP port)", () => {
+    it("probes each process on its ops port", () => {
       const objects = render(overlay);
       for (const name of PROCESS_NAMES) {
         const process = PROCESSES[name];
         const workload = appWorkload(objects, name);
         const container = mainContainer(workload);
         const env = environment(objects, container);
-        const expected = "opsPort" in process ? process.opsPort : process.port;
-        const configured = Number("opsPort" in process ? env.OPS_PORT : env.PORT);
-        expect(configured, `${name}: OPS_PORT/PORT`).toBe(expected);
+        const expected = process.opsPort;
+        expect(Number(env.OPS_PORT), `${name}: OPS_PORT`).toBe(expected);
         expect(container.livenessProbe?.httpGet?.path, name).toBe("/healthz");
         expect(container.readinessProbe?.httpGet?.path, name).toBe("/readyz");
         expect(probePort(container, container.livenessProbe), name).toBe(expected);
         expect(probePort(container, container.readinessProbe), name).toBe(expected);
         if (container.startupProbe) expect(probePort(container, container.startupProbe), name).toBe(expected);
-        if ("opsPort" in process)
-          expect(Number(env.SERVICE_PORT), `${name}: SERVICE_PORT`).toBe(process.port);
+        expect(Number(name === "gateway" ? env.PORT : env.SERVICE_PORT), `${name}: PORT`).toBe(process.port);
         // The default HOST (127.0.0.1) would be unreachable for probes and peers.
         expect(env.HOST, `${name}: HOST`).toBe("0.0.0.0");
       }
@@ -620,7 +618,12 @@ for (const overlay of OVERLAYS) {
           [CLIENT, INTRUDER].map((from) => ({ from, to: app("gateway"), port: 8080 })),
           true,
         );
-        const denied: Connection[] = [];
+        // The gateway's ops port (readiness asks every plane; metrics) is not public.
+        const denied: Connection[] = [CLIENT, INTRUDER].map((from) => ({
+          from,
+          to: app("gateway"),
+          port: 9080,
+        }));
         for (const name of PROCESS_NAMES.filter((n) => n !== "gateway")) {
           for (const port of Object.values((app(name) as { ports: Record<string, number> }).ports)) {
             denied.push({ from: CLIENT, to: app(name), port }, { from: INTRUDER, to: app(name), port });
@@ -646,8 +649,7 @@ for (const overlay of OVERLAYS) {
             (PROCESSES[from].calls as readonly string[]).includes(to)
               ? allowed.push(connection)
               : denied.push(connection);
-            const target = PROCESSES[to];
-            if ("opsPort" in target) denied.push({ from: app(from), to: app(to), port: target.opsPort });
+            denied.push({ from: app(from), to: app(to), port: PROCESSES[to].opsPort });
           }
         }
         expect(allowed.length).toBe(11);
@@ -701,12 +703,7 @@ for (const overlay of OVERLAYS) {
         const { app, expectAllowed } = setup();
         expectAllowed(
           PROCESS_NAMES.map((name) => {
-            const process = PROCESSES[name];
-            return {
-              from: PROMETHEUS,
-              to: app(name),
-              port: "opsPort" in process ? process.opsPort : process.port,
-            };
+            return { from: PROMETHEUS, to: app(name), port: PROCESSES[name].opsPort };
           }),
           true,
         );

@@ -1,6 +1,8 @@
 import { createServer, type Server } from "node:http";
 import type { Registry } from "prom-client";
-import { type ReadinessCheck, readinessBody, runReadiness } from "./readiness.js";
+import { type Readiness, type ReadinessCheck, readinessBody, runReadiness } from "./readiness.js";
+
+const READINESS_REUSE_MS = 1_000;
 
 /**
  * The ops port of a service: `/healthz` (the process is up), `/readyz` (200 while it can serve:
@@ -10,6 +12,15 @@ import { type ReadinessCheck, readinessBody, runReadiness } from "./readiness.js
  */
 export function createOpsServer(options: { registry: Registry; checks: ReadinessCheck[] }): Server {
   let draining = false;
+  // A readiness answer is reused for a second: probes from many balancers cost the dependencies
+  // (for the gateway, every plane) one check a second.
+  let last: { at: number; readiness: Promise<Readiness> } | null = null;
+  const readiness = () => {
+    if (!last || performance.now() - last.at > READINESS_REUSE_MS) {
+      last = { at: performance.now(), readiness: runReadiness(options.checks) };
+    }
+    return last.readiness;
+  };
   const server = createServer((req, res) => {
     const send = (status: number, body: unknown, type = "application/json") => {
       res.writeHead(status, { "content-type": type });
@@ -20,8 +31,8 @@ export function createOpsServer(options: { registry: Registry; checks: Readiness
     if (path === "/healthz") return send(200, { status: "ok" });
     if (path === "/readyz") {
       if (draining) return send(503, { status: "draining" });
-      void runReadiness(options.checks).then((readiness) => {
-        const { status, body } = readinessBody(readiness);
+      void readiness().then((answer) => {
+        const { status, body } = readinessBody(answer);
         send(status, body);
       });
       return;

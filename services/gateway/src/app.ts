@@ -121,7 +121,7 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
       },
     },
   ];
-  registerOps(app, { upstreams: deps.upstreams, checks });
+  app.decorate("ops", registerOps(app, { upstreams: deps.upstreams, checks }));
 
   const attempts = createAttemptLimiter(deps.redis, deps.config.REDIS_KEY_PREFIX);
   registerPasswordHashLimit(app, attempts);

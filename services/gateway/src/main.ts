@@ -2,6 +2,7 @@ import {
   connectNats,
   createLogger,
   createShutdownManager,
+  listen,
   loadConfig,
   logRuntime,
   requireJwtSecret,
@@ -47,5 +48,6 @@ shutdown.register("http", async () => {
   }
 });
 await app.listen({ port: config.PORT, host: config.HOST });
+const opsPort = await listen(app.ops, config.OPS_PORT ?? 9080, config.HOST);
 shutdown.listen();
-logger.info({ url: config.PUBLIC_URL }, "gateway listening");
+logger.info({ url: config.PUBLIC_URL, ops_port: opsPort }, "gateway listening");

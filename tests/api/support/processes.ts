@@ -117,8 +117,7 @@ export async function startProcesses(options: ProcessOptions = {}): Promise<Plat
     if (!port) throw new Error(`${name} has no replica ${replica}`);
     return port;
   };
-  const opsUrl = (name: ProcessName, replica = 0) =>
-    name === "gateway" ? (urls[replica] as string) : `http://127.0.0.1:${portOf(name, replica).ops}`;
+  const opsUrl = (name: ProcessName, replica = 0) => `http://127.0.0.1:${portOf(name, replica).ops}`;
   const label = (name: ProcessName, replica: number) => (replicas === 1 ? name : `${name}-${replica + 1}`);
 
   const stderr: string[] = [];
@@ -163,11 +162,15 @@ export async function startProcesses(options: ProcessOptions = {}): Promise<Plat
   const start = async (name: ProcessName, replica = 0) => {
     if (running(name, replica)) return;
     spawnProcess(name, replica);
-    // A service is ready when its ops port says so; the gateway when it answers at all.
-    await waitForStatus(`${opsUrl(name, replica)}/${name === "gateway" ? "healthz" : "readyz"}`, 200, 20_000);
+    // A process is ready when its ops port says so (a gateway is, while it serves at all).
+    await waitForStatus(`${opsUrl(name, replica)}/readyz`, 200, 20_000);
   };
   const ready = async (timeoutMs = 20_000) => {
-    await Promise.all(urls.map((gateway) => waitForStatus(`${gateway}/readyz`, 200, timeoutMs, "ready")));
+    await Promise.all(
+      ports.gateway.map((port) =>
+        waitForStatus(`http://127.0.0.1:${port.ops}/readyz`, 200, timeoutMs, "ready"),
+      ),
+    );
   };
   const every = NAMES.flatMap((name) =>
     Array.from({ length: replicas }, (_, replica) => ({ name, replica })),

@@ -27,6 +27,7 @@ import {
   createOutboxRelay,
   createPool,
   eventsRoute,
+  listen,
   loadConfig,
   type NatsConnection,
   type Pool,
@@ -64,6 +65,8 @@ export type Stack = {
   url: string;
   /** Both gateways' base URLs: the API's tests alternate between them, as a balancer does. */
   urls: string[];
+  /** The first gateway's ops server (`/healthz`, `/readyz`, `/metrics`). */
+  opsUrl: string;
   config: Config;
   /** The control schema's pool, for asserting what was (not) written. */
   db: Pool;
@@ -191,7 +194,7 @@ export async function startStack(
   webhookWorkers.start();
   await webhookWorkers.connect(nats);
   // Two gateways, each with clients of its own, as two replicas behind a balancer.
-  const gateways: Array<{ app: FastifyInstance; redis: Redis; url: string }> = [];
+  const gateways: Array<{ app: FastifyInstance; redis: Redis; url: string; opsUrl: string }> = [];
   for (let i = 0; i < 2; i++) {
     const redis = createRedis(config.REDIS_URL);
     // The client refuses commands until it is connected (no offline queue); tests use it at once.
@@ -204,7 +207,13 @@ export async function startStack(
       nats: Promise.resolve(nats),
     });
     await app.listen({ port: 0, host: "127.0.0.1" });
-    gateways.push({ app, redis, url: `http://127.0.0.1:${(app.server.address() as { port: number }).port}` });
+    const opsPort = await listen(app.ops, 0, "127.0.0.1");
+    gateways.push({
+      app,
+      redis,
+      url: `http://127.0.0.1:${(app.server.address() as { port: number }).port}`,
+      opsUrl: `http://127.0.0.1:${opsPort}`,
+    });
   }
   const [first] = gateways;
   if (!first) throw new Error("no gateway");
@@ -215,6 +224,7 @@ export async function startStack(
   return {
     url,
     urls: gateways.map((gateway) => gateway.url),
+    opsUrl: first.opsUrl,
     config: { ...config, PUBLIC_URL: url },
     db: controlPool,
     pool,

@@ -1,7 +1,12 @@
+import type { Server } from "node:http";
 import type { Access, ParticipantAccess, RouteAccess } from "./principal.js";
 
 /** What the gateway's plugins attach to Fastify's request and route config. */
 declare module "fastify" {
+  interface FastifyInstance {
+    /** The gateway's ops server (`/healthz`, `/readyz`, `/metrics`), listened on OPS_PORT by its runner. */
+    ops: Server;
+  }
   interface FastifyContextConfig {
     access?: RouteAccess;
   }

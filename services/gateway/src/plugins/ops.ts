@@ -1,28 +1,21 @@
-import {
-  createMetricsRegistry,
-  type Readiness,
-  type ReadinessCheck,
-  readinessBody,
-  runReadiness,
-} from "@evalp/kit";
+import type { Server } from "node:http";
+import { createMetricsRegistry, createOpsServer, type ReadinessCheck } from "@evalp/kit";
 import type { FastifyInstance } from "fastify";
 import { Histogram } from "prom-client";
 import { PLANES, type Upstreams } from "../upstream.js";
 
-/** A readiness answer is reused this long: probes from many balancers cost the planes one check a second. */
-const READINESS_REUSE_MS = 1_000;
-
 /**
- * `/healthz` (the process is up), `/readyz` and `/metrics` with a request-duration histogram by
- * route and status. A gateway is ready while it serves: Redis or a plane that is down makes the
- * requests that need it answer 503, and `/readyz` says `degraded` with what it misses, but a
- * balancer keeps every gateway (taking them all out would turn a partial outage into a total one).
- * While the gateway drains, Fastify answers 503 itself.
+ * The gateway's ops server (OPS_PORT, not the public port: neither readiness, which asks every
+ * plane, nor metrics are for the internet): `/healthz`, `/readyz` and `/metrics` with a
+ * request-duration histogram by route and status. A gateway is ready while it serves: Redis or a
+ * plane that is down makes the requests that need it answer 503, and `/readyz` says `degraded`
+ * with what it misses, but a balancer keeps every gateway (taking them all out would turn a
+ * partial outage into a total one). The public port keeps `/healthz` for load balancers.
  */
 export function registerOps(
   app: FastifyInstance,
   deps: { upstreams: Upstreams; checks: ReadinessCheck[] },
-): void {
+): Server {
   const registry = createMetricsRegistry("gateway");
   const duration = new Histogram({
     name: "http_request_duration_seconds",
@@ -53,18 +46,15 @@ export function registerOps(
       },
     })),
   ];
-
-  const ops = { schema: { hide: true } } as const;
-  app.get("/healthz", ops, async () => ({ status: "ok" }));
-  let last: { at: number; readiness: Promise<Readiness> } | null = null;
-  app.get("/readyz", ops, async (_request, reply) => {
-    if (!last || performance.now() - last.at > READINESS_REUSE_MS) {
-      last = { at: performance.now(), readiness: runReadiness(checks) };
-    }
-    const { status, body } = readinessBody(await last.readiness);
-    return reply.code(status).send(body);
+  app.get("/healthz", { schema: { hide: true } }, async () => ({ status: "ok" }));
+  const ops = createOpsServer({ registry, checks });
+  // Draining starts with the ops server: readiness answers 503 (then nothing) before the public
+  // port stops taking requests, so balancers move away first.
+  app.addHook("preClose", async () => {
+    await new Promise<void>((resolve) => {
+      ops.close(() => resolve());
+      ops.closeAllConnections();
+    });
   });
-  app.get("/metrics", ops, async (_request, reply) =>
-    reply.type(registry.contentType).send(await registry.metrics()),
-  );
+  return ops;
 }
