@@ -1,6 +1,7 @@
 // The platform's request benchmark (`npm run bench`, after the vitest benches). It starts the
 // platform once as `npm start` does (five processes, NODE_ENV=production, LOG_LEVEL=warn, a
-// fresh database, its own Redis prefix and NATS streams) plus two baseline servers and a webhook
+// fresh database, its own Redis prefix and a NATS server of its own with production's users and
+// permissions) plus two baseline servers and a webhook
 // receiver (bench/servers.mjs), and measures every case side by side with autocannon, in
 // shuffled rounds:
 // - saturation: requests/s with SATURATION_CONNECTIONS keep-alive connections for ROUND_SECONDS
@@ -13,7 +14,7 @@
 // - CPU per request of every process involved, from /proc/<pid>/stat during the saturation run.
 // Ratios are taken per round against the case's baseline in the same round; the table shows
 // their median. Results also go to bench/results.json. Environment: BENCH_ROUNDS,
-// BENCH_SECONDS, BENCH_CPU_PROF, BENCH_CASES, DATABASE_URL, REDIS_URL, NATS_URL.
+// BENCH_SECONDS, BENCH_CPU_PROF, BENCH_CASES, DATABASE_URL, REDIS_URL.
 import { spawn } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
 import { once } from "node:events";
@@ -21,9 +22,8 @@ import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { withDefaultUser } from "@evalp/kit";
-import { jetstreamManager } from "@nats-io/jetstream";
-import { connect } from "@nats-io/transport-node";
+import { configSchema, withDefaultUser } from "@evalp/kit";
+import { natsAuthorization, startNatsServer } from "@evalp/testing";
 import autocannon from "autocannon";
 import pg from "pg";
 import { Webhook } from "standardwebhooks";
@@ -236,15 +236,10 @@ const databaseUrl = new URL(baseUrl);
 databaseUrl.pathname = `/${databaseName}`;
 const adminUrl = new URL(baseUrl);
 adminUrl.pathname = "/postgres";
-const streams = {
-  EVENTS_STREAM: `EVENTS_BENCH_${suffix}`,
-  EVENTS_SUBJECT_PREFIX: `events_bench_${suffix}`,
-  WEBHOOKS_STREAM: `WEBHOOKS_BENCH_${suffix}`,
-  WEBHOOKS_SUBJECT_PREFIX: `webhooks_bench_${suffix}`,
-  AUDIT_STREAM: `AUDIT_BENCH_${suffix}`,
-  AUDIT_SUBJECT_PREFIX: `audit_bench_${suffix}`,
-};
-const natsUrl = setting("NATS_URL") ?? "nats://127.0.0.1:4222";
+// NODE_ENV=production: each process connects to NATS as its own user, within its permissions,
+// on a server of the run's own (the default stream names).
+const authorization = natsAuthorization(configSchema.parse({}));
+let nats = null;
 
 async function cleanUp() {
   await stopAll();
@@ -252,12 +247,7 @@ async function cleanUp() {
   await admin.connect();
   await admin.query(`DROP DATABASE IF EXISTS "${databaseName}" WITH (FORCE)`).catch(() => {});
   await admin.end();
-  const nc = await connect({ servers: natsUrl });
-  const jsm = await jetstreamManager(nc);
-  for (const [key, name] of Object.entries(streams)) {
-    if (key.endsWith("_STREAM")) await jsm.streams.delete(name).catch(() => false);
-  }
-  await nc.close();
+  await nats?.close();
 }
 
 async function json(response) {
@@ -640,6 +630,7 @@ async function deliveryLatency(target, { receiver, prefix }, rate) {
 async function main() {
   log(`database ${databaseName}, ${ROUNDS} rounds × ${ROUND_SECONDS} s per measurement`);
   await migrateAll(databaseUrl.toString());
+  nats = await startNatsServer({ authorization });
 
   const ports = Object.fromEntries(
     await Promise.all(
@@ -661,7 +652,7 @@ async function main() {
     // The webhook receiver listens on loopback.
     WEBHOOK_ALLOW_PRIVATE: "true",
     MAIL_DIR: `var/bench-mail-${suffix}`,
-    ...streams,
+    NATS_URL: nats.url,
   };
   for (const name of SERVICES) env[`${name.toUpperCase()}_URL`] = `http://127.0.0.1:${ports[name].rpc}`;
   for (const name of SERVICES) {
@@ -669,12 +660,14 @@ async function main() {
       ...env,
       SERVICE_PORT: String(ports[name].rpc),
       OPS_PORT: String(ports[name].ops),
+      ...authorization.credentials(name),
     });
   }
   startProcess("gateway", ["services/gateway/dist/main.js"], {
     ...env,
     PORT: String(ports.gateway.rpc),
     OPS_PORT: String(ports.gateway.ops),
+    ...authorization.credentials("gateway"),
   });
   startProcess("hello", ["bench/servers.mjs", "hello"], { ...env, PORT: String(ports.hello.rpc) });
   startProcess("monolith", ["bench/servers.mjs", "monolith"], { ...env, PORT: String(ports.monolith.rpc) });

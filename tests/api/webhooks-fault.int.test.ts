@@ -5,6 +5,7 @@ import { createPool, type Pool } from "@evalp/kit";
 import {
   createTestDatabase,
   freePort,
+  natsAuthorization,
   type Receiver,
   startNatsServer,
   startReceiver,
@@ -40,12 +41,15 @@ afterAll(async () => {
 describe("the event path under faults (contract §6: nothing is lost if any one process dies)", () => {
   it("delivers all of 1,000 events while webhooks is SIGKILLed and restarted twice and NATS restarted once", async () => {
     database = await createTestDatabase(MIGRATIONS);
-    nats = await startNatsServer();
+    const names = streamNames(uniqueSuffix());
+    // Production's NATS users and permissions: each process connects as itself.
+    const authorization = natsAuthorization(names);
+    nats = await startNatsServer({ authorization });
     receiver = await startReceiver();
     const ports = {
       control: { rpc: await freePort(), ops: await freePort() },
       webhooks: { rpc: await freePort(), ops: await freePort() },
-      gateway: await freePort(),
+      gateway: { rpc: await freePort(), ops: await freePort() },
     };
     const env: Record<string, string> = {
       ...(process.env as Record<string, string>),
@@ -56,7 +60,7 @@ describe("the event path under faults (contract §6: nothing is lost if any one 
       JWT_SECRET: "fault-test-secret-fault-test-secret-0123456",
       SERVICE_TOKEN_SECRETS: "fault:fault-test-service-token-secret-0123456789",
       NATS_URL: nats.url,
-      ...streamNames(uniqueSuffix()),
+      ...names,
       WEBHOOK_ALLOW_PRIVATE: "true",
       WEBHOOK_TIMEOUT_MS: "2000",
       RATE_LIMIT_PER_MINUTE: "100000",
@@ -67,11 +71,11 @@ describe("the event path under faults (contract §6: nothing is lost if any one 
     const start = (name: "control" | "webhooks" | "gateway") => {
       const own =
         name === "gateway"
-          ? { PORT: String(ports.gateway) }
+          ? { PORT: String(ports.gateway.rpc), OPS_PORT: String(ports.gateway.ops) }
           : { SERVICE_PORT: String(ports[name].rpc), OPS_PORT: String(ports[name].ops) };
       const child = spawn(process.execPath, [`services/${name}/dist/main.js`], {
         cwd: ROOT,
-        env: { ...env, ...own },
+        env: { ...env, ...own, ...authorization.credentials(name) },
         stdio: ["ignore", "ignore", "pipe"],
       });
       children.add(child);
@@ -96,11 +100,11 @@ describe("the event path under faults (contract §6: nothing is lost if any one 
     start("control");
     let webhooks = start("webhooks");
     const gateway = start("gateway");
-    await ready(`http://127.0.0.1:${ports.gateway}/healthz`);
+    await ready(`http://127.0.0.1:${ports.gateway.ops}/healthz`);
     await ready(`http://127.0.0.1:${ports.control.ops}/readyz`);
     await ready(`http://127.0.0.1:${ports.webhooks.ops}/readyz`);
 
-    const api = apiClient(`http://127.0.0.1:${ports.gateway}`);
+    const api = apiClient(`http://127.0.0.1:${ports.gateway.rpc}`);
     const tenant = await createTenant(api);
     await createEndpoint(api, tenant, { url: `${receiver.url}/all`, event_types: ["subject.imported"] });
 

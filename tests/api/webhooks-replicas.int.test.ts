@@ -36,7 +36,7 @@ beforeAll(async () => {
     config: stack.config,
   });
   replica.start();
-  await replica.connect(stack.nats);
+  await replica.connect(await stack.connectNats("webhooks"));
 });
 afterAll(async () => {
   await replica?.stop(0);

@@ -6,6 +6,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { configSchema, NATS_USERS, natsPermissions } from "@evalp/kit";
 import type { IContainer } from "kubernetes-models/v1/Container";
 import type { IPodSpec } from "kubernetes-models/v1/PodSpec";
 import type { IProbe } from "kubernetes-models/v1/Probe";
@@ -542,6 +543,9 @@ for (const overlay of OVERLAYS) {
         expect(env.SERVICE_TOKEN_SECRETS, name).toMatch(/^secret:/);
         if (name === "gateway" || name === "interview") expect(env.JWT_SECRET, name).toMatch(/^secret:/);
         else expect(env.JWT_SECRET, name).toBeUndefined();
+        // Each process is a NATS user of its own.
+        expect(env.NATS_USER, name).toBe(name);
+        expect(env.NATS_PASSWORD, name).toBe(`secret:evalp-nats-users/${name}`);
       }
     });
 
@@ -675,6 +679,11 @@ for (const overlay of OVERLAYS) {
         );
       });
 
+      it("let only the platform's pods reach NATS", () => {
+        const { state, expectAllowed } = setup();
+        expectAllowed([{ from: INTRUDER, to: state.nats, port: 4222 }], false);
+      });
+
       it("let every process resolve names and reach Postgres, Redis and NATS", () => {
         const { app, state, expectAllowed } = setup();
         const allowed: Connection[] = [];
@@ -711,6 +720,57 @@ for (const overlay of OVERLAYS) {
     });
   });
 }
+
+/** Every process's NATS permissions for the default stream names, as production runs them. */
+const NATS_LAYOUT = natsPermissions(configSchema.parse({}));
+
+/** What the NATS server of an overlay is configured with: each user, its password's source, its permissions. */
+type NatsUserConfig = { user: string; password: string; permissions: unknown };
+
+describe("NATS users and permissions", () => {
+  const expectLayout = (users: NatsUserConfig[], passwordFrom: (user: string) => string | undefined) => {
+    expect(users.map((entry) => entry.user).sort()).toEqual([...NATS_USERS].sort());
+    for (const entry of users) {
+      const user = entry.user as (typeof NATS_USERS)[number];
+      expect(entry.permissions, user).toEqual(NATS_LAYOUT[user]);
+      // A variable of the server's environment, taken from the Secret the process reads too.
+      const variable = /^\$(NATS_PASSWORD_[A-Z]+)$/.exec(entry.password)?.[1];
+      expect(variable, `${user}: password`).toBe(`NATS_PASSWORD_${user.toUpperCase()}`);
+      expect(passwordFrom(variable as string), user).toBe(`secret:evalp-nats-users/${user}`);
+    }
+  };
+
+  it("prod's chart values hold every process to its subjects, passwords from the Secret", () => {
+    const values = parse(readFileSync(join(OVERLAYS_DIR, "prod/nats-values.yaml"), "utf8"));
+    const users = (values.config.merge.authorization.users as NatsUserConfig[]).map((entry) => ({
+      ...entry,
+      // The chart writes `<< $VAR >>` as the variable reference `$VAR`.
+      password: entry.password.replace(/^<< (\$\w+) >>$/, "$1"),
+    }));
+    const env = values.container.env as Record<
+      string,
+      { valueFrom?: { secretKeyRef?: { name: string; key: string } } }
+    >;
+    expectLayout(users, (variable) => {
+      const ref = env[variable]?.valueFrom?.secretKeyRef;
+      return ref && `secret:${ref.name}/${ref.key}`;
+    });
+  });
+
+  it("dev's NATS runs the same layout", () => {
+    const objects = render("dev");
+    const data = (named(objects, "ConfigMap", "nats-config")?.data ?? {}) as Record<string, string>;
+    const conf = data["nats.conf"] ?? "";
+    // The server reads JSON; only the passwords are bare variable references.
+    const json = conf.replace(/^authorization:\s*/, "").replace(/: (\$\w+)/g, ': "$1"');
+    const users = JSON.parse(json).users as NatsUserConfig[];
+    const nats = workloads(objects).find((workload) => workload.name === "nats") as Workload;
+    const container = mainContainer(nats);
+    expect(container.args?.join(" ")).toContain("--config /etc/nats/nats.conf");
+    const env = environment(objects, container);
+    expectLayout(users, (variable) => env[variable]);
+  });
+});
 
 describe("overlay prod's gateway", () => {
   it("trusts the ingress's X-Forwarded-For, so that limits count clients, not the ingress", () => {

@@ -1,7 +1,14 @@
 // What a hostile client can make the platform do, held to a bound: a flood of made-up credentials
 // is refused at the edge once its address used up its refusals, and costs control at most that
-// many lookups; clients behind the trusted proxy have limits of their own.
+// many lookups; clients behind the trusted proxy have limits of their own. And what a foothold
+// inside the cluster cannot do: call a service without a service token, or publish an event.
 import { randomBytes, randomUUID } from "node:crypto";
+import { Code, createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { connectNats, createLogger } from "@evalp/kit";
+import { QuotaService } from "@evalp/proto/control/v1/quota";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { connect, errors } from "@nats-io/transport-node";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiResponse, apiClient } from "../api/support/client.js";
@@ -142,4 +149,48 @@ describe("anonymous Idempotency-Key records", () => {
     expect(statuses.every((status) => status === 422)).toBe(true);
     expect(grown).toBeLessThan(BOUND_BYTES);
   }, 120_000);
+});
+
+describe("inside the cluster", () => {
+  it("refuses a call to a service that carries no service token, from any address", async () => {
+    const quotas = createClient(
+      QuotaService,
+      createConnectTransport({ baseUrl: `http://127.0.0.1:${platform.ports.control.rpc}`, httpVersion: "2" }),
+    );
+    await expect(quotas.getLimits({ environmentId: randomUUID() })).rejects.toMatchObject({
+      code: Code.Unauthenticated,
+    });
+  });
+
+  it("refuses an event published on NATS by a process that may not, and stores none", async () => {
+    const { authorization, url } = platform.nats;
+    if (!authorization) throw new Error("the processes' NATS server runs without users");
+    const gateway = await connectNats(
+      { NATS_URL: url, ...authorization.credentials("gateway") },
+      "abuse",
+      createLogger("abuse", "silent"),
+    );
+    const harness = await connect({ servers: url, ...authorization.harness });
+    try {
+      const refused: string[] = [];
+      void (async () => {
+        for await (const status of gateway.status()) {
+          if (status.type === "error" && status.error instanceof errors.PermissionViolationError) {
+            refused.push(status.error.subject);
+          }
+        }
+      })();
+      const subject = `${platform.env.EVENTS_SUBJECT_PREFIX}.${randomUUID()}.subject.imported`;
+      gateway.publish(subject, JSON.stringify({ type: "subject.imported", data: {} }));
+      await gateway.flush();
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(refused).toEqual([subject]);
+      const jsm = await jetstreamManager(harness);
+      const info = await jsm.streams.info(platform.env.EVENTS_STREAM as string, { subjects_filter: subject });
+      expect(info.state.subjects?.[subject] ?? 0).toBe(0);
+    } finally {
+      await gateway.close();
+      await harness.close();
+    }
+  });
 });

@@ -1,11 +1,9 @@
 import { createPool, ensureDatabase, migrate } from "@evalp/kit";
 import {
   type Receiver,
-  startNatsServer,
   startPostgresServer,
   startReceiver,
   startRedisServer,
-  type TestNatsServer,
   type TestPostgresServer,
   type TestRedisServer,
 } from "@evalp/testing";
@@ -45,7 +43,6 @@ const FAST_FAILURE_MS = 250;
 
 let postgres: TestPostgresServer | undefined;
 let redis: TestRedisServer | undefined;
-let nats: TestNatsServer | undefined;
 let receiver: Receiver | undefined;
 let platform: PlatformProcesses | undefined;
 let databaseUrl = "";
@@ -54,10 +51,10 @@ let tenant: Tenant;
 let apiKey = "";
 
 beforeAll(async () => {
-  [postgres, redis, nats, receiver] = await Promise.all([
+  // NATS: the processes' own server (startProcesses), stopped and started below.
+  [postgres, redis, receiver] = await Promise.all([
     startPostgresServer(),
     startRedisServer(),
-    startNatsServer(),
     startReceiver(),
   ]);
   const url = new URL(postgres.url);
@@ -69,7 +66,6 @@ beforeAll(async () => {
     databaseUrl,
     env: {
       REDIS_URL: redis.url,
-      NATS_URL: nats.url,
       DATABASE_POOL_SIZE: "5",
       RATE_LIMIT_PER_MINUTE: "1000000",
       WEBHOOK_ALLOW_PRIVATE: "true",
@@ -87,7 +83,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await platform?.close();
   await receiver?.close();
-  await nats?.close();
   await redis?.close();
   await postgres?.close();
 });
@@ -311,8 +306,8 @@ describe("dependency faults under load", () => {
 
   it("NATS restarted: the API keeps answering, and events emitted meanwhile are delivered after", async () => {
     const run = await underFault("nats", {
-      down: () => nats?.stop("SIGKILL") ?? Promise.resolve(),
-      up: () => nats?.start() ?? Promise.resolve(),
+      down: () => platform?.nats.stop("SIGKILL") ?? Promise.resolve(),
+      up: () => platform?.nats.start() ?? Promise.resolve(),
       // The webhooks plane consumes the stream: it says what it misses and keeps serving.
       probed: "webhooks",
       missing: "nats",

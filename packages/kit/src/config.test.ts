@@ -3,6 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig, requireJwtSecret } from "./config.js";
+import { createLogger } from "./logger.js";
+import { connectNats } from "./nats.js";
 import { parseServiceTokenSecrets } from "./service-tokens.js";
 
 const varDir = () => mkdtempSync(join(tmpdir(), "evalp-config-"));
@@ -62,6 +64,22 @@ describe("loadConfig", () => {
         SERVICE_TOKEN_SECRETS: "k1:short",
       }),
     ).toThrow(/SERVICE_TOKEN_SECRETS/);
+  });
+
+  it("takes a NATS user (one of the processes) only with its password", () => {
+    const dir = varDir();
+    expect(loadConfig({ VAR_DIR: dir, NATS_USER: "control", NATS_PASSWORD: "pw" }).NATS_USER).toBe("control");
+    expect(() => loadConfig({ VAR_DIR: dir, NATS_USER: "control" })).toThrow(/NATS_USER and NATS_PASSWORD/);
+    expect(() => loadConfig({ VAR_DIR: dir, NATS_PASSWORD: "pw" })).toThrow(/NATS_USER and NATS_PASSWORD/);
+    expect(() => loadConfig({ VAR_DIR: dir, NATS_USER: "admin", NATS_PASSWORD: "pw" })).toThrow(/NATS_USER/);
+    // In production a process without one does not start, before it tries to connect.
+    expect(() =>
+      connectNats(
+        { NATS_URL: "nats://127.0.0.1:1", NODE_ENV: "production" },
+        "control",
+        createLogger("t", "silent"),
+      ),
+    ).toThrow(/NATS_USER and NATS_PASSWORD are required/);
   });
 
   it("names every invalid variable", () => {

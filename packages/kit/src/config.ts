@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { z } from "zod";
+import { NATS_USERS } from "./nats-permissions.js";
 import { parseServiceAddress } from "./service-endpoints.js";
 import { parseServiceTokenSecrets } from "./service-tokens.js";
 
@@ -46,6 +47,12 @@ export const configSchema = z.object({
   DATABASE_URL: z.string().default("postgres://127.0.0.1:5432/evalp"),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
   NATS_URL: z.string().default("nats://127.0.0.1:4222"),
+  /**
+   * The process's NATS user and password (nats-permissions.ts: each process is a user of its own,
+   * allowed only its subjects). Both or neither; required in production.
+   */
+  NATS_USER: z.enum(NATS_USERS).optional(),
+  NATS_PASSWORD: z.string().min(1).optional(),
   /** Replicas of the streams the platform creates (3 on a 3-node cluster, so a node can be lost). */
   NATS_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
   /**
@@ -199,6 +206,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     } catch (error) {
       throw new ConfigError(`invalid configuration: SERVICE_TOKEN_SECRETS: ${(error as Error).message}`);
     }
+  }
+  if (Boolean(raw.NATS_USER) !== Boolean(raw.NATS_PASSWORD)) {
+    throw new ConfigError("invalid configuration: NATS_USER and NATS_PASSWORD go together");
   }
   const publicUrl = raw.PUBLIC_URL ?? `http://${raw.HOST}:${raw.PORT}`;
   return {

@@ -11,6 +11,7 @@ export * from "./logger.js";
 export * from "./metrics.js";
 export * from "./migrate.js";
 export * from "./nats.js";
+export * from "./nats-permissions.js";
 export * from "./ops-server.js";
 export * from "./outbox.js";
 export * from "./outbox-publisher.js";

@@ -7,9 +7,10 @@ import {
   RetentionPolicy,
   StorageType,
 } from "@nats-io/jetstream";
-import { connect, type NatsConnection, nanos } from "@nats-io/transport-node";
+import { connect, errors, type NatsConnection, nanos } from "@nats-io/transport-node";
 import type { Logger } from "pino";
-import type { Config } from "./config.js";
+import { type Config, ConfigError } from "./config.js";
+import { natsInboxPrefix } from "./nats-permissions.js";
 
 export type { NatsConnection } from "@nats-io/transport-node";
 
@@ -60,28 +61,53 @@ const STREAM_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000;
 /** Within this window JetStream drops a second message with the same `Nats-Msg-Id`. */
 const DUPLICATE_WINDOW_MS = 2 * 60 * 1000;
 
+/** Where and as whom a process connects to NATS. */
+export type NatsSettings = Pick<Config, "NATS_URL" | "NATS_USER" | "NATS_PASSWORD"> &
+  Partial<Pick<Config, "NODE_ENV">>;
+
 /**
  * A connection that never gives up: it waits for a server that is not up yet and reconnects
  * forever, so a NATS restart is an interruption, not an outage of the process. Status changes
- * are logged.
+ * are logged. With a user, replies come to that user's own inbox prefix (the only inboxes its
+ * permissions let it read); in production a process without one does not start (thrown at once,
+ * before any connection is tried).
  */
-export async function connectNats(url: string, name: string, logger: Logger): Promise<NatsConnection> {
-  const nc = await connect({
-    servers: url,
+export function connectNats(settings: NatsSettings, name: string, logger: Logger): Promise<NatsConnection> {
+  if (settings.NODE_ENV === "production" && !settings.NATS_USER) {
+    throw new ConfigError("NATS_USER and NATS_PASSWORD are required when NODE_ENV=production");
+  }
+  const credentials = settings.NATS_USER
+    ? {
+        user: settings.NATS_USER,
+        pass: settings.NATS_PASSWORD,
+        inboxPrefix: natsInboxPrefix(settings.NATS_USER),
+      }
+    : {};
+  return connect({
+    servers: settings.NATS_URL,
     name,
+    ...credentials,
     maxReconnectAttempts: -1,
     reconnectTimeWait: 250,
     waitOnFirstConnect: true,
     pingInterval: 10_000,
-  });
-  void (async () => {
-    for await (const status of nc.status()) {
-      if (status.type === "disconnect" || status.type === "reconnect" || status.type === "error") {
-        logger.info({ nats: status.type }, "nats connection status");
+  }).then((nc) => {
+    void (async () => {
+      for await (const status of nc.status()) {
+        if (status.type === "error") {
+          // A permission refused is a defect of this process's code or of the layout: loud.
+          const refused = status.error instanceof errors.PermissionViolationError;
+          logger[refused ? "error" : "info"](
+            { nats: status.type, err: status.error },
+            "nats connection status",
+          );
+        } else if (status.type === "disconnect" || status.type === "reconnect") {
+          logger.info({ nats: status.type }, "nats connection status");
+        }
       }
-    }
-  })();
-  return nc;
+    })();
+    return nc;
+  });
 }
 
 /**

@@ -26,6 +26,9 @@ export function createOutboxPublisher(options: {
   config: Pick<
     Config,
     | "NATS_URL"
+    | "NATS_USER"
+    | "NATS_PASSWORD"
+    | "NODE_ENV"
     | "NATS_STREAM_REPLICAS"
     | "DATABASE_URL"
     | "EVENTS_STREAM"
@@ -42,7 +45,7 @@ export function createOutboxPublisher(options: {
   let relay: OutboxRelay | null = null;
   return {
     async start() {
-      nats = await connectNats(options.config.NATS_URL, options.name, options.logger);
+      nats = await connectNats(options.config, options.name, options.logger);
       relay = createOutboxRelay({
         pool: options.pool,
         nc: nats,

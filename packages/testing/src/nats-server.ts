@@ -1,13 +1,53 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { once } from "node:events";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { NATS_USERS, type NatsNames, type NatsUser, natsPermissions } from "@evalp/kit";
 import { answers, freePort } from "./ports.js";
+
+/**
+ * The platform's NATS users for a test server: production's permission layout
+ * (`natsPermissions`) over the names of the test's streams, each user with a fresh password,
+ * and a `harness` user without limits for the test itself (to read streams, to publish as no
+ * process may).
+ */
+export type NatsAuthorization = {
+  /** The settings a process connects with as `user`. */
+  credentials(user: NatsUser): { NATS_USER: NatsUser; NATS_PASSWORD: string };
+  /** The test's own user (connect options `user` and `pass`). */
+  harness: { user: string; pass: string };
+  /** The `authorization` block of the server's configuration. */
+  conf: string;
+};
+
+export function natsAuthorization(names: NatsNames): NatsAuthorization {
+  const permissions = natsPermissions(names);
+  const password = () => randomBytes(18).toString("base64url");
+  const passwords = Object.fromEntries(NATS_USERS.map((user) => [user, password()])) as Record<
+    NatsUser,
+    string
+  >;
+  const harness = { user: "harness", pass: password() };
+  const users = [
+    ...NATS_USERS.map((user) => ({ user, password: passwords[user], permissions: permissions[user] })),
+    { user: harness.user, password: harness.pass },
+  ];
+  return {
+    credentials: (user) => ({ NATS_USER: user, NATS_PASSWORD: passwords[user] }),
+    harness,
+    // The server's configuration format reads JSON maps and arrays; quoted strings are literal
+    // (no `$variable` substitution), which the `$JS.…` subjects need.
+    conf: `authorization: ${JSON.stringify({ users }, null, 2)}\n`,
+  };
+}
 
 /** A NATS server with JetStream of a test's own: its own port and store, stopped and started at will. */
 export type TestNatsServer = {
   url: string;
+  /** The users it accepts, when it was started with an authorization (else anyone may do anything). */
+  authorization?: NatsAuthorization;
   /** Kills the server (SIGKILL by default) and waits for it to exit. */
   stop(signal?: NodeJS.Signals): Promise<void>;
   /** Starts it again on the same port and store. */
@@ -23,15 +63,24 @@ const BINARY =
 
 /**
  * Starts `nats-server -js` on 127.0.0.1 and a free port with a temporary store directory, so
- * that a test can restart "NATS" without disturbing the shared server other tests use.
+ * that a test can restart "NATS" without disturbing the shared server other tests use; with an
+ * authorization, only its users may connect, each within its permissions.
  */
-export async function startNatsServer(): Promise<TestNatsServer> {
+export async function startNatsServer(
+  options: { authorization?: NatsAuthorization } = {},
+): Promise<TestNatsServer> {
   const port = await freePort();
   const store = mkdtempSync(join(tmpdir(), "evalp-nats-"));
+  const args = ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", join(store, "jetstream")];
+  if (options.authorization) {
+    const conf = join(store, "nats.conf");
+    writeFileSync(conf, options.authorization.conf, { mode: 0o600 });
+    args.push("-c", conf);
+  }
   let child: ChildProcess | null = null;
 
   async function start() {
-    child = spawn(BINARY, ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", store], { stdio: "ignore" });
+    child = spawn(BINARY, args, { stdio: "ignore" });
     for (let i = 0; i < 100; i++) {
       if (await answers(port)) return;
       if (child.exitCode !== null) throw new Error(`nats-server exited with ${child.exitCode}`);
@@ -52,6 +101,7 @@ export async function startNatsServer(): Promise<TestNatsServer> {
   await start();
   return {
     url: `nats://127.0.0.1:${port}`,
+    ...(options.authorization ? { authorization: options.authorization } : {}),
     stop,
     start,
     async close() {

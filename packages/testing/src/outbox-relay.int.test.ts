@@ -29,7 +29,7 @@ let nc: NatsConnection;
 beforeAll(async () => {
   database = await createTestDatabase(SETS);
   pool = createPool({ databaseUrl: database.url, schema: "relay_test", max: 3 });
-  nc = await connectNats(process.env.NATS_URL ?? "nats://127.0.0.1:4222", "relay-test", logger);
+  nc = await connectNats({ NATS_URL: process.env.NATS_URL ?? "nats://127.0.0.1:4222" }, "relay-test", logger);
 });
 afterAll(async () => {
   const jsm = await jetstreamManager(nc);

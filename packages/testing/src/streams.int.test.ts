@@ -11,7 +11,7 @@ const logger = createLogger("test", "silent");
 
 beforeAll(async () => {
   cluster = await startNatsCluster(3);
-  nc = await connectNats(cluster.urls[0] as string, "streams-test", logger);
+  nc = await connectNats({ NATS_URL: cluster.urls[0] as string }, "streams-test", logger);
 }, 30_000);
 afterAll(async () => {
   await nc?.close();

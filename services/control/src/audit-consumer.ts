@@ -1,4 +1,5 @@
 import {
+  AUDIT_CONSUMER,
   type AuditRecord,
   ensureStreams,
   type Logger,
@@ -8,9 +9,6 @@ import {
 } from "@evalp/kit";
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { insertAuditRecord } from "./db/audit.js";
-
-/** The durable consumer through which control reads the other planes' audit records. */
-export const AUDIT_CONSUMER = "control-audit";
 
 /** Stores audit records published by the other planes; runs in every control replica (they share the work). */
 export type AuditConsumer = { start(): Promise<void>; stop(): Promise<void> };

@@ -23,7 +23,7 @@ shutdown.register("redis", async () => {
 });
 const upstreams = createUpstreams(config);
 // Realtime frames of other gateways' sockets come over NATS; the API does not wait for it.
-const nats = connectNats(config.NATS_URL, "gateway", logger);
+const nats = connectNats(config, "gateway", logger);
 let natsConnected: Awaited<typeof nats> | null = null;
 void nats.then((nc) => {
   natsConnected = nc;

@@ -1,4 +1,5 @@
 import {
+  EVENTS_CONSUMER,
   type EventEnvelope,
   ensureStreams,
   type Logger,
@@ -21,8 +22,6 @@ import {
 import { nanos } from "@nats-io/transport-node";
 import { eventBody, isEnvelope } from "./event-body.js";
 
-/** The webhooks plane's durable consumer of the events stream. */
-export const CONSUMER_NAME = "webhooks";
 /** A message not acked within this time is delivered again (to this or another replica). */
 const ACK_WAIT_MS = 10_000;
 /** Messages handed to this plane and not yet acked, across its replicas. */
@@ -59,7 +58,7 @@ export function createEventConsumer(options: {
     await ensureStreams(options.nc, [options.route]);
     const jsm = await jetstreamManager(options.nc);
     const config = {
-      durable_name: CONSUMER_NAME,
+      durable_name: EVENTS_CONSUMER,
       ack_policy: AckPolicy.Explicit,
       deliver_policy: DeliverPolicy.All,
       filter_subject: `${prefix}.>`,
@@ -67,8 +66,8 @@ export function createEventConsumer(options: {
       max_ack_pending: MAX_ACK_PENDING,
     };
     try {
-      await jsm.consumers.info(stream, CONSUMER_NAME);
-      await jsm.consumers.update(stream, CONSUMER_NAME, {
+      await jsm.consumers.info(stream, EVENTS_CONSUMER);
+      await jsm.consumers.update(stream, EVENTS_CONSUMER, {
         ack_wait: config.ack_wait,
         max_ack_pending: config.max_ack_pending,
         filter_subject: config.filter_subject,
@@ -164,7 +163,7 @@ export function createEventConsumer(options: {
   }
 
   async function consume(): Promise<void> {
-    const consumer = await jetstream(options.nc).consumers.get(stream, CONSUMER_NAME);
+    const consumer = await jetstream(options.nc).consumers.get(stream, EVENTS_CONSUMER);
     const current = await consumer.consume({ max_messages: BATCH });
     messages = current;
     if (stopped) current.stop();

@@ -65,5 +65,5 @@ shutdown.listen();
 workers.start();
 logger.info({ rpc_port: running.rpcPort, ops_port: running.opsPort }, "webhooks listening");
 // NATS may come up after this process: RPCs and deliveries already stored are served meanwhile.
-nats = await connectNats(config.NATS_URL, "webhooks", logger);
+nats = await connectNats(config, "webhooks", logger);
 await workers.connect(nats);

@@ -5,11 +5,14 @@ import { fileURLToPath } from "node:url";
 import {
   createTestDatabase,
   freePort,
+  natsAuthorization,
+  startNatsServer,
   type TestDatabase,
+  type TestNatsServer,
   uniqueRedisPrefix,
   uniqueSuffix,
 } from "@evalp/testing";
-import { dropStreams, MIGRATIONS, streamNames } from "./stack.js";
+import { MIGRATIONS, streamNames } from "./stack.js";
 
 const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
 
@@ -28,8 +31,13 @@ export type PlatformProcesses = {
   url: string;
   /** Every gateway's base URL. */
   urls: string[];
-  /** The environment every process started with. */
+  /** The environment every process started with (each adds its own ports and NATS user). */
   env: Record<string, string>;
+  /**
+   * The processes' NATS server, of their own, with production's users and permissions (each
+   * process connects as itself); it can be stopped and started again.
+   */
+  nats: TestNatsServer;
   /** The ports of each process's first replica. */
   ports: Record<ProcessName, { rpc: number; ops: number }>;
   /** `http://127.0.0.1:<ops port>` of a process (`/healthz`, `/readyz`, `/metrics`). */
@@ -53,7 +61,7 @@ export type PlatformProcesses = {
 };
 
 export type ProcessOptions = {
-  /** Extra settings for every process (LOG_LEVEL, REDIS_URL, NATS_URL, …). */
+  /** Extra settings for every process (LOG_LEVEL, REDIS_URL, …). */
   env?: Record<string, string>;
   /** A database that exists and is migrated; by default a fresh one cloned from the template. */
   databaseUrl?: string;
@@ -90,6 +98,8 @@ export async function startProcesses(options: ProcessOptions = {}): Promise<Plat
     databaseUrl = database.url;
   }
   const streams = streamNames(uniqueSuffix());
+  const authorization = natsAuthorization(streams);
+  const nats = await startNatsServer({ authorization });
   const env: Record<string, string> = {
     ...(process.env as Record<string, string>),
     NODE_ENV: "test",
@@ -99,6 +109,7 @@ export async function startProcesses(options: ProcessOptions = {}): Promise<Plat
     JWT_SECRET: "process-test-secret-process-test-secret-0123",
     SERVICE_TOKEN_SECRETS: "proc:process-test-service-token-secret-0123456789",
     ...streams,
+    NATS_URL: nats.url,
     ...options.env,
   };
   const NAMES = [...SERVICES, "gateway"] as const;
@@ -133,7 +144,7 @@ export async function startProcesses(options: ProcessOptions = {}): Promise<Plat
         : { SERVICE_PORT: String(port.rpc), OPS_PORT: String(port.ops) };
     const child = spawn(process.execPath, [`services/${name}/dist/main.js`], {
       cwd: ROOT,
-      env: { ...env, ...portEnv },
+      env: { ...env, ...portEnv, ...authorization.credentials(name) },
       stdio: ["ignore", "pipe", "pipe"],
     });
     const tag = label(name, replica);
@@ -182,6 +193,7 @@ export async function startProcesses(options: ProcessOptions = {}): Promise<Plat
   } catch (error) {
     for (const child of children.values()) child.kill("SIGKILL");
     await database?.drop();
+    await nats.close();
     throw new Error(`${(error as Error).message}\n${stderr.join("")}\n${stdout.slice(-TAIL).join("\n")}`);
   }
 
@@ -189,6 +201,7 @@ export async function startProcesses(options: ProcessOptions = {}): Promise<Plat
     url,
     urls,
     env,
+    nats,
     ports: Object.fromEntries(NAMES.map((name) => [name, portOf(name, 0)])) as Record<
       ProcessName,
       { rpc: number; ops: number }
@@ -204,7 +217,7 @@ export async function startProcesses(options: ProcessOptions = {}): Promise<Plat
     async close() {
       await Promise.all(every.map(({ name, replica }) => kill(name, "SIGKILL", replica)));
       await database?.drop();
-      await dropStreams(streams, env.NATS_URL).catch(() => {});
+      await nats.close();
     },
   };
 }

@@ -30,11 +30,13 @@ import {
   listen,
   loadConfig,
   type NatsConnection,
+  type NatsNames,
+  type NatsUser,
+  type OutboxRelay,
   type Pool,
   type RunningService,
   type ServiceDefinition,
   serveService,
-  webhooksRoute,
 } from "@evalp/kit";
 import {
   createControlClients,
@@ -42,7 +44,13 @@ import {
   migrations as platformMigrations,
   platformService,
 } from "@evalp/platform";
-import { createTestDatabase, uniqueRedisPrefix, uniqueSuffix } from "@evalp/testing";
+import {
+  createTestDatabase,
+  natsAuthorization,
+  startNatsServer,
+  uniqueRedisPrefix,
+  uniqueSuffix,
+} from "@evalp/testing";
 import {
   createEnvironmentScope,
   createWebhookWorkers,
@@ -50,7 +58,6 @@ import {
   migrations as webhooksMigrations,
   webhooksService,
 } from "@evalp/webhooks";
-import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import type { FastifyInstance } from "fastify";
 import type { Redis } from "ioredis";
@@ -73,8 +80,13 @@ export type Stack = {
   /** The pool of any service's schema, for the same. */
   pool(schema: "control" | "platform" | "interview" | "webhooks"): Pool;
   redis: Redis;
-  /** The stack's NATS connection; its streams are named in `config` (unique to this stack). */
+  /**
+   * The test's own connection to the stack's NATS server (a user without limits); its streams
+   * are named in `config`.
+   */
   nats: NatsConnection;
+  /** A further connection as one of the platform's users, within that user's permissions. */
+  connectNats(user: NatsUser): Promise<NatsConnection>;
   /** Stops one upstream service, as an outage would. */
   stop(service: "control"): Promise<void>;
   close(): Promise<void>;
@@ -123,7 +135,22 @@ export async function startStack(
       serviceTokenSecrets: config.SERVICE_TOKEN_SECRETS,
     });
   const controlPool = pool("control");
-  const nats = await connectNats(config.NATS_URL, "test-stack", logger);
+  // A NATS server of the stack's own with production's users and permissions: each process
+  // connects as itself, so a publish or subscription outside its permissions fails the tests.
+  const authorization = natsAuthorization(config);
+  const natsServer = await startNatsServer({ authorization });
+  config.NATS_URL = natsServer.url;
+  const connections: NatsConnection[] = [];
+  const connectAs = async (user: NatsUser) => {
+    const nc = await connectNats(
+      { NATS_URL: natsServer.url, ...authorization.credentials(user) },
+      user,
+      logger,
+    );
+    connections.push(nc);
+    return nc;
+  };
+  const nats = await connect({ servers: natsServer.url, name: "test-harness", ...authorization.harness });
   const webhooksControl = webhooksControlClients(config);
   const webhookWorkers = createWebhookWorkers({
     pool: pool("webhooks"),
@@ -133,7 +160,7 @@ export async function startStack(
   });
   const tasks = createBackgroundTasks(logger);
   const realtime = createRealtime({ subjectPrefix: config.REALTIME_SUBJECT_PREFIX, logger });
-  realtime.attach(nats);
+  realtime.attach(await connectAs("interview"));
   const interviewDeps = {
     pool: pool("interview"),
     logger,
@@ -179,20 +206,28 @@ export async function startStack(
   });
   // The event path of contract §6: each emitting plane's outbox relay (events and audit records),
   // control's audit consumer, and the webhooks plane's workers.
-  const relays = (["control", "platform", "interview"] as const).map((schema) =>
-    createOutboxRelay({
-      pool: pool(schema),
-      nc: nats,
-      routes: [eventsRoute(config), auditRoute(config)],
-      logger,
-      databaseUrl: database.url,
-    }),
-  );
+  const relays: OutboxRelay[] = [];
+  for (const schema of ["control", "platform", "interview"] as const) {
+    relays.push(
+      createOutboxRelay({
+        pool: pool(schema),
+        nc: await connectAs(schema),
+        routes: [eventsRoute(config), auditRoute(config)],
+        logger,
+        databaseUrl: database.url,
+      }),
+    );
+  }
   for (const relay of relays) await relay.start();
-  const audit = createAuditConsumer({ pool: controlPool, nc: nats, route: auditRoute(config), logger });
+  const audit = createAuditConsumer({
+    pool: controlPool,
+    nc: await connectAs("control"),
+    route: auditRoute(config),
+    logger,
+  });
   await audit.start();
   webhookWorkers.start();
-  await webhookWorkers.connect(nats);
+  await webhookWorkers.connect(await connectAs("webhooks"));
   // Two gateways, each with clients of its own, as two replicas behind a balancer.
   const gateways: Array<{ app: FastifyInstance; redis: Redis; url: string; opsUrl: string }> = [];
   for (let i = 0; i < 2; i++) {
@@ -204,7 +239,7 @@ export async function startStack(
       logger: logger.child({ service: "gateway" }),
       redis,
       upstreams: createUpstreams(config),
-      nats: Promise.resolve(nats),
+      nats: connectAs("gateway"),
     });
     await app.listen({ port: 0, host: "127.0.0.1" });
     const opsPort = await listen(app.ops, 0, "127.0.0.1");
@@ -230,6 +265,7 @@ export async function startStack(
     pool,
     redis,
     nats,
+    connectNats: connectAs,
     async stop(name) {
       await services[name]?.close();
     },
@@ -240,12 +276,8 @@ export async function startStack(
       await webhookWorkers.stop(0);
       await audit.stop();
       for (const relay of relays) await relay.stop();
-      await deleteStreams(nats, [
-        eventsRoute(config).stream,
-        webhooksRoute(config).stream,
-        auditRoute(config).stream,
-      ]);
-      await nats.drain();
+      for (const nc of [...connections, nats]) await nc.close();
+      await natsServer.close();
       await tasks.drain();
       const keys = await redis.keys(`${config.REDIS_KEY_PREFIX}*`);
       if (keys.length > 0) await redis.del(...keys);
@@ -257,7 +289,7 @@ export async function startStack(
 }
 
 /** The JetStream names of one stack: its own streams and subject prefixes. */
-export function streamNames(suffix: string): Record<string, string> {
+export function streamNames(suffix: string): NatsNames {
   return {
     EVENTS_STREAM: `EVENTS_${suffix}`,
     EVENTS_SUBJECT_PREFIX: `events_${suffix}`,
@@ -267,30 +299,6 @@ export function streamNames(suffix: string): Record<string, string> {
     AUDIT_SUBJECT_PREFIX: `audit_${suffix}`,
     REALTIME_SUBJECT_PREFIX: `realtime_${suffix}`,
   };
-}
-
-/** Removes the streams a stack created (those that exist). */
-async function deleteStreams(nc: NatsConnection, names: string[]): Promise<void> {
-  const jsm = await jetstreamManager(nc);
-  for (const name of names) await jsm.streams.delete(name).catch(() => false);
-}
-
-/** Removes the streams of `streamNames` (every `*_STREAM`) from the NATS server at `url`. */
-export async function dropStreams(
-  names: Record<string, string>,
-  url = "nats://127.0.0.1:4222",
-): Promise<void> {
-  const nc = await connect({ servers: url });
-  try {
-    await deleteStreams(
-      nc,
-      Object.entries(names)
-        .filter(([key]) => key.endsWith("_STREAM"))
-        .map(([, name]) => name),
-    );
-  } finally {
-    await nc.close();
-  }
 }
 
 /**
