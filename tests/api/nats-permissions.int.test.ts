@@ -1,7 +1,8 @@
-import { natsInboxPrefix } from "@evalp/kit";
+import { randomUUID } from "node:crypto";
+import { AUDIT_CONSUMER, natsInboxPrefix } from "@evalp/kit";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect, errors, type NatsConnection } from "@nats-io/transport-node";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import type { ApiClient } from "./support/client.js";
 import { createTenant, type Tenant } from "./support/fixtures.js";
 import { type Stack, useStack } from "./support/stack.js";
@@ -107,5 +108,56 @@ describe("NATS users and permissions", () => {
         `gateway subscribes ${subject}`,
       ).toEqual([`subscription ${subject}`]);
     }
+  });
+});
+
+describe("messages on NATS", () => {
+  it("are checked like any input: an audit record that is none, or not of its subject, is refused once and not retried", async () => {
+    const { config } = stack;
+    const platform = await stack.connectNats("platform");
+    const js = jetstream(platform);
+    const record = (organizationId: string) => ({
+      id: randomUUID(),
+      organization_id: organizationId,
+      app_id: null,
+      environment_id: null,
+      actor_kind: "system",
+      actor_id: "system",
+      action: "template.created",
+      resource_type: "template",
+      resource_id: randomUUID(),
+      request_id: null,
+      metadata: {},
+      created_at: new Date().toISOString(),
+    });
+    const own = `${config.AUDIT_SUBJECT_PREFIX}.${tenant.organizationId}`;
+    const valid = record(tenant.organizationId);
+    const nowhere = record(randomUUID());
+    const refused = [
+      { subject: own, data: "not json" },
+      { subject: own, data: JSON.stringify({ ...record(tenant.organizationId), actor_id: 42 }) },
+      // Another organization's record on this one's subject.
+      { subject: own, data: JSON.stringify(record(randomUUID())) },
+      // An organization that does not exist.
+      { subject: `${config.AUDIT_SUBJECT_PREFIX}.${nowhere.organization_id}`, data: JSON.stringify(nowhere) },
+    ];
+    for (const { subject, data } of refused) await js.publish(subject, data);
+    await js.publish(own, JSON.stringify(valid));
+    const jsm = await jetstreamManager(stack.nats);
+    await vi.waitFor(
+      async () => {
+        const info = await jsm.consumers.info(config.AUDIT_STREAM, AUDIT_CONSUMER);
+        // Every message answered for good: none waiting, none held for a redelivery.
+        expect({ pending: info.num_pending, unacknowledged: info.num_ack_pending }).toEqual({
+          pending: 0,
+          unacknowledged: 0,
+        });
+      },
+      { timeout: 10_000, interval: 100 },
+    );
+    const stored = await stack.db.query("SELECT id FROM audit_events WHERE id = ANY($1)", [
+      [valid.id, nowhere.id],
+    ]);
+    expect(stored.rows.map((row) => row.id)).toEqual([valid.id]);
   });
 });

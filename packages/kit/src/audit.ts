@@ -1,3 +1,4 @@
+import { z } from "zod";
 import type { Config } from "./config.js";
 import type { Queryable } from "./db.js";
 import { newId } from "./ids.js";
@@ -49,6 +50,32 @@ export type AuditRecord = {
   metadata: Record<string, unknown>;
   created_at: string;
 };
+
+const uuid = z.uuid();
+const text = (max: number) => z.string().min(1).max(max);
+const auditRecordSchema = z.strictObject({
+  id: uuid,
+  organization_id: uuid,
+  app_id: uuid.nullable(),
+  environment_id: uuid.nullable(),
+  actor_kind: text(64),
+  actor_id: text(256),
+  action: text(128),
+  resource_type: text(128),
+  resource_id: text(256),
+  request_id: z.string().max(256).nullable(),
+  metadata: z.record(z.string(), z.unknown()),
+  created_at: z.iso.datetime({ offset: true }),
+});
+
+/**
+ * An audit record as it arrived from another plane, or null when it is none: what comes over
+ * NATS is checked like any input (a publisher with a bug, or one that should not publish).
+ */
+export function parseAuditRecord(value: unknown): AuditRecord | null {
+  const parsed = auditRecordSchema.safeParse(value);
+  return parsed.success ? parsed.data : null;
+}
 
 /** The record of an entry made in the request described by `context`. */
 export function auditRecord(context: RequestContext, entry: AuditEntry): AuditRecord {

@@ -5,10 +5,25 @@ import {
   type Logger,
   type NatsConnection,
   type Pool,
+  parseAuditRecord,
   type StreamRoute,
 } from "@evalp/kit";
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { insertAuditRecord } from "./db/audit.js";
+
+/** Postgres: the record names an organization that does not exist. */
+const FOREIGN_KEY_VIOLATION = "23503";
+
+/** The audit record `data` holds, when it is one and its subject (`<prefix>.<organization>`) is its organization's. */
+function audited(subject: string, data: Uint8Array): AuditRecord | null {
+  let record: AuditRecord | null;
+  try {
+    record = parseAuditRecord(JSON.parse(new TextDecoder().decode(data)));
+  } catch {
+    return null;
+  }
+  return record && subject.endsWith(`.${record.organization_id}`) ? record : null;
+}
 
 /** Stores audit records published by the other planes; runs in every control replica (they share the work). */
 export type AuditConsumer = { start(): Promise<void>; stop(): Promise<void> };
@@ -43,10 +58,22 @@ export function createAuditConsumer(options: {
     const messages = await consumer.consume({ max_messages: 64 });
     stopCurrent = () => void messages.stop();
     for await (const message of messages) {
+      const record = audited(message.subject, message.data);
+      if (!record) {
+        // Not an audit record of its subject: storing it can never succeed, and it is not retried.
+        log.error({ subject: message.subject, bytes: message.data.length }, "audit message refused");
+        message.term();
+        continue;
+      }
       try {
-        await insertAuditRecord(options.pool, message.json<AuditRecord>());
+        await insertAuditRecord(options.pool, record);
         message.ack();
       } catch (error) {
+        if ((error as { code?: unknown }).code === FOREIGN_KEY_VIOLATION) {
+          log.error({ organization_id: record.organization_id }, "audit record of no organization refused");
+          message.term();
+          continue;
+        }
         log.warn({ err: error }, "audit record not stored; redelivering");
         message.nak(1_000);
       }
