@@ -11,8 +11,10 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import { connect, errors } from "@nats-io/transport-node";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { agentInterview } from "../api/support/agent.js";
 import { type ApiResponse, apiClient } from "../api/support/client.js";
-import { expectError } from "../api/support/fixtures.js";
+import { createKey, createTenant, expectError, ik } from "../api/support/fixtures.js";
+import { consentedInterview, interviewSetup, openSocket } from "../api/support/interview.js";
 import { type PlatformProcesses, startProcesses } from "../api/support/processes.js";
 
 /** Refusals an address may earn a minute (RATE_LIMIT_PER_MINUTE) in this file. */
@@ -101,11 +103,11 @@ describe("the edge limiter", () => {
   }, 60_000);
 });
 
-/** Bytes Redis holds under the platform's key prefix (every string value's length). */
-async function redisBytes(): Promise<number> {
+/** Every string value Redis holds under the platform's key prefix, as a dump would show them. */
+async function redisValues(): Promise<Buffer[]> {
   const redis = new Redis(platform.env.REDIS_URL ?? "redis://127.0.0.1:6379");
   try {
-    let total = 0;
+    const values: Buffer[] = [];
     let cursor = "0";
     do {
       const [next, keys] = await redis.scan(
@@ -116,13 +118,84 @@ async function redisBytes(): Promise<number> {
         1000,
       );
       cursor = next;
-      for (const key of keys) if ((await redis.type(key)) === "string") total += await redis.strlen(key);
+      for (const key of keys) {
+        if ((await redis.type(key)) === "string")
+          values.push((await redis.getBuffer(key)) ?? Buffer.alloc(0));
+      }
     } while (cursor !== "0");
-    return total;
+    return values;
   } finally {
     redis.disconnect();
   }
 }
+
+/** Bytes Redis holds under the platform's key prefix (every string value's length). */
+async function redisBytes(): Promise<number> {
+  return (await redisValues()).reduce((total, value) => total + value.length, 0);
+}
+
+describe("a dump of Redis", () => {
+  it("shows no secret of a journey: keys, webhook secrets, access, participant and agent tokens", async () => {
+    const api = apiClient(platform.url);
+    const tenant = await createTenant(api);
+    const secrets: string[] = [];
+    const login = await api.post(
+      "/auth/login",
+      { email: tenant.email, password: tenant.password },
+      { idempotencyKey: ik() },
+    );
+    expect(login.status).toBe(200);
+    secrets.push(login.body.access_token, tenant.password);
+    secrets.push((await createKey(api, tenant, ["org:read"])).secret);
+    const endpoint = await api.post(
+      `${tenant.env}/webhooks`,
+      { url: "http://127.0.0.1:9/hook", event_types: ["webhook.test"] },
+      { token: tenant.token, idempotencyKey: ik() },
+    );
+    expect(endpoint.status).toBe(201);
+    secrets.push(endpoint.body.secret);
+    const run = await agentInterview(api, await interviewSetup(api, tenant));
+    secrets.push(
+      run.session.participant_token,
+      run.agentSession.agent_token,
+      run.started.connection.participant_token,
+    );
+
+    const values = (await redisValues()).map((value) => value.toString("latin1"));
+    // The journey's answers were kept (sealed): the dump is not empty.
+    expect(values.length).toBeGreaterThan(5);
+    for (const secret of secrets) {
+      expect(secret.length).toBeGreaterThan(10);
+      expect(values.filter((value) => value.includes(secret))).toEqual([]);
+    }
+  }, 60_000);
+});
+
+describe("a realtime socket", () => {
+  const utterance = (text: string) =>
+    JSON.stringify({ type: "utterance", modality: "text", text, started_at: new Date().toISOString() });
+
+  it("that floods frames is closed with 1008, while another socket of the interview goes on", async () => {
+    const api = apiClient(platform.url);
+    const setup = await interviewSetup(api, await createTenant(api));
+    const { started } = await consentedInterview(api, setup);
+    const { server_url, participant_token } = started.connection;
+    const flooding = await openSocket(server_url, participant_token);
+    const steady = await openSocket(server_url, participant_token);
+    const ended = new Promise<{ code: number; reason: string }>((resolve) =>
+      flooding.ws.once("close", (code, reason) => resolve({ code, reason: reason.toString() })),
+    );
+    for (let i = 0; i < 200; i++) flooding.ws.send(utterance(`flood ${i}`));
+    const { code, reason } = await ended;
+    expect(code).toBe(1008);
+    expect(reason).toMatch(/^more than \d+ frames (a second|waiting)$/);
+    steady.ws.send(utterance("still here"));
+    let frame = await steady.next();
+    while (frame.type !== "entry" || frame.entry.text !== "still here") frame = await steady.next();
+    expect(frame).toMatchObject({ type: "entry", entry: { speaker: "participant", text: "still here" } });
+    await steady.close();
+  }, 60_000);
+});
 
 describe("anonymous Idempotency-Key records", () => {
   /** What 500 stored answers may take in all: a few KiB each, not the megabyte each request sent. */

@@ -123,6 +123,8 @@ export async function startProcesses(options: ProcessOptions = {}): Promise<Plat
   }
   const urls = ports.gateway.map((port) => `http://127.0.0.1:${port.rpc}`);
   const url = urls[0] as string;
+  // What the platform hands out (realtime doors, links) names the first gateway.
+  env.PUBLIC_URL ??= url;
   const portOf = (name: ProcessName, replica: number) => {
     const port = ports[name][replica];
     if (!port) throw new Error(`${name} has no replica ${replica}`);
