@@ -1,15 +1,40 @@
 import { once } from "node:events";
 import { connect, createServer } from "node:net";
 
-/** A port that was free a moment ago on 127.0.0.1, for a process that must be told its port. */
-export async function freePort(): Promise<number> {
+/**
+ * Ports are handed out below Linux's ephemeral range (32768 and up): a port the kernel picked
+ * for `listen(0)` is also the kind it picks for an outgoing connection's local port, and one of
+ * the many connections a test's processes open could take it before the process told to listen
+ * there does (EADDRINUSE, exit 1). Each vitest worker has a block of its own, so that two test
+ * files running side by side never get the same one.
+ */
+const FIRST_PORT = 20_000;
+const BLOCK = 1_000;
+const BLOCKS = 12;
+const block = FIRST_PORT + (Number(process.env.VITEST_POOL_ID ?? 0) % BLOCKS) * BLOCK;
+let next = Math.floor(Math.random() * BLOCK);
+
+async function bindable(port: number): Promise<boolean> {
   const server = createServer();
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, "close");
-  return port;
+  server.listen(port, "127.0.0.1");
+  const [result] = await Promise.race([
+    once(server, "listening").then(() => [true] as const),
+    once(server, "error").then(() => [false] as const),
+  ]);
+  if (result) {
+    server.close();
+    await once(server, "close");
+  }
+  return result;
+}
+
+/** A port that is free on 127.0.0.1 and handed to no one else in this run, for a process that must be told its port. */
+export async function freePort(): Promise<number> {
+  for (let tried = 0; tried < BLOCK; tried++) {
+    const port = block + (next++ % BLOCK);
+    if (await bindable(port)) return port;
+  }
+  throw new Error(`no free port in ${block}–${block + BLOCK - 1}`);
 }
 
 /** Whether something accepts TCP connections on 127.0.0.1:`port` (a server a test started is up). */

@@ -191,6 +191,11 @@ export async function startProcesses(options: ProcessOptions = {}): Promise<Plat
 
   for (const { name, replica } of every) spawnProcess(name, replica);
   try {
+    // Every process up (a gateway's readiness alone would not see a replica of a service that
+    // died at start), then every gateway seeing all it needs.
+    await Promise.all(
+      every.map(({ name, replica }) => waitForStatus(`${opsUrl(name, replica)}/readyz`, 200, 20_000)),
+    );
     await ready();
   } catch (error) {
     for (const child of children.values()) child.kill("SIGKILL");
