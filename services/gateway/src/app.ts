@@ -1,6 +1,7 @@
 import "./http/fastify-types.js";
 import { type Config, type NatsConnection, newId, type ReadinessCheck } from "@evalp/kit";
 import cookie from "@fastify/cookie";
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import websocket from "@fastify/websocket";
 import Fastify, {
   type FastifyBaseLogger,
@@ -27,13 +28,13 @@ import { sessionRoutes } from "./routes/auth/session.js";
 import { apiKeyRoutes } from "./routes/control/api-keys.js";
 import { appRoutes } from "./routes/control/apps.js";
 import { auditRoutes } from "./routes/control/audit.js";
-import { environmentRoutes } from "./routes/control/environments.js";
 import { membershipRoutes } from "./routes/control/memberships.js";
 import { organizationRoutes } from "./routes/control/organizations.js";
 import { principalRoutes } from "./routes/control/principal.js";
 import { quotaRoutes } from "./routes/control/quotas.js";
 import { activeOrganizationRoutes } from "./routes/control/session.js";
 import { subjectRoutes } from "./routes/control/subjects.js";
+import { CONTROL_SCHEMAS } from "./routes/control/wire.js";
 import type { RouteDeps } from "./routes/deps.js";
 import { agentRoutes } from "./routes/interview/agent.js";
 import { analyticsRoutes } from "./routes/interview/analytics.js";
@@ -44,6 +45,7 @@ import { realtimeRoutes, selectProtocol } from "./routes/interview/realtime.js";
 import { bundleRoutes } from "./routes/platform/bundles.js";
 import { continuousRoutes } from "./routes/platform/continuous.js";
 import { templateRoutes } from "./routes/platform/templates.js";
+import { ApplicationError, ValidationError } from "./routes/responses.js";
 import { webhookDeliveryRoutes } from "./routes/webhooks/deliveries.js";
 import { webhookEndpointRoutes } from "./routes/webhooks/endpoints.js";
 import type { Upstreams } from "./upstream.js";
@@ -138,13 +140,18 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   };
   app.addHook("onClose", async () => routeDeps.hub.close());
   void deps.nats?.then((nc) => routeDeps.hub.attach(nc));
+  for (const schema of [ApplicationError, ValidationError, ...CONTROL_SCHEMAS]) app.addSchema(schema);
+  await app.register(
+    async (v1) => {
+      await appRoutes(v1.withTypeProvider<TypeBoxTypeProvider>(), routeDeps);
+    },
+    { prefix: "/v1" },
+  );
   sessionRoutes(app, routeDeps);
   passwordResetRoutes(app, routeDeps);
   principalRoutes(app);
   activeOrganizationRoutes(app, routeDeps);
   organizationRoutes(app, routeDeps);
-  appRoutes(app, routeDeps);
-  environmentRoutes(app, routeDeps);
   apiKeyRoutes(app, routeDeps);
   membershipRoutes(app, routeDeps);
   auditRoutes(app, routeDeps);

@@ -1,10 +1,35 @@
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { FastifyInstance } from "fastify";
+import { SESSION_COOKIE } from "./auth.js";
+
+/** The document's tags: one per plane (`route()` tags each operation with its plane's). */
+export const TAGS = [
+  {
+    name: "auth",
+    description: "Sign-up, log-in, sessions and password resets: how an operator gets a credential.",
+  },
+  {
+    name: "control",
+    description:
+      "Organizations, members, apps and environments, API keys, quotas, subjects and the audit trail.",
+  },
+  {
+    name: "platform",
+    description: "Templates and bundles (the questionnaires and interviews), and continuous answers.",
+  },
+  {
+    name: "interview",
+    description:
+      "Evaluations and their interviews: what a participant answers, what an agent drives, and the results.",
+  },
+  { name: "webhooks", description: "Endpoints that receive the platform's events, and their deliveries." },
+];
 
 /**
  * `/openapi.json` (OpenAPI 3.1), generated from the same route schemas that validate requests,
- * so the document cannot drift from behaviour; `/docs` renders it.
+ * so the document cannot drift from behaviour; `/docs` renders it. Named schemas (`$id`) are
+ * components, referred to by their names.
  */
 export async function registerOpenApi(app: FastifyInstance, publicUrl: string): Promise<void> {
   await app.register(swagger, {
@@ -13,17 +38,52 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
       info: {
         title: "evalp API",
         version: "1.0.0",
-        description: "Structured evaluations: control plane, platform, interviews and webhooks.",
+        description:
+          "Structured evaluations (questionnaires and interviews) of an organization's subjects: " +
+          "the control plane, the platform's templates and bundles, interviews, and webhooks.",
+        contact: { name: "evalp", url: publicUrl },
+        license: { name: "Proprietary", identifier: "LicenseRef-evalp" },
       },
       servers: [{ url: publicUrl }],
+      tags: TAGS,
       components: {
         securitySchemes: {
-          bearer: { type: "http", scheme: "bearer", description: "Access token, API key or legacy key" },
-          apiKey: { type: "apiKey", in: "header", name: "X-API-Key" },
-          session: { type: "apiKey", in: "cookie", name: "evp_session" },
+          bearer: {
+            type: "http",
+            scheme: "bearer",
+            description: "An access token (log-in), an API key or a legacy key.",
+          },
+          apiKey: { type: "apiKey", in: "header", name: "X-API-Key", description: "An API key." },
+          session: {
+            type: "apiKey",
+            in: "cookie",
+            name: SESSION_COOKIE,
+            description: "The session cookie set at log-in.",
+          },
+          participantToken: {
+            type: "http",
+            scheme: "bearer",
+            description:
+              "A participant token, handed out when an evaluation session starts (`/v1/participant/*`).",
+          },
+          connectionToken: {
+            type: "http",
+            scheme: "bearer",
+            description:
+              "A connection token of the realtime door (`Authorization: Bearer`, or the subprotocol `bearer.<token>`).",
+          },
+          agentToken: {
+            type: "http",
+            scheme: "bearer",
+            description: "An agent token, handed out when an agent session starts (`/v1/agent/*`).",
+          },
         },
       },
       security: [{ bearer: [] }, { apiKey: [] }, { session: [] }],
+    },
+    // Components keep the names they were given.
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) => (json.$id as string | undefined) ?? `def-${i}`,
     },
   });
   await app.register(swaggerUi, { routePrefix: "/docs", uiConfig: { url: "/openapi.json" } });

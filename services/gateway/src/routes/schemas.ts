@@ -1,4 +1,13 @@
-import { type TSchema, Type } from "@sinclair/typebox";
+import { type Static, type TSchema, Type } from "@sinclair/typebox";
+
+/**
+ * A reference to a named schema (one with an `$id`, registered with the app): the document shows
+ * it once, under components, and refers to it.
+ */
+export function ref<T extends TSchema>(schema: T) {
+  if (!schema.$id) throw new Error("a referenced schema needs an $id");
+  return Type.Unsafe<Static<T>>(Type.Ref(schema.$id));
+}
 
 /** Idempotency-Key where it is required (contract §4); lower case because Fastify lower-cases headers. */
 export const IdempotentHeaders = Type.Object({
@@ -19,10 +28,13 @@ export const PageQuery = Type.Object({
 export const Uuid = Type.String({ format: "uuid" });
 export const DateTime = Type.String({ format: "date-time" });
 
-/** A page envelope of `item`. */
+/** A page envelope of `item` (referred to when it is a named schema). */
 export function Page<T extends TSchema>(item: T, name: string) {
   return Type.Object(
-    { items: Type.Array(item), next_cursor: Type.Union([Type.String(), Type.Null()]) },
+    {
+      items: Type.Array(item.$id ? ref(item) : Type.Unsafe<Static<T>>(item)),
+      next_cursor: Type.Union([Type.String(), Type.Null()]),
+    },
     { title: name },
   );
 }

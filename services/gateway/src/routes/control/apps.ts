@@ -1,128 +1,141 @@
-import type { App } from "@evalp/proto/control/v1/organization";
 import { Type } from "@sinclair/typebox";
-import type { FastifyInstance } from "fastify";
-import { callOptions } from "../../http/call.js";
 import { pageBody, pageRequest } from "../../http/paging.js";
-import { iso } from "../../http/timestamps.js";
 import type { RouteDeps } from "../deps.js";
-import {
-  AppParams,
-  COMMON_ERRORS,
-  DateTime,
-  ErrorBody,
-  IdempotentHeaders,
-  OrgParams,
-  Page,
-  PageQuery,
-  Uuid,
-} from "../schemas.js";
+import { type Api, route } from "../route.js";
+import { AppParams, IdempotentHeaders, OrgParams, Page, PageQuery, ref } from "../schemas.js";
+import { Application, appJson, EnvironmentBody, environmentJson, Slug } from "./wire.js";
 
-/** Slugs of apps and environments (contract §5b). */
-export const Slug = Type.String({ pattern: "^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$" });
+const TAG = "control";
 
-const Application = Type.Object(
-  {
-    id: Uuid,
-    organization_id: Uuid,
-    slug: Type.String(),
-    name: Type.String(),
-    description: Type.Union([Type.String(), Type.Null()]),
-    created_at: DateTime,
-  },
-  { title: "Application" },
-);
+/** `ORG/apps` and `APP/environments` (contract §5b): an organization's apps and their environments. */
+export async function appRoutes(app: Api, deps: RouteDeps): Promise<void> {
+  const organizations = deps.upstreams.organizations;
 
-function appJson(app: App | undefined) {
-  if (!app) throw new Error("upstream returned no app");
-  return {
-    id: app.id,
-    organization_id: app.organizationId,
-    slug: app.slug,
-    name: app.name,
-    description: app.description ?? null,
-    created_at: iso(app.createdAt),
-  };
-}
-
-/** `POST ORG/apps`, `GET ORG/apps` (ApplicationPage) and #4 `GET APP`. */
-export function appRoutes(app: FastifyInstance, deps: RouteDeps): void {
-  app.post(
-    "/v1/organizations/:organization_id/apps",
-    {
-      config: { access: { auth: "operator", scope: "apps:write", idempotency: "required" } },
-      schema: {
-        tags: ["control"],
-        summary: "Create an app",
-        params: OrgParams,
-        headers: IdempotentHeaders,
-        body: Type.Object(
-          {
-            slug: Slug,
-            name: Type.String({ minLength: 1, maxLength: 200 }),
-            description: Type.Optional(Type.Union([Type.String({ maxLength: 2000 }), Type.Null()])),
-          },
-          { additionalProperties: false },
-        ),
-        response: { 201: Application, 409: ErrorBody, ...COMMON_ERRORS },
+  route(app, TAG, {
+    method: "POST",
+    url: "/organizations/:organization_id/apps",
+    operationId: "createApp",
+    summary: "Create an app",
+    description:
+      "Creates an app in the organization. Its slug is unique within the organization (409 " +
+      "`already_exists` otherwise). Requires `apps:write` and an Idempotency-Key.",
+    access: { auth: "operator", scope: "apps:write", idempotency: "required" },
+    params: OrgParams,
+    headers: IdempotentHeaders,
+    body: Type.Object(
+      {
+        slug: Slug,
+        name: Type.String({ minLength: 1, maxLength: 200 }),
+        description: Type.Optional(Type.Union([Type.String({ maxLength: 2000 }), Type.Null()])),
       },
-    },
-    async (request, reply) => {
-      const { organization_id } = request.params as { organization_id: string };
-      const body = request.body as { slug: string; name: string; description?: string | null };
-      const answer = await deps.upstreams.organizations.createApp(
+      { additionalProperties: false },
+    ),
+    status: 201,
+    response: ref(Application),
+    responseDescription: "The app, created.",
+    errors: [409],
+    handler: async ({ request, call }) => {
+      const { body } = request;
+      const answer = await organizations.createApp(
         {
-          organizationId: organization_id,
+          organizationId: request.params.organization_id,
           slug: body.slug,
           name: body.name,
           description: body.description ?? undefined,
         },
-        callOptions(request),
-      );
-      return reply.code(201).send(appJson(answer.app));
-    },
-  );
-
-  app.get(
-    "/v1/organizations/:organization_id/apps",
-    {
-      config: { access: { auth: "operator", scope: "org:read" } },
-      schema: {
-        tags: ["control"],
-        summary: "List apps, newest first",
-        params: OrgParams,
-        querystring: PageQuery,
-        response: { 200: Page(Application, "ApplicationPage"), ...COMMON_ERRORS },
-      },
-    },
-    async (request) => {
-      const { organization_id } = request.params as { organization_id: string };
-      const page = pageRequest(request, deps.cursors, request.query as { limit?: number; cursor?: string });
-      const answer = await deps.upstreams.organizations.listApps(
-        { organizationId: organization_id, page },
-        callOptions(request),
-      );
-      return pageBody(request, deps.cursors, answer.items.map(appJson), answer.page);
-    },
-  );
-
-  app.get(
-    "/v1/organizations/:organization_id/apps/:app_id",
-    {
-      config: { access: { auth: "operator", scope: "org:read" } },
-      schema: {
-        tags: ["control"],
-        summary: "Get an app",
-        params: AppParams,
-        response: { 200: Application, ...COMMON_ERRORS },
-      },
-    },
-    async (request) => {
-      const { organization_id, app_id } = request.params as { organization_id: string; app_id: string };
-      const answer = await deps.upstreams.organizations.getApp(
-        { organizationId: organization_id, appId: app_id },
-        callOptions(request),
+        call,
       );
       return appJson(answer.app);
     },
-  );
+  });
+
+  route(app, TAG, {
+    method: "GET",
+    url: "/organizations/:organization_id/apps",
+    operationId: "listApps",
+    summary: "List apps",
+    description:
+      "The organization's apps, newest first, a page at a time (contract §5). Requires `org:read`.",
+    access: { auth: "operator", scope: "org:read" },
+    params: OrgParams,
+    querystring: PageQuery,
+    response: Page(Application, "ApplicationPage"),
+    responseDescription: "A page of apps.",
+    handler: async ({ request, call }) => {
+      const page = pageRequest(request, deps.cursors, request.query);
+      const answer = await organizations.listApps(
+        { organizationId: request.params.organization_id, page },
+        call,
+      );
+      return pageBody(request, deps.cursors, answer.items.map(appJson), answer.page);
+    },
+  });
+
+  route(app, TAG, {
+    method: "GET",
+    url: "/organizations/:organization_id/apps/:app_id",
+    operationId: "getApp",
+    summary: "Get an app",
+    description: "One app of the organization. Requires `org:read`.",
+    access: { auth: "operator", scope: "org:read" },
+    params: AppParams,
+    response: ref(Application),
+    responseDescription: "The app.",
+    handler: async ({ request, call }) => {
+      const { organization_id, app_id } = request.params;
+      const answer = await organizations.getApp({ organizationId: organization_id, appId: app_id }, call);
+      return appJson(answer.app);
+    },
+  });
+
+  route(app, TAG, {
+    method: "POST",
+    url: "/organizations/:organization_id/apps/:app_id/environments",
+    operationId: "createEnvironment",
+    summary: "Create an environment",
+    description:
+      "Creates an environment of the app, with the default quotas. Its slug is unique within the " +
+      "app (409 `already_exists` otherwise). Requires `apps:write` and an Idempotency-Key.",
+    access: { auth: "operator", scope: "apps:write", idempotency: "required" },
+    params: AppParams,
+    headers: IdempotentHeaders,
+    body: Type.Object(
+      { slug: Slug, name: Type.String({ minLength: 1, maxLength: 200 }) },
+      { additionalProperties: false },
+    ),
+    status: 201,
+    response: ref(EnvironmentBody),
+    responseDescription: "The environment, created.",
+    errors: [409],
+    handler: async ({ request, call }) => {
+      const { organization_id, app_id } = request.params;
+      const answer = await organizations.createEnvironment(
+        { organizationId: organization_id, appId: app_id, slug: request.body.slug, name: request.body.name },
+        call,
+      );
+      return environmentJson(answer.environment);
+    },
+  });
+
+  route(app, TAG, {
+    method: "GET",
+    url: "/organizations/:organization_id/apps/:app_id/environments",
+    operationId: "listEnvironments",
+    summary: "List environments",
+    description: "The app's environments, newest first, a page at a time (contract §5). Requires `org:read`.",
+    access: { auth: "operator", scope: "org:read" },
+    params: AppParams,
+    querystring: PageQuery,
+    response: Page(EnvironmentBody, "EnvironmentPage"),
+    responseDescription: "A page of environments.",
+    handler: async ({ request, call }) => {
+      const { organization_id, app_id } = request.params;
+      const page = pageRequest(request, deps.cursors, request.query);
+      const answer = await organizations.listEnvironments(
+        { organizationId: organization_id, appId: app_id, page },
+        call,
+      );
+      return pageBody(request, deps.cursors, answer.items.map(environmentJson), answer.page);
+    },
+  });
 }

@@ -1,0 +1,56 @@
+// Lints the API document as clients get it: builds the gateway (no server, no connection is
+// needed to describe it), writes /openapi.json to var/openapi.json, and runs Redocly
+// (`recommended`) and Spectral (`spectral:oas`) on it. Any error or warning fails.
+import { spawnSync } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { buildApp, createUpstreams } from "@evalp/gateway";
+import { createLogger, loadConfig } from "@evalp/kit";
+import { Redis } from "ioredis";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const file = join(root, "var", "openapi.json");
+
+const config = loadConfig({ ...process.env, NODE_ENV: "development" });
+// Never connected: describing the routes sends no command.
+const redis = new Redis({ lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+const app = await buildApp({
+  config,
+  logger: createLogger("openapi", "silent"),
+  redis,
+  upstreams: createUpstreams(config),
+});
+await app.ready();
+mkdirSync(dirname(file), { recursive: true });
+writeFileSync(file, `${JSON.stringify(app.swagger(), null, 2)}\n`);
+await app.close();
+redis.disconnect();
+
+const run = (command, args) => spawnSync(command, args, { cwd: root, encoding: "utf8" });
+const bin = (name) => join(root, "node_modules", ".bin", name);
+
+const redocly = run(bin("redocly"), ["lint", file, "--config", "redocly.yaml", "--format", "json"]);
+const redoclyProblems = JSON.parse(redocly.stdout || "{}").problems ?? [];
+for (const problem of redoclyProblems) {
+  console.error(
+    `redocly ${problem.severity} ${problem.ruleId}: ${problem.message} (${problem.location?.[0]?.pointer})`,
+  );
+}
+const spectral = run(bin("spectral"), [
+  "lint",
+  file,
+  "--ruleset",
+  ".spectral.yaml",
+  "--fail-severity",
+  "warn",
+]);
+if (spectral.status !== 0) console.error(spectral.stdout, spectral.stderr);
+
+if (redoclyProblems.length > 0 || spectral.status !== 0) {
+  console.error(
+    `openapi: ${redoclyProblems.length} Redocly problems; Spectral ${spectral.status === 0 ? "clean" : "failed"}`,
+  );
+  process.exit(1);
+}
+console.log("openapi: Redocly (recommended) and Spectral (spectral:oas): no errors, no warnings");

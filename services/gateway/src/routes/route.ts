@@ -1,0 +1,118 @@
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import type { Static, TSchema } from "@sinclair/typebox";
+import type {
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+} from "fastify";
+import { callOptions } from "../http/call.js";
+import type { RouteAccess } from "../http/principal.js";
+import { errorResponses, successResponse } from "./responses.js";
+
+/** The gateway's Fastify instance with request and reply types inferred from TypeBox schemas. */
+export type Api = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyInstance["log"],
+  TypeBoxTypeProvider
+>;
+
+type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+
+/** What a route's handler is given: its typed request, its reply, and the call options of its RPCs. */
+export type RouteContext<P extends TSchema, Q extends TSchema, B extends TSchema> = {
+  request: FastifyRequest<{ Params: Static<P>; Querystring: Static<Q>; Body: Static<B> }>;
+  reply: FastifyReply;
+  /** Call options of an upstream RPC made for this request (request id, acting principal). */
+  call: ReturnType<typeof callOptions>;
+};
+
+/**
+ * A route as the API declares it: everything the document and the plugins need, and the few
+ * lines that are its own. `responses` are its successes (status → body schema and what it means);
+ * the error responses are derived (the ones every route can give, plus `errors`).
+ */
+export type RouteSpec<P extends TSchema, Q extends TSchema, B extends TSchema, R extends TSchema> = {
+  method: Method;
+  /** Relative to the plugin's prefix. */
+  url: string;
+  operationId: string;
+  summary: string;
+  /** What it does, its errors and idempotency, for the document. */
+  description: string;
+  access: RouteAccess;
+  params?: P;
+  querystring?: Q;
+  body?: B;
+  headers?: TSchema;
+  /** The success status (200 unless given) and its body (none for 204). */
+  status?: 200 | 201 | 202 | 204;
+  response?: R;
+  /** What the success response means. */
+  responseDescription: string;
+  /** Error statuses beyond the common ones (401, 403, 404, 422, 429, 503), e.g. 409 or 410. */
+  errors?: number[];
+  handler: (context: RouteContext<P, Q, B>) => Promise<R extends TSchema ? Static<R> | undefined : undefined>;
+};
+
+/** The OpenAPI security requirement of an access mode (`[]`: public). */
+const SECURITY: Record<RouteAccess["auth"], Array<Record<string, string[]>>> = {
+  none: [],
+  operator: [{ bearer: [] }, { apiKey: [] }, { session: [] }],
+  session: [{ bearer: [] }, { session: [] }],
+  participant: [{ participantToken: [] }],
+  connection: [{ connectionToken: [] }],
+  agent: [{ agentToken: [] }],
+};
+
+/**
+ * Declares one route on `app` (a plane's plugin): its schema for validation and the document,
+ * its access for the auth, rate-limit and idempotency plugins, and its handler, whose answer is
+ * sent with the declared success status.
+ */
+export function route<
+  P extends TSchema = TSchema,
+  Q extends TSchema = TSchema,
+  B extends TSchema = TSchema,
+  R extends TSchema = TSchema,
+>(app: Api, tag: string, spec: RouteSpec<P, Q, B, R>): void {
+  const status = spec.status ?? 200;
+  app.route({
+    method: spec.method,
+    url: spec.url,
+    config: { access: spec.access },
+    schema: {
+      tags: [tag],
+      operationId: spec.operationId,
+      summary: spec.summary,
+      description: spec.description,
+      security: SECURITY[spec.access.auth],
+      ...(spec.params ? { params: spec.params } : {}),
+      ...(spec.querystring ? { querystring: spec.querystring } : {}),
+      ...(spec.body ? { body: spec.body } : {}),
+      ...(spec.headers ? { headers: spec.headers } : {}),
+      response: {
+        [status]: successResponse(
+          spec.responseDescription,
+          spec.response,
+          spec.method !== "GET" && spec.access.idempotency !== "none",
+        ),
+        ...errorResponses(spec.access, spec.body !== undefined, spec.errors ?? []),
+      },
+    },
+    handler: async (request, reply) => {
+      const context = {
+        request: request as RouteContext<P, Q, B>["request"],
+        reply,
+        call: callOptions(request),
+      };
+      const body = await spec.handler(context);
+      if (reply.sent) return reply;
+      return reply.code(status).send(status === 204 ? undefined : body);
+    },
+  });
+}
