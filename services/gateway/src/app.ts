@@ -1,7 +1,6 @@
 import "./http/fastify-types.js";
 import { type Config, type NatsConnection, newId, type ReadinessCheck } from "@evalp/kit";
 import cookie from "@fastify/cookie";
-import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import websocket from "@fastify/websocket";
 import Fastify, {
   type FastifyBaseLogger,
@@ -23,31 +22,10 @@ import { registerRateLimit } from "./plugins/rate-limit.js";
 import { clientRequestId, registerRequestLog } from "./plugins/request-log.js";
 import { BODY_LIMIT_BYTES, registerValidation } from "./plugins/validation.js";
 import { createPrincipalCache } from "./principal-cache.js";
-import { passwordResetRoutes } from "./routes/auth/password-reset.js";
-import { sessionRoutes } from "./routes/auth/session.js";
-import { apiKeyRoutes } from "./routes/control/api-keys.js";
-import { appRoutes } from "./routes/control/apps.js";
-import { auditRoutes } from "./routes/control/audit.js";
-import { membershipRoutes } from "./routes/control/memberships.js";
-import { organizationRoutes } from "./routes/control/organizations.js";
-import { principalRoutes } from "./routes/control/principal.js";
-import { quotaRoutes } from "./routes/control/quotas.js";
-import { activeOrganizationRoutes } from "./routes/control/session.js";
-import { subjectRoutes } from "./routes/control/subjects.js";
-import { CONTROL_SCHEMAS } from "./routes/control/wire.js";
 import type { RouteDeps } from "./routes/deps.js";
-import { agentRoutes } from "./routes/interview/agent.js";
-import { analyticsRoutes } from "./routes/interview/analytics.js";
-import { evaluationRoutes } from "./routes/interview/evaluations.js";
+import { registerRoutes } from "./routes/index.js";
 import { InterviewHub } from "./routes/interview/hub.js";
-import { participantRoutes } from "./routes/interview/participant.js";
-import { realtimeRoutes, selectProtocol } from "./routes/interview/realtime.js";
-import { bundleRoutes } from "./routes/platform/bundles.js";
-import { continuousRoutes } from "./routes/platform/continuous.js";
-import { templateRoutes } from "./routes/platform/templates.js";
-import { ApplicationError, ValidationError } from "./routes/responses.js";
-import { webhookDeliveryRoutes } from "./routes/webhooks/deliveries.js";
-import { webhookEndpointRoutes } from "./routes/webhooks/endpoints.js";
+import { selectProtocol } from "./routes/interview/realtime.js";
 import type { Upstreams } from "./upstream.js";
 
 export type GatewayDeps = {
@@ -140,33 +118,7 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   };
   app.addHook("onClose", async () => routeDeps.hub.close());
   void deps.nats?.then((nc) => routeDeps.hub.attach(nc));
-  for (const schema of [ApplicationError, ValidationError, ...CONTROL_SCHEMAS]) app.addSchema(schema);
-  await app.register(
-    async (v1) => {
-      await appRoutes(v1.withTypeProvider<TypeBoxTypeProvider>(), routeDeps);
-    },
-    { prefix: "/v1" },
-  );
-  sessionRoutes(app, routeDeps);
-  passwordResetRoutes(app, routeDeps);
-  principalRoutes(app);
-  activeOrganizationRoutes(app, routeDeps);
-  organizationRoutes(app, routeDeps);
-  apiKeyRoutes(app, routeDeps);
-  membershipRoutes(app, routeDeps);
-  auditRoutes(app, routeDeps);
-  quotaRoutes(app, routeDeps);
-  subjectRoutes(app, routeDeps);
-  templateRoutes(app, routeDeps);
-  bundleRoutes(app, routeDeps);
-  continuousRoutes(app, routeDeps);
-  webhookEndpointRoutes(app, routeDeps);
-  webhookDeliveryRoutes(app, routeDeps);
-  evaluationRoutes(app, routeDeps);
-  analyticsRoutes(app, routeDeps);
-  participantRoutes(app, routeDeps);
-  realtimeRoutes(app, routeDeps);
-  agentRoutes(app, routeDeps);
+  await registerRoutes(app, routeDeps);
   return app;
 }
 

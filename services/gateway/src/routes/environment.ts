@@ -1,3 +1,6 @@
+/** Where an environment's resources live (the ENV prefix of the contract). */
+export const ENV_PREFIX = "/v1/organizations/:organization_id/apps/:app_id/environments/:environment_id";
+
 /** The path parameters of an ENV route. */
 export type EnvPath = { organization_id: string; app_id: string; environment_id: string };
 

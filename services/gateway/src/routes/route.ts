@@ -59,6 +59,23 @@ export type RouteSpec<P extends TSchema, Q extends TSchema, B extends TSchema, R
   handler: (context: RouteContext<P, Q, B>) => Promise<R extends TSchema ? Static<R> | undefined : undefined>;
 };
 
+/**
+ * Registers `routes` as a plugin under `prefix` (path parameters included), typed by the TypeBox
+ * provider: a plane's routes are written relative to where they live.
+ */
+export async function under(
+  app: FastifyInstance,
+  prefix: string,
+  routes: (api: Api) => Promise<void> | void,
+): Promise<void> {
+  await app.register(
+    async (scope) => {
+      await routes(scope.withTypeProvider<TypeBoxTypeProvider>());
+    },
+    { prefix },
+  );
+}
+
 /** The OpenAPI security requirement of an access mode (`[]`: public). */
 const SECURITY: Record<RouteAccess["auth"], Array<Record<string, string[]>>> = {
   none: [],
