@@ -56,6 +56,7 @@ export async function bundleRoutes(app: Api, deps: RouteDeps): Promise<void> {
     response: ref(Bundle),
     responseDescription: "The bundle, created as a draft.",
     handler: async ({ request, call }) => {
+      // The six version ids, read by their field names.
       const body: Record<string, string> = request.body;
       const answer = await bundles.createBundle(
         {
