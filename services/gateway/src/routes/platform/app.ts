@@ -1,3 +1,8 @@
+import type { FastifyRequest } from "fastify";
+
+/** Where an app's platform resources live (the APP prefix of the contract). */
+export const APP_PREFIX = "/v1/organizations/:organization_id/apps/:app_id";
+
 /** The path parameters of an APP route. */
 export type AppPath = { organization_id: string; app_id: string };
 
@@ -6,4 +11,7 @@ export function appRef(params: AppPath) {
   return { organizationId: params.organization_id, appId: params.app_id };
 }
 
-export const APP = "/v1/organizations/:organization_id/apps/:app_id";
+/** Who creates a platform resource: the acting user, when a user (not a key) acts. */
+export function authoredBy(request: FastifyRequest) {
+  return { createdByUserId: request.access?.principal.userId ?? undefined };
+}

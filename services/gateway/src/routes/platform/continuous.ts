@@ -1,67 +1,48 @@
-import type { JsonObject } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Type } from "@sinclair/typebox";
-import type { FastifyInstance } from "fastify";
-import { callOptions } from "../../http/call.js";
 import type { RouteDeps } from "../deps.js";
-import type { EnvPath } from "../environment.js";
-import { COMMON_ERRORS, DateTime, EnvParams, ErrorBody, IdempotentHeaders, Uuid } from "../schemas.js";
-
-const Receipt = Type.Object(
-  {
-    id: Uuid,
-    client_answer_id: Type.String(),
-    question_id: Type.String(),
-    idempotent_replay: Type.Boolean(),
-    delivery_id: Type.Optional(Uuid),
-  },
-  { title: "ContinuousAnswerReceipt" },
-);
-
-const ENV = "/v1/organizations/:organization_id/apps/:app_id/environments/:environment_id";
+import { environmentRef } from "../environment.js";
+import { type Api, route } from "../route.js";
+import { DateTime, EnvParams, IdempotentHeaders, ref, Uuid } from "../schemas.js";
+import { ContinuousAnswerReceipt, FreeObject, receiptJson } from "./wire.js";
 
 /** #7 `POST ENV/continuous-evaluation/answers`: 201 when recorded, 200 with the first receipt when repeated. */
-export function continuousRoutes(app: FastifyInstance, deps: RouteDeps): void {
-  app.post(
-    `${ENV}/continuous-evaluation/answers`,
-    {
-      config: { access: { auth: "operator", scope: "continuous:write", idempotency: "required" } },
-      schema: {
-        tags: ["platform"],
-        summary: "Record an answer outside an interview; repeats are deduplicated by client_answer_id",
-        params: EnvParams,
-        headers: IdempotentHeaders,
-        body: Type.Object(
-          {
-            answer: Type.Record(Type.String(), Type.Unknown()),
-            client_answer_id: Type.String({ minLength: 1, maxLength: 255 }),
-            program_id: Uuid,
-            question_id: Type.String({ minLength: 1, maxLength: 255 }),
-            subject_id: Uuid,
-            answered_at: Type.Optional(DateTime),
-            delivery_id: Type.Optional(Uuid),
-          },
-          { additionalProperties: false },
-        ),
-        response: { 200: Receipt, 201: Receipt, 409: ErrorBody, ...COMMON_ERRORS },
+export async function continuousRoutes(app: Api, deps: RouteDeps): Promise<void> {
+  route(app, "platform", {
+    method: "POST",
+    url: "/continuous-evaluation/answers",
+    operationId: "recordContinuousAnswer",
+    summary: "Record a continuous answer",
+    description:
+      "Records a subject's answer to a program's question outside an interview (201) and emits " +
+      "`continuous_answer.recorded`. The same (subject_id, program_id, client_answer_id) again, whatever " +
+      "its Idempotency-Key, answers 200 with the first receipt and `idempotent_replay` true when `answer` " +
+      "is equal, 409 `client_answer_conflict` when it is not. An unknown subject, program or delivery is " +
+      "404. Requires `continuous:write` and an Idempotency-Key.",
+    access: { auth: "operator", scope: "continuous:write", idempotency: "required" },
+    params: EnvParams,
+    headers: IdempotentHeaders,
+    body: Type.Object(
+      {
+        answer: FreeObject,
+        client_answer_id: Type.String({ minLength: 1, maxLength: 255 }),
+        program_id: Uuid,
+        question_id: Type.String({ minLength: 1, maxLength: 255 }),
+        subject_id: Uuid,
+        answered_at: Type.Optional(DateTime),
+        delivery_id: Type.Optional(Uuid),
       },
-    },
-    async (request, reply) => {
-      const params = request.params as EnvPath;
-      const body = request.body as {
-        answer: JsonObject;
-        client_answer_id: string;
-        program_id: string;
-        question_id: string;
-        subject_id: string;
-        answered_at?: string;
-        delivery_id?: string;
-      };
+      { additionalProperties: false },
+    ),
+    status: 201,
+    response: ref(ContinuousAnswerReceipt),
+    responseDescription: "The answer, recorded (200 with the first receipt when it repeats one).",
+    errors: [409],
+    handler: async ({ request, reply, call }) => {
+      const { body } = request;
       const answer = await deps.upstreams.platform.continuous.recordAnswer(
         {
-          organizationId: params.organization_id,
-          appId: params.app_id,
-          environmentId: params.environment_id,
+          ...environmentRef(request.params),
           answer: body.answer,
           clientAnswerId: body.client_answer_id,
           programId: body.program_id,
@@ -70,15 +51,13 @@ export function continuousRoutes(app: FastifyInstance, deps: RouteDeps): void {
           answeredAt: body.answered_at ? timestampFromDate(new Date(body.answered_at)) : undefined,
           deliveryId: body.delivery_id,
         },
-        callOptions(request),
+        call,
       );
-      return reply.code(answer.idempotentReplay ? 200 : 201).send({
-        id: answer.id,
-        client_answer_id: answer.clientAnswerId,
-        question_id: answer.questionId,
-        idempotent_replay: answer.idempotentReplay,
-        ...(answer.deliveryId ? { delivery_id: answer.deliveryId } : {}),
-      });
+      const receipt = receiptJson(answer);
+      if (!answer.idempotentReplay) return receipt;
+      // A repeat is 200, not the declared 201: sent here, and awaited so that the route sees it sent.
+      await reply.code(200).send(receipt);
+      return undefined;
     },
-  );
+  });
 }

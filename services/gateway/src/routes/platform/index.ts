@@ -1,12 +1,19 @@
 import type { FastifyInstance } from "fastify";
 import type { RouteDeps } from "../deps.js";
+import { ENV_PREFIX } from "../environment.js";
+import { under } from "../route.js";
+import { APP_PREFIX } from "./app.js";
 import { bundleRoutes } from "./bundles.js";
 import { continuousRoutes } from "./continuous.js";
 import { templateRoutes } from "./templates.js";
+import { PLATFORM_SCHEMAS } from "./wire.js";
 
-/** The platform's routes: templates, bundles and continuous answers. */
+/** The platform's routes: an app's templates and bundles, an environment's continuous answers. */
 export async function registerPlatformRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
-  templateRoutes(app, deps);
-  bundleRoutes(app, deps);
-  continuousRoutes(app, deps);
+  for (const schema of PLATFORM_SCHEMAS) app.addSchema(schema);
+  await under(app, APP_PREFIX, async (api) => {
+    await templateRoutes(api, deps);
+    await bundleRoutes(api, deps);
+  });
+  await under(app, ENV_PREFIX, (api) => continuousRoutes(api, deps));
 }

@@ -1,109 +1,88 @@
 import { Type } from "@sinclair/typebox";
-import type { FastifyInstance } from "fastify";
-import { callOptions } from "../../http/call.js";
 import { pageBody, pageRequest } from "../../http/paging.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
 import { type EnvPath, environmentRef } from "../environment.js";
-import { COMMON_ERRORS, EnvParams, IdempotentHeaders, Page, PageQuery, Uuid } from "../schemas.js";
+import { type Api, route } from "../route.js";
+import { EnvParams, IdempotentHeaders, Page, PageQuery, ref, Uuid } from "../schemas.js";
 import {
-  attemptJson,
   DELIVERY_STATUSES,
   deliveryJson,
-  ENV,
+  deliveryWithAttemptsJson,
   WebhookDelivery,
   WebhookDeliveryWithAttempts,
-} from "./bodies.js";
+} from "./wire.js";
 
-type DeliveryPath = EnvPath & { delivery_id: string };
+const TAG = "webhooks";
 const DeliveryParams = Type.Composite([EnvParams, Type.Object({ delivery_id: Type.String() })]);
 
-/** #13 `GET ENV/webhook-deliveries` (filters `status`, `endpoint_id`), get with attempts, #14 replay. */
-export function webhookDeliveryRoutes(app: FastifyInstance, deps: RouteDeps): void {
+/** The delivery a path names, as the delivery RPCs take it. */
+function deliveryRef(params: EnvPath & { delivery_id: string }) {
+  return { environment: environmentRef(params), deliveryId: params.delivery_id };
+}
+
+/** `ENV/webhook-deliveries`: #13 list (by `status`, `endpoint_id`), get with attempts, #14 replay. */
+export async function webhookDeliveryRoutes(app: Api, deps: RouteDeps): Promise<void> {
   const deliveries = deps.upstreams.webhooks.deliveries;
 
-  app.get(
-    `${ENV}/webhook-deliveries`,
-    {
-      config: { access: { auth: "operator", scope: "webhooks:read" } },
-      schema: {
-        tags: ["webhooks"],
-        summary: "List webhook deliveries, newest first, by status and endpoint",
-        params: EnvParams,
-        querystring: Type.Composite([
-          PageQuery,
-          Type.Object({
-            status: Type.Optional(StringEnum(DELIVERY_STATUSES)),
-            endpoint_id: Type.Optional(Uuid),
-          }),
-        ]),
-        response: { 200: Page(WebhookDelivery, "WebhookDeliveryPage"), ...COMMON_ERRORS },
-      },
-    },
-    async (request) => {
-      const query = request.query as {
-        limit?: number;
-        cursor?: string;
-        status?: string;
-        endpoint_id?: string;
-      };
-      const page = pageRequest(request, deps.cursors, query);
+  route(app, TAG, {
+    method: "GET",
+    url: "/webhook-deliveries",
+    operationId: "listWebhookDeliveries",
+    summary: "List webhook deliveries",
+    description:
+      "The environment's deliveries, newest first, a page at a time (contract §5), optionally only those " +
+      "of one `status` or one `endpoint_id`. Requires `webhooks:read`.",
+    access: { auth: "operator", scope: "webhooks:read" },
+    params: EnvParams,
+    querystring: Type.Composite([
+      PageQuery,
+      Type.Object({
+        status: Type.Optional(StringEnum(DELIVERY_STATUSES)),
+        endpoint_id: Type.Optional(Uuid),
+      }),
+    ]),
+    response: Page(WebhookDelivery, "WebhookDeliveryPage"),
+    responseDescription: "A page of deliveries.",
+    handler: async ({ request, call }) => {
+      const { status, endpoint_id } = request.query;
+      const page = pageRequest(request, deps.cursors, request.query);
       const answer = await deliveries.listDeliveries(
-        {
-          environment: environmentRef(request.params as EnvPath),
-          page,
-          status: query.status,
-          endpointId: query.endpoint_id,
-        },
-        callOptions(request),
+        { environment: environmentRef(request.params), page, status, endpointId: endpoint_id },
+        call,
       );
       return pageBody(request, deps.cursors, answer.items.map(deliveryJson), answer.page);
     },
-  );
+  });
 
-  app.get(
-    `${ENV}/webhook-deliveries/:delivery_id`,
-    {
-      config: { access: { auth: "operator", scope: "webhooks:read" } },
-      schema: {
-        tags: ["webhooks"],
-        summary: "Get a webhook delivery with its attempts",
-        params: DeliveryParams,
-        response: { 200: WebhookDeliveryWithAttempts, ...COMMON_ERRORS },
-      },
-    },
-    async (request) => {
-      const params = request.params as DeliveryPath;
-      const answer = await deliveries.getDelivery(
-        { environment: environmentRef(params), deliveryId: params.delivery_id },
-        callOptions(request),
-      );
-      return {
-        ...deliveryJson(answer.delivery),
-        attempts: (answer.delivery?.attempts ?? []).map(attemptJson),
-      };
-    },
-  );
+  route(app, TAG, {
+    method: "GET",
+    url: "/webhook-deliveries/:delivery_id",
+    operationId: "getWebhookDelivery",
+    summary: "Get a webhook delivery",
+    description: "One delivery of the environment with every attempt made. Requires `webhooks:read`.",
+    access: { auth: "operator", scope: "webhooks:read" },
+    params: DeliveryParams,
+    response: ref(WebhookDeliveryWithAttempts),
+    responseDescription: "The delivery and its attempts.",
+    handler: async ({ request, call }) =>
+      deliveryWithAttemptsJson((await deliveries.getDelivery(deliveryRef(request.params), call)).delivery),
+  });
 
-  app.post(
-    `${ENV}/webhook-deliveries/:delivery_id/replay`,
-    {
-      config: { access: { auth: "operator", scope: "webhooks:write", idempotency: "required" } },
-      schema: {
-        tags: ["webhooks"],
-        summary: "Replay a delivery (any status): pending again, attempted at once",
-        params: DeliveryParams,
-        headers: IdempotentHeaders,
-        response: { 200: WebhookDelivery, ...COMMON_ERRORS },
-      },
-    },
-    async (request) => {
-      const params = request.params as DeliveryPath;
-      const answer = await deliveries.replayDelivery(
-        { environment: environmentRef(params), deliveryId: params.delivery_id },
-        callOptions(request),
-      );
-      return deliveryJson(answer.delivery);
-    },
-  );
+  route(app, TAG, {
+    method: "POST",
+    url: "/webhook-deliveries/:delivery_id/replay",
+    operationId: "replayWebhookDelivery",
+    summary: "Replay a webhook delivery",
+    description:
+      "Sets the delivery, whatever its status, `pending` again and attempts it at once; `attempt_count` " +
+      "keeps counting. Requires `webhooks:write` and an Idempotency-Key.",
+    access: { auth: "operator", scope: "webhooks:write", idempotency: "required" },
+    params: DeliveryParams,
+    headers: IdempotentHeaders,
+    response: ref(WebhookDelivery),
+    responseDescription: "The delivery, pending again.",
+    handler: async ({ request, call }) =>
+      deliveryJson((await deliveries.replayDelivery(deliveryRef(request.params), call)).delivery),
+  });
 }

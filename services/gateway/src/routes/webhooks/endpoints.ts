@@ -1,263 +1,165 @@
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Type } from "@sinclair/typebox";
-import type { FastifyInstance } from "fastify";
-import { callOptions } from "../../http/call.js";
 import { pageBody, pageRequest } from "../../http/paging.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
-import { type EnvPath, environmentRef } from "../environment.js";
+import { environmentRef } from "../environment.js";
+import { type Api, route } from "../route.js";
+import { EnvParams, IdempotentHeaders, Page, PageQuery, ref } from "../schemas.js";
+import { EndpointParams, endpointRef, READ, WRITE } from "./endpoint-path.js";
+import { refusingFields } from "./field-refusals.js";
 import {
-  COMMON_ERRORS,
-  DateTime,
-  EnvParams,
-  ErrorBody,
-  IdempotentHeaders,
-  Page,
-  PageQuery,
-} from "../schemas.js";
-import {
-  deliveryJson,
-  ENV,
   EVENT_TYPES,
   endpointJson,
-  refusingFields,
-  WebhookDelivery,
+  endpointWithSecretJson,
   WebhookEndpoint,
-  WebhookEndpointWithSecret,
-} from "./bodies.js";
+  WebhookEndpointCreated,
+} from "./wire.js";
 
-type EndpointPath = EnvPath & { id: string };
-const EndpointParams = Type.Composite([EnvParams, Type.Object({ id: Type.String() })]);
+const TAG = "webhooks";
 const EventTypes = Type.Array(StringEnum(EVENT_TYPES), { minItems: 1, maxItems: 50 });
 const Url = Type.String({ minLength: 1, maxLength: 2048 });
-const write = { auth: "operator", scope: "webhooks:write", idempotency: "required" } as const;
-const read = { auth: "operator", scope: "webhooks:read" } as const;
 
-/** `ENV/webhooks`: create (#12 lists), get, patch, delete, rotate-secret, test, recover. */
-export function webhookEndpointRoutes(app: FastifyInstance, deps: RouteDeps): void {
+/** `ENV/webhooks`: create, #12 list, get, change and delete an endpoint. */
+export async function webhookEndpointRoutes(app: Api, deps: RouteDeps): Promise<void> {
   const endpoints = deps.upstreams.webhooks.endpoints;
 
-  app.post(
-    `${ENV}/webhooks`,
-    {
-      config: { access: write },
-      schema: {
-        tags: ["webhooks"],
-        summary: "Create a webhook endpoint; its secret is shown in this response only",
-        params: EnvParams,
-        headers: IdempotentHeaders,
-        body: Type.Object(
-          {
-            url: Url,
-            event_types: EventTypes,
-            enabled: Type.Optional(Type.Boolean({ default: true })),
-            secret: Type.Optional(Type.String({ pattern: "^whsec_[A-Za-z0-9+/]+={0,2}$", maxLength: 100 })),
-          },
-          { additionalProperties: false },
-        ),
-        response: { 201: WebhookEndpointWithSecret, 409: ErrorBody, ...COMMON_ERRORS },
+  route(app, TAG, {
+    method: "POST",
+    url: "/webhooks",
+    operationId: "createWebhookEndpoint",
+    summary: "Create a webhook endpoint",
+    description:
+      "Registers an endpoint for the environment's events of `event_types` (`*`: all). Its signing " +
+      "`secret` (`whsec_` and base64 of 24 to 64 bytes) is generated when not given and shown in this " +
+      "answer only. A private or non-HTTPS target is refused item by item (422); past the " +
+      "`webhook_endpoints` quota, 409 `quota_exceeded`. Requires `webhooks:write` and an Idempotency-Key.",
+    access: WRITE,
+    params: EnvParams,
+    headers: IdempotentHeaders,
+    body: Type.Object(
+      {
+        url: Url,
+        event_types: EventTypes,
+        enabled: Type.Optional(Type.Boolean({ default: true })),
+        secret: Type.Optional(Type.String({ pattern: "^whsec_[A-Za-z0-9+/]+={0,2}$", maxLength: 100 })),
       },
-    },
-    async (request, reply) => {
-      const body = request.body as { url: string; event_types: string[]; enabled?: boolean; secret?: string };
-      const answer = await refusingFields(
-        endpoints.createEndpoint(
-          {
-            environment: environmentRef(request.params as EnvPath),
-            url: body.url,
-            eventTypes: body.event_types,
-            enabled: body.enabled ?? true,
-            secret: body.secret,
-          },
-          callOptions(request),
-        ),
+      { additionalProperties: false },
+    ),
+    status: 201,
+    response: ref(WebhookEndpointCreated),
+    responseDescription: "The endpoint, created, with its secret.",
+    errors: [409],
+    handler: async ({ request, call }) => {
+      const { url, event_types, enabled, secret } = request.body;
+      const created = endpoints.createEndpoint(
+        {
+          environment: environmentRef(request.params),
+          url,
+          eventTypes: event_types,
+          enabled: enabled ?? true,
+          secret,
+        },
+        call,
       );
-      return reply.code(201).send({ ...endpointJson(answer.endpoint), secret: answer.secret });
+      return endpointWithSecretJson(await refusingFields(created));
     },
-  );
+  });
 
-  app.get(
-    `${ENV}/webhooks`,
-    {
-      config: { access: read },
-      schema: {
-        tags: ["webhooks"],
-        summary: "List webhook endpoints, newest first (never their secrets)",
-        params: EnvParams,
-        querystring: PageQuery,
-        response: { 200: Page(WebhookEndpoint, "WebhookEndpointPage"), ...COMMON_ERRORS },
-      },
-    },
-    async (request) => {
-      const page = pageRequest(request, deps.cursors, request.query as { limit?: number; cursor?: string });
+  route(app, TAG, {
+    method: "GET",
+    url: "/webhooks",
+    operationId: "listWebhookEndpoints",
+    summary: "List webhook endpoints",
+    description:
+      "The environment's endpoints, newest first, a page at a time (contract §5), never with their " +
+      "secrets. Requires `webhooks:read`.",
+    access: READ,
+    params: EnvParams,
+    querystring: PageQuery,
+    response: Page(WebhookEndpoint, "WebhookEndpointPage"),
+    responseDescription: "A page of endpoints.",
+    handler: async ({ request, call }) => {
+      const page = pageRequest(request, deps.cursors, request.query);
       const answer = await endpoints.listEndpoints(
-        { environment: environmentRef(request.params as EnvPath), page },
-        callOptions(request),
+        { environment: environmentRef(request.params), page },
+        call,
       );
       return pageBody(request, deps.cursors, answer.items.map(endpointJson), answer.page);
     },
-  );
+  });
 
-  app.get(
-    `${ENV}/webhooks/:id`,
-    {
-      config: { access: read },
-      schema: {
-        tags: ["webhooks"],
-        summary: "Get a webhook endpoint",
-        params: EndpointParams,
-        response: { 200: WebhookEndpoint, ...COMMON_ERRORS },
-      },
-    },
-    async (request) => {
-      const params = request.params as EndpointPath;
-      const answer = await endpoints.getEndpoint(
-        { environment: environmentRef(params), endpointId: params.id },
-        callOptions(request),
-      );
-      return endpointJson(answer.endpoint);
-    },
-  );
+  route(app, TAG, {
+    method: "GET",
+    url: "/webhooks/:id",
+    operationId: "getWebhookEndpoint",
+    summary: "Get a webhook endpoint",
+    description: "One endpoint of the environment, without its secret. Requires `webhooks:read`.",
+    access: READ,
+    params: EndpointParams,
+    response: ref(WebhookEndpoint),
+    responseDescription: "The endpoint.",
+    handler: async ({ request, call }) =>
+      endpointJson((await endpoints.getEndpoint(endpointRef(request.params), call)).endpoint),
+  });
 
-  app.patch(
-    `${ENV}/webhooks/:id`,
-    {
-      config: { access: write },
-      schema: {
-        tags: ["webhooks"],
-        summary: "Change a webhook endpoint; disabling dead-letters its waiting deliveries",
-        params: EndpointParams,
-        headers: IdempotentHeaders,
-        body: Type.Object(
-          {
-            url: Type.Optional(Url),
-            event_types: Type.Optional(EventTypes),
-            enabled: Type.Optional(Type.Boolean()),
-          },
-          { additionalProperties: false },
-        ),
-        response: { 200: WebhookEndpoint, ...COMMON_ERRORS },
+  route(app, TAG, {
+    method: "PATCH",
+    url: "/webhooks/:id",
+    operationId: "updateWebhookEndpoint",
+    summary: "Change a webhook endpoint",
+    description:
+      "Changes the fields given. Disabling sets `disabled_at` and dead-letters the endpoint's waiting " +
+      "deliveries; enabling clears it. A refused target is 422, item by item. Requires `webhooks:write` " +
+      "and an Idempotency-Key.",
+    access: WRITE,
+    params: EndpointParams,
+    headers: IdempotentHeaders,
+    body: Type.Object(
+      {
+        url: Type.Optional(Url),
+        event_types: Type.Optional(EventTypes),
+        enabled: Type.Optional(Type.Boolean()),
       },
-    },
-    async (request) => {
-      const params = request.params as EndpointPath;
-      const body = request.body as { url?: string; event_types?: string[]; enabled?: boolean };
-      const answer = await refusingFields(
-        endpoints.updateEndpoint(
-          {
-            environment: environmentRef(params),
-            endpointId: params.id,
-            url: body.url,
-            eventTypes: body.event_types ?? [],
-            setEventTypes: body.event_types !== undefined,
-            enabled: body.enabled,
-          },
-          callOptions(request),
-        ),
-      );
-      return endpointJson(answer.endpoint);
-    },
-  );
-
-  app.delete(
-    `${ENV}/webhooks/:id`,
-    {
-      config: { access: write },
-      schema: {
-        tags: ["webhooks"],
-        summary: "Delete a webhook endpoint",
-        params: EndpointParams,
-        headers: IdempotentHeaders,
-        response: { 204: Type.Null(), ...COMMON_ERRORS },
-      },
-    },
-    async (request, reply) => {
-      const params = request.params as EndpointPath;
-      await endpoints.deleteEndpoint(
-        { environment: environmentRef(params), endpointId: params.id },
-        callOptions(request),
-      );
-      // An empty string (not nothing) so that an idempotent retry replays this 204.
-      return reply.code(204).send("");
-    },
-  );
-
-  app.post(
-    `${ENV}/webhooks/:id/rotate-secret`,
-    {
-      config: { access: write },
-      schema: {
-        tags: ["webhooks"],
-        summary: "Rotate the secret; the previous one keeps signing beside the new one for 24 h",
-        params: EndpointParams,
-        headers: IdempotentHeaders,
-        response: { 200: WebhookEndpointWithSecret, ...COMMON_ERRORS },
-      },
-    },
-    async (request) => {
-      const params = request.params as EndpointPath;
-      const answer = await endpoints.rotateSecret(
-        { environment: environmentRef(params), endpointId: params.id },
-        callOptions(request),
-      );
-      return { ...endpointJson(answer.endpoint), secret: answer.secret };
-    },
-  );
-
-  app.post(
-    `${ENV}/webhooks/:id/test`,
-    {
-      config: { access: write },
-      schema: {
-        tags: ["webhooks"],
-        summary: "Send a webhook.test event to this endpoint, attempted at once",
-        params: EndpointParams,
-        headers: IdempotentHeaders,
-        response: { 200: WebhookDelivery, ...COMMON_ERRORS },
-      },
-    },
-    async (request) => {
-      const params = request.params as EndpointPath;
-      const answer = await endpoints.testEndpoint(
-        { environment: environmentRef(params), endpointId: params.id },
-        callOptions(request),
-      );
-      return deliveryJson(answer.delivery);
-    },
-  );
-
-  app.post(
-    `${ENV}/webhooks/:id/recover`,
-    {
-      config: { access: write },
-      schema: {
-        tags: ["webhooks"],
-        summary: "Re-queue the endpoint's failed and dead-lettered deliveries created since a time",
-        params: EndpointParams,
-        headers: IdempotentHeaders,
-        body: Type.Object(
-          { since: DateTime, dry_run: Type.Optional(Type.Boolean({ default: false })) },
-          { additionalProperties: false },
-        ),
-        response: {
-          200: Type.Object({ count: Type.Integer() }, { title: "RecoverResult" }),
-          ...COMMON_ERRORS,
-        },
-      },
-    },
-    async (request) => {
-      const params = request.params as EndpointPath;
-      const body = request.body as { since: string; dry_run?: boolean };
-      const answer = await endpoints.recoverEndpoint(
+      { additionalProperties: false },
+    ),
+    response: ref(WebhookEndpoint),
+    responseDescription: "The endpoint, changed.",
+    handler: async ({ request, call }) => {
+      const { url, event_types, enabled } = request.body;
+      const updated = endpoints.updateEndpoint(
         {
-          environment: environmentRef(params),
-          endpointId: params.id,
-          since: timestampFromDate(new Date(body.since)),
-          dryRun: body.dry_run ?? false,
+          ...endpointRef(request.params),
+          url,
+          // The RPC tells "leave the types" from "set them" by a flag (a list cannot be absent).
+          eventTypes: event_types ?? [],
+          setEventTypes: event_types !== undefined,
+          enabled,
         },
-        callOptions(request),
+        call,
       );
-      return { count: answer.count };
+      return endpointJson((await refusingFields(updated)).endpoint);
     },
-  );
+  });
+
+  route(app, TAG, {
+    method: "DELETE",
+    url: "/webhooks/:id",
+    operationId: "deleteWebhookEndpoint",
+    summary: "Delete a webhook endpoint",
+    description:
+      "Deletes the endpoint: it is sent nothing more and no longer counts against `webhook_endpoints`. " +
+      "Requires `webhooks:write` and an Idempotency-Key.",
+    access: WRITE,
+    params: EndpointParams,
+    headers: IdempotentHeaders,
+    status: 204,
+    responseDescription: "The endpoint, deleted.",
+    handler: async ({ request, reply, call }) => {
+      await endpoints.deleteEndpoint(endpointRef(request.params), call);
+      // An empty string (not nothing) so that an idempotent retry replays this 204: the route would
+      // send nothing, which the idempotency plugin does not store. Awaited so the route sees it sent.
+      await reply.code(204).send("");
+      return undefined;
+    },
+  });
 }

@@ -1,0 +1,185 @@
+import type { JsonObject } from "@bufbuild/protobuf";
+import type { Bundle as BundleMessage } from "@evalp/proto/platform/v1/bundle";
+import type { RecordAnswerResponse } from "@evalp/proto/platform/v1/continuous";
+import type { Definition, Template as TemplateMessage } from "@evalp/proto/platform/v1/template";
+import { Type } from "@sinclair/typebox";
+import { iso } from "../../http/timestamps.js";
+import { StringEnum } from "../../validation/request-validator.js";
+import { DateTime, ref, Uuid } from "../schemas.js";
+import { COMPONENT_CONTENTS, ContentOutput } from "./contents.js";
+
+// The platform's resources on the wire: their schemas (named components of the document) and the
+// mappers from the RPC messages. Optional fields are absent rather than null (interface `(o)`).
+
+export const BUNDLE_STATUSES = ["draft", "validated", "published", "deprecated", "archived"] as const;
+
+/** The six `*_version_id` fields of a bundle, in the interface's order, and their RPC names. */
+export const COMPONENT_FIELDS = [
+  ["scorecard_version_id", "scorecardVersionId"],
+  ["experience_version_id", "experienceVersionId"],
+  ["context_version_id", "contextVersionId"],
+  ["guardrail_version_id", "guardrailVersionId"],
+  ["adaptive_policy_version_id", "adaptivePolicyVersionId"],
+  ["report_template_version_id", "reportTemplateVersionId"],
+] as const;
+
+/** The six `*_version_id` fields as schemas, each a uuid. */
+export const ComponentVersionIds = Object.fromEntries(COMPONENT_FIELDS.map(([field]) => [field, Uuid]));
+
+export const TemplateDefinition = Type.Object(
+  {
+    id: Uuid,
+    app_id: Uuid,
+    business_id: Type.String(),
+    content: ContentOutput,
+    content_hash: Type.String(),
+    locale: Type.String(),
+    name: Type.String(),
+    revision: Type.Integer(),
+    created_at: DateTime,
+    created_by_user_id: Type.Optional(Uuid),
+    published_at: Type.Optional(DateTime),
+  },
+  {
+    $id: "TemplateDefinition",
+    title: "TemplateDefinition",
+    description: "One revision of a definition of a template: a component content in one locale.",
+  },
+);
+
+export function definitionJson(definition: Definition | undefined) {
+  if (!definition) throw new Error("upstream returned no definition");
+  return {
+    id: definition.id,
+    app_id: definition.appId,
+    business_id: definition.businessId,
+    content: definition.content ?? {},
+    content_hash: definition.contentHash,
+    locale: definition.locale,
+    name: definition.name,
+    revision: definition.revision,
+    created_at: iso(definition.createdAt),
+    ...(definition.createdByUserId ? { created_by_user_id: definition.createdByUserId } : {}),
+    ...(definition.publishedAt ? { published_at: iso(definition.publishedAt) } : {}),
+  };
+}
+
+export const Template = Type.Object(
+  {
+    id: Uuid,
+    app_id: Uuid,
+    name: Type.String(),
+    created_at: DateTime,
+    definitions: Type.Array(ref(TemplateDefinition)),
+  },
+  { $id: "Template", title: "Template", description: "A template with every revision of its definitions." },
+);
+
+export function templateJson(template: TemplateMessage | undefined) {
+  if (!template) throw new Error("upstream returned no template");
+  return {
+    id: template.id,
+    app_id: template.appId,
+    name: template.name,
+    created_at: iso(template.createdAt),
+    definitions: template.definitions.map(definitionJson),
+  };
+}
+
+export const TemplateClone = Type.Object(
+  { template_id: Uuid, definitions: Type.Array(ref(TemplateDefinition)) },
+  {
+    $id: "TemplateClone",
+    title: "TemplateClone",
+    description: "The new template of a clone and its definitions (revision 1 each).",
+  },
+);
+
+export const Bundle = Type.Object(
+  {
+    id: Uuid,
+    app_id: Uuid,
+    name: Type.String(),
+    // Typed as the string the RPC answers; the enum says what it can be.
+    status: Type.Unsafe<string>(StringEnum(BUNDLE_STATUSES)),
+    fingerprint: Type.String(),
+    revision: Type.Integer(),
+    ...ComponentVersionIds,
+    created_at: DateTime,
+    created_by_user_id: Type.Optional(Uuid),
+    published_at: Type.Optional(DateTime),
+  },
+  {
+    $id: "Bundle",
+    title: "Bundle",
+    description: "Six component versions (definition revisions) tied together, with a status.",
+  },
+);
+
+export function bundleJson(bundle: BundleMessage | undefined) {
+  if (!bundle) throw new Error("upstream returned no bundle");
+  const components = bundle.components;
+  return {
+    id: bundle.id,
+    app_id: bundle.appId,
+    name: bundle.name,
+    status: bundle.status,
+    fingerprint: bundle.fingerprint,
+    revision: bundle.revision,
+    ...Object.fromEntries(COMPONENT_FIELDS.map(([field, proto]) => [field, components?.[proto] ?? ""])),
+    created_at: iso(bundle.createdAt),
+    ...(bundle.createdByUserId ? { created_by_user_id: bundle.createdByUserId } : {}),
+    ...(bundle.publishedAt ? { published_at: iso(bundle.publishedAt) } : {}),
+  };
+}
+
+/** A free-form JSON object, as the RPCs take it. */
+export const FreeObject = Type.Unsafe<JsonObject>(Type.Record(Type.String(), Type.Unknown()));
+
+export const BundlePreview = Type.Object(
+  {
+    report: Type.Record(Type.String(), Type.Unknown(), { description: "The report (contract §7)." }),
+    trace: Type.Record(Type.String(), Type.Unknown(), { description: "How each value was computed." }),
+  },
+  {
+    $id: "BundlePreview",
+    title: "BundlePreview",
+    description: "What the bundle's scorecard makes of sample answers.",
+  },
+);
+
+export const ContinuousAnswerReceipt = Type.Object(
+  {
+    id: Uuid,
+    client_answer_id: Type.String(),
+    question_id: Type.String(),
+    idempotent_replay: Type.Boolean(),
+    delivery_id: Type.Optional(Uuid),
+  },
+  {
+    $id: "ContinuousAnswerReceipt",
+    title: "ContinuousAnswerReceipt",
+    description: "The receipt of a continuous answer; `idempotent_replay` when it repeats the first.",
+  },
+);
+
+export function receiptJson(answer: RecordAnswerResponse) {
+  return {
+    id: answer.id,
+    client_answer_id: answer.clientAnswerId,
+    question_id: answer.questionId,
+    idempotent_replay: answer.idempotentReplay,
+    ...(answer.deliveryId ? { delivery_id: answer.deliveryId } : {}),
+  };
+}
+
+/** The named schemas of this plane, registered once with the app (components of the document). */
+export const PLATFORM_SCHEMAS = [
+  ...COMPONENT_CONTENTS,
+  TemplateDefinition,
+  Template,
+  TemplateClone,
+  Bundle,
+  BundlePreview,
+  ContinuousAnswerReceipt,
+];

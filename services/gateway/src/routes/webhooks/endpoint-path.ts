@@ -1,0 +1,15 @@
+import { Type } from "@sinclair/typebox";
+import { type EnvPath, environmentRef } from "../environment.js";
+import { EnvParams } from "../schemas.js";
+
+/** The path parameters of one endpoint's routes (`ENV/webhooks/{id}…`). */
+export const EndpointParams = Type.Composite([EnvParams, Type.Object({ id: Type.String() })]);
+
+/** The endpoint a path names, as every endpoint RPC takes it. */
+export function endpointRef(params: EnvPath & { id: string }) {
+  return { environment: environmentRef(params), endpointId: params.id };
+}
+
+/** The access of the endpoint routes that change something, and of those that read. */
+export const WRITE = { auth: "operator", scope: "webhooks:write", idempotency: "required" } as const;
+export const READ = { auth: "operator", scope: "webhooks:read" } as const;

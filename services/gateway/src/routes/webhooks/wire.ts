@@ -1,0 +1,165 @@
+import type { Attempt, Delivery } from "@evalp/proto/webhooks/v1/delivery";
+import type { Endpoint } from "@evalp/proto/webhooks/v1/endpoint";
+import { Type } from "@sinclair/typebox";
+import { iso } from "../../http/timestamps.js";
+import { StringEnum } from "../../validation/request-validator.js";
+import { DateTime, ref, Uuid } from "../schemas.js";
+
+// The webhooks plane's resources on the wire: their schemas (named components of the document) and
+// the mappers from the RPC messages. Optional fields are absent rather than null (interface `(o)`).
+
+/** The event types of contract §6, and `*` for all of them. */
+export const EVENT_TYPES = [
+  "*",
+  "subject.imported",
+  "continuous_answer.recorded",
+  "bundle.status_changed",
+  "quota.updated",
+  "membership.created",
+  "invitation.accepted",
+  "interview.started",
+  "interview.completed",
+  "interview.agent_requested",
+  "webhook.test",
+  "webhook.endpoint_disabled",
+] as const;
+
+export const DELIVERY_STATUSES = ["pending", "succeeded", "failed", "dead_letter"] as const;
+
+const EndpointFields = {
+  id: Uuid,
+  environment_id: Uuid,
+  url: Type.String(),
+  enabled: Type.Boolean(),
+  event_types: Type.Array(Type.String()),
+  created_at: DateTime,
+  disabled_at: Type.Optional(DateTime),
+};
+
+export const WebhookEndpoint = Type.Object(EndpointFields, {
+  $id: "WebhookEndpoint",
+  title: "WebhookEndpoint",
+  description: "Where an environment's events of the chosen types are delivered (never with its secret).",
+});
+
+export const WebhookEndpointCreated = Type.Object(
+  { ...EndpointFields, secret: Type.String() },
+  {
+    $id: "WebhookEndpointCreated",
+    title: "WebhookEndpointCreated",
+    description:
+      "An endpoint with its signing secret (`whsec_…`), shown only when it is created and when the " +
+      "secret is rotated.",
+  },
+);
+
+export function endpointJson(endpoint: Endpoint | undefined) {
+  if (!endpoint) throw new Error("upstream returned no webhook endpoint");
+  return {
+    id: endpoint.id,
+    environment_id: endpoint.environmentId,
+    url: endpoint.url,
+    enabled: endpoint.enabled,
+    event_types: endpoint.eventTypes,
+    created_at: iso(endpoint.createdAt),
+    ...(endpoint.disabledAt && { disabled_at: iso(endpoint.disabledAt) }),
+  };
+}
+
+/** An endpoint and the secret its answer carries (creation, rotation). */
+export function endpointWithSecretJson(answer: { endpoint?: Endpoint | undefined; secret: string }) {
+  return { ...endpointJson(answer.endpoint), secret: answer.secret };
+}
+
+const DeliveryFields = {
+  id: Uuid,
+  endpoint_id: Uuid,
+  event_id: Uuid,
+  event_type: Type.String(),
+  // Typed as the string the RPC answers; the enum says what it can be.
+  status: Type.Unsafe<string>(StringEnum(DELIVERY_STATUSES)),
+  attempt_count: Type.Integer(),
+  created_at: DateTime,
+  delivered_at: Type.Optional(DateTime),
+  last_error: Type.Optional(Type.String()),
+  next_attempt_at: Type.Optional(DateTime),
+  response_status: Type.Optional(Type.Integer()),
+};
+
+export const WebhookDelivery = Type.Object(DeliveryFields, {
+  $id: "WebhookDelivery",
+  title: "WebhookDelivery",
+  description: "One event's delivery to one endpoint, and where its attempts stand.",
+});
+
+export const WebhookDeliveryAttempt = Type.Object(
+  {
+    attempted_at: DateTime,
+    response_status: Type.Optional(Type.Integer()),
+    error: Type.Optional(Type.String()),
+    duration_ms: Type.Integer(),
+  },
+  {
+    $id: "WebhookDeliveryAttempt",
+    title: "WebhookDeliveryAttempt",
+    description: "One attempt of a delivery: the receiver's status, or the error that stood for it.",
+  },
+);
+
+export const WebhookDeliveryWithAttempts = Type.Object(
+  { ...DeliveryFields, attempts: Type.Array(ref(WebhookDeliveryAttempt)) },
+  {
+    $id: "WebhookDeliveryWithAttempts",
+    title: "WebhookDeliveryWithAttempts",
+    description: "A delivery with every attempt made, oldest first.",
+  },
+);
+
+export function deliveryJson(delivery: Delivery | undefined) {
+  if (!delivery) throw new Error("upstream returned no webhook delivery");
+  return {
+    id: delivery.id,
+    endpoint_id: delivery.endpointId,
+    event_id: delivery.eventId,
+    event_type: delivery.eventType,
+    status: delivery.status,
+    attempt_count: delivery.attemptCount,
+    created_at: iso(delivery.createdAt),
+    ...(delivery.deliveredAt && { delivered_at: iso(delivery.deliveredAt) }),
+    ...(delivery.lastError !== undefined && { last_error: delivery.lastError }),
+    ...(delivery.nextAttemptAt && { next_attempt_at: iso(delivery.nextAttemptAt) }),
+    ...(delivery.responseStatus !== undefined && { response_status: delivery.responseStatus }),
+  };
+}
+
+function attemptJson(attempt: Attempt) {
+  return {
+    attempted_at: iso(attempt.attemptedAt),
+    ...(attempt.responseStatus !== undefined && { response_status: attempt.responseStatus }),
+    ...(attempt.error !== undefined && { error: attempt.error }),
+    duration_ms: attempt.durationMs,
+  };
+}
+
+export function deliveryWithAttemptsJson(delivery: Delivery | undefined) {
+  return { ...deliveryJson(delivery), attempts: (delivery?.attempts ?? []).map(attemptJson) };
+}
+
+export const WebhookRecovery = Type.Object(
+  { count: Type.Integer({ description: "The deliveries re-queued (or that would be, on a dry run)." }) },
+  {
+    $id: "WebhookRecovery",
+    title: "WebhookRecovery",
+    description: "What a recovery re-queued.",
+  },
+);
+
+/** The named schemas of this plane, registered once with the app (components of the document). */
+export const WEBHOOK_SCHEMAS = [
+  WebhookEndpoint,
+  WebhookEndpointCreated,
+  WebhookDelivery,
+  WebhookDeliveryAttempt,
+  WebhookDeliveryWithAttempts,
+  WebhookRecovery,
+];
