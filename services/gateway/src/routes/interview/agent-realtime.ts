@@ -4,6 +4,7 @@ import type { FastifyRequest } from "fastify";
 import type { WebSocket } from "ws";
 import { callOptions } from "../../http/call.js";
 import { toAppError } from "../../plugins/errors.js";
+import { socketDoor } from "../../realtime/door.js";
 import { receiveFrames } from "../../realtime/frames.js";
 import { atFrame, invalidFrame, parseFrame, sendError, sendFrame } from "../../realtime/protocol.js";
 import type { PydanticItem } from "../../validation/pydantic-errors.js";
@@ -20,27 +21,19 @@ function fromFrame(error: AppError): AppError {
   return new AppError(error.code, error.message, { ...error.context, detail });
 }
 
-/**
- * `GET /v1/agent/realtime` (contract §9): the agent's WebSocket, opened with an agent token (an
- * unknown, expired or superseded agent session gets no socket). Not an operation of the document
- * (a WebSocket has no JSON answer): `createAgentSession` describes it.
- */
+/** `GET /v1/agent/realtime` (contract §9): the agent's WebSocket, described by `createAgentSession`. */
 export function agentRealtimeRoutes(app: Api, deps: RouteDeps): void {
   const agent = deps.upstreams.interview.agent;
   const hub = deps.hub;
   const run = commandRunner(deps);
 
-  app.get(
+  // Before the upgrade: an unknown, expired or superseded agent session gets no socket.
+  socketDoor(
+    app,
     "/realtime",
-    {
-      websocket: true,
-      config: { access: { auth: "agent" } },
-      // Before the upgrade: an unknown, expired or superseded agent session gets no socket.
-      preHandler: async (request) => {
-        await agent.getAgentInterview({ agent: agentRef(request) }, callOptions(request));
-      },
-    },
-    (socket: WebSocket, request: FastifyRequest) => agentSocket(socket, request),
+    "agent",
+    (request) => agent.getAgentInterview({ agent: agentRef(request) }, callOptions(request)),
+    agentSocket,
   );
 
   /**

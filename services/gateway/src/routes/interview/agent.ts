@@ -6,18 +6,9 @@ import { environmentRef } from "../environment.js";
 import { type Api, route } from "../route.js";
 import { EnvParams, IdempotentHeaders, OptionalIdempotencyHeaders, ref } from "../schemas.js";
 import { CommandHead, commandProblems, commandRunner } from "./commands.js";
-import { agentRef, EvaluationParams, Name } from "./requests.js";
-import {
-  AgentAck,
-  AgentPrices,
-  AgentSession,
-  agentSessionJson,
-  InterviewState,
-  interviewJson,
-  priceJson,
-} from "./wire.js";
-
-const TAG = "interview";
+import { agentRef, EvaluationParams, Name, SessionBody, sessionRequest, TAG } from "./requests.js";
+import { AgentAck, AgentPrices, AgentSession, InterviewState } from "./resources.js";
+import { agentSessionJson, interviewJson, priceJson } from "./wire.js";
 
 /**
  * The operator's side of the agent (contract §9), under ENV: agent sessions and the price table
@@ -43,22 +34,12 @@ export function agentSetupRoutes(app: Api, deps: RouteDeps): void {
     access: { auth: "operator", scope: "interviews:agent", idempotency: "required" },
     params: EvaluationParams,
     headers: IdempotentHeaders,
-    body: Type.Object(
-      { ttl_seconds: Type.Optional(Type.Integer({ minimum: 60, maximum: 900, default: 900 })) },
-      { additionalProperties: false },
-    ),
+    body: SessionBody(900),
     status: 201,
     response: ref(AgentSession),
     responseDescription: "The agent session and its agent token.",
     handler: async ({ request, call }) => {
-      const answer = await agent.createAgentSession(
-        {
-          environment: environmentRef(request.params),
-          evaluationId: request.params.evaluation_id,
-          ttlSeconds: request.body.ttl_seconds ?? 900,
-        },
-        call,
-      );
+      const answer = await agent.createAgentSession(sessionRequest(request), call);
       deps.hub.supersede(request.params.evaluation_id, answer.supersededSessionIds);
       return agentSessionJson(answer);
     },

@@ -5,7 +5,9 @@ import type { RouteDeps } from "../deps.js";
 import { environmentRef } from "../environment.js";
 import { type Api, route } from "../route.js";
 import { DateTime, EnvParams, ref } from "../schemas.js";
-import { AnalyticsSummary, summaryJson } from "./wire.js";
+import { TAG } from "./requests.js";
+import { AnalyticsSummary } from "./resources.js";
+import { summaryJson } from "./wire.js";
 
 /** Contract §5b: a summary spans at most 366 days. */
 export const MAX_SPAN_DAYS = 366;
@@ -27,7 +29,7 @@ function windowProblem(startsAt: Date, endsAt: Date, input: string) {
 
 /** `GET ENV/analytics/summary?starts_at&ends_at` (scope `analytics:read`). */
 export function analyticsRoutes(app: Api, deps: RouteDeps): void {
-  route(app, "interview", {
+  route(app, TAG, {
     method: "GET",
     url: "/analytics/summary",
     operationId: "getAnalyticsSummary",

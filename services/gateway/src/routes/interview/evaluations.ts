@@ -4,19 +4,21 @@ import type { RouteDeps } from "../deps.js";
 import { environmentRef } from "../environment.js";
 import { type Api, route } from "../route.js";
 import { EnvParams, IdempotentHeaders, Page, PageQuery, ref, Uuid } from "../schemas.js";
-import { EvaluationParams, SeqPageQuery } from "./requests.js";
 import {
-  BehavioralEvent,
+  EvaluationParams,
+  evaluationRef,
+  SeqPageQuery,
+  SessionBody,
+  sessionRequest,
+  TAG,
+} from "./requests.js";
+import { BehavioralEvent, Evaluation, EvaluationInterview, ParticipantSession } from "./resources.js";
+import {
   behavioralEventJson,
-  Evaluation,
-  EvaluationInterview,
   evaluationJson,
   operatorInterviewJson,
-  ParticipantSession,
   participantSessionJson,
 } from "./wire.js";
-
-const TAG = "interview";
 
 /**
  * `ENV/evaluations` (contract §5b): evaluations, their participant sessions, the operator's view
@@ -71,10 +73,7 @@ export function evaluationRoutes(app: Api, deps: RouteDeps): void {
     response: ref(Evaluation),
     responseDescription: "The evaluation.",
     handler: async ({ request, call }) => {
-      const answer = await evaluations.getEvaluation(
-        { environment: environmentRef(request.params), evaluationId: request.params.evaluation_id },
-        call,
-      );
+      const answer = await evaluations.getEvaluation(evaluationRef(request.params), call);
       return evaluationJson(answer.evaluation);
     },
   });
@@ -93,23 +92,13 @@ export function evaluationRoutes(app: Api, deps: RouteDeps): void {
     params: EvaluationParams,
     headers: IdempotentHeaders,
     // A JSON body is required, as FastAPI requires a body model: `{}` takes the default TTL.
-    body: Type.Object(
-      { ttl_seconds: Type.Optional(Type.Integer({ minimum: 60, maximum: 3600, default: 900 })) },
-      { additionalProperties: false },
-    ),
+    body: SessionBody(3600),
     status: 201,
     response: ref(ParticipantSession),
     responseDescription: "The session and its participant token.",
     errors: [409],
     handler: async ({ request, call }) => {
-      const answer = await evaluations.createParticipantSession(
-        {
-          environment: environmentRef(request.params),
-          evaluationId: request.params.evaluation_id,
-          ttlSeconds: request.body.ttl_seconds ?? 900,
-        },
-        call,
-      );
+      const answer = await evaluations.createParticipantSession(sessionRequest(request), call);
       return participantSessionJson(answer);
     },
   });
@@ -131,8 +120,7 @@ export function evaluationRoutes(app: Api, deps: RouteDeps): void {
     handler: async ({ request, call }) => {
       const answer = await evaluations.getEvaluationInterview(
         {
-          environment: environmentRef(request.params),
-          evaluationId: request.params.evaluation_id,
+          ...evaluationRef(request.params),
           afterSeq: BigInt(request.query.after_seq ?? 0),
           limit: request.query.limit ?? 100,
         },
@@ -157,10 +145,7 @@ export function evaluationRoutes(app: Api, deps: RouteDeps): void {
     responseDescription: "A page of behavioral events.",
     handler: async ({ request, call }) => {
       const page = pageRequest(request, deps.cursors, request.query);
-      const answer = await evaluations.listBehavioralEvents(
-        { environment: environmentRef(request.params), evaluationId: request.params.evaluation_id, page },
-        call,
-      );
+      const answer = await evaluations.listBehavioralEvents({ ...evaluationRef(request.params), page }, call);
       return pageBody(request, deps.cursors, answer.items.map(behavioralEventJson), answer.page);
     },
   });

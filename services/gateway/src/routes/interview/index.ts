@@ -9,7 +9,7 @@ import { evaluationRoutes } from "./evaluations.js";
 import { participantRoutes } from "./participant.js";
 import { proposalRoutes } from "./proposals.js";
 import { realtimeRoutes } from "./realtime.js";
-import { INTERVIEW_SCHEMAS } from "./wire.js";
+import { INTERVIEW_SCHEMAS } from "./resources.js";
 
 /** The interview plane's routes: evaluations, participants, agents, analytics and the realtime doors. */
 export async function registerInterviewRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {

@@ -1,38 +1,13 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import type { Snapshot } from "@evalp/proto/interview/v1/interview";
 import { Type } from "@sinclair/typebox";
-import type { FastifyRequest } from "fastify";
-import type { InterviewHub } from "../../realtime/hub.js";
 import type { RouteDeps } from "../deps.js";
 import { type Api, route } from "../route.js";
 import { DateTime, OptionalIdempotencyHeaders, ref } from "../schemas.js";
-import { Name, participantRef, SeqPageQuery } from "./requests.js";
-import {
-  BehavioralEventReceipt,
-  connectionJson,
-  InterviewStart,
-  InterviewState,
-  interviewJson,
-  TranscriptPage,
-  transcriptJson,
-} from "./wire.js";
-
-const TAG = "interview";
-/** Participant POSTs honour an Idempotency-Key when sent, scoped to the session (contract §4). */
-export const STEP = { auth: "participant", idempotency: "optional" } as const;
-/** What every participant step may answer beyond the common errors: a step out of turn. */
-export const STEP_ERRORS = [409];
-
-/**
- * A step's answer `{"interview"}`, pushed to the interview's sockets when its revision changed
- * (contract §9).
- */
-export function stepState(hub: InterviewHub, request: FastifyRequest, snapshot: Snapshot | undefined) {
-  const interview = interviewJson(snapshot);
-  hub.deliverState(participantRef(request).evaluationId, interview);
-  return { interview };
-}
+import { Name, participantRef, SeqPageQuery, TAG } from "./requests.js";
+import { BehavioralEventReceipt, InterviewStart, TranscriptPage } from "./resources.js";
+import { interviewStep, STEP, STEP_ERRORS } from "./steps.js";
+import { connectionJson, interviewJson, transcriptJson } from "./wire.js";
 
 /** The participant's own event: `question_id` and `elapsed_ms` may be null or left out. */
 const BehavioralEventIn = Type.Object(
@@ -57,7 +32,14 @@ export function participantRoutes(app: Api, deps: RouteDeps): void {
     description:
       "Starts the participant's interview (the first call creates it) or resumes it: its state, and " +
       "a fresh connection token (at most 15 minutes) for the realtime door at `server_url`. Until " +
-      "consent the status is `not_started`. An Idempotency-Key is honoured when sent.",
+      "consent the status is `not_started`. An Idempotency-Key is honoured when sent.\n\n" +
+      "The realtime door (`GET /v1/participant/realtime`) upgrades to a WebSocket opened with the " +
+      "connection token, as `Authorization: Bearer` or the subprotocol `bearer.<token>`. The client " +
+      'sends utterances `{"type":"utterance","modality":"voice"|"text","text","started_at",' +
+      '"ended_at"?,"interrupted"?}`, each answered `{"type":"entry","entry"}`; agent turns arrive ' +
+      'the same way, and each new revision of the interview as `{"type":"state","interview"}`. A bad ' +
+      'or refused frame gets `{"type":"error","code","message","context"}` and the socket stays ' +
+      "open; it closes (4401) when the connection token expires.",
     access: STEP,
     headers: OptionalIdempotencyHeaders,
     response: ref(InterviewStart),
@@ -69,76 +51,51 @@ export function participantRoutes(app: Api, deps: RouteDeps): void {
     },
   });
 
-  route(app, TAG, {
-    method: "POST",
+  interviewStep(app, deps.hub, {
     url: "/interview/consent",
     operationId: "consentToInterview",
     summary: "Consent to the interview",
     description:
-      "Records the participant's consent: the interview is in progress and its first question is " +
-      "asked. An Idempotency-Key is honoured when sent.",
-    access: STEP,
-    headers: OptionalIdempotencyHeaders,
+      "Records the participant's consent: the interview is in progress and its first question is asked.",
     body: Type.Object({ consented: Type.Literal(true) }, { additionalProperties: false }),
-    response: ref(InterviewState),
     responseDescription: "The interview, in progress.",
-    errors: STEP_ERRORS,
-    handler: async ({ request, call }) => {
-      const answer = await participant.consent({ participant: participantRef(request) }, call);
-      return stepState(deps.hub, request, answer.interview);
-    },
+    take: ({ request, call }) => participant.consent({ participant: participantRef(request) }, call),
   });
 
-  route(app, TAG, {
-    method: "POST",
+  interviewStep(app, deps.hub, {
     url: "/interview/answers",
     operationId: "submitAnswer",
     summary: "Answer a question",
     description:
       "Answers a question (an answered one again: a correction). The answer is checked against the " +
       "question's input (422). The interview moves on: the next question, progress, section counts " +
-      "and `ready_to_finish` once every required question is answered. An Idempotency-Key is " +
-      "honoured when sent.",
-    access: STEP,
-    headers: OptionalIdempotencyHeaders,
+      "and `ready_to_finish` once every required question is answered.",
     body: Type.Object(
       // Any JSON object: the interview plane checks it against the question's input.
       { question_id: Name, answer: Type.Unsafe<JsonObject>(Type.Record(Type.String(), Type.Unknown())) },
       { additionalProperties: false },
     ),
-    response: ref(InterviewState),
     responseDescription: "The interview after the answer.",
-    errors: STEP_ERRORS,
-    handler: async ({ request, call }) => {
-      const answer = await participant.submitAnswer(
+    take: ({ request, call }) =>
+      participant.submitAnswer(
         {
           participant: participantRef(request),
           questionId: request.body.question_id,
           answer: request.body.answer,
         },
         call,
-      );
-      return stepState(deps.hub, request, answer.interview);
-    },
+      ),
   });
 
-  route(app, TAG, {
-    method: "POST",
+  interviewStep(app, deps.hub, {
     url: "/interview/finish",
     operationId: "finishInterview",
     summary: "Finish the interview",
     description:
       "Completes the interview once it is ready to finish (409 `invalid_transition` before) and " +
-      "emits `interview.completed`. An Idempotency-Key is honoured when sent.",
-    access: STEP,
-    headers: OptionalIdempotencyHeaders,
-    response: ref(InterviewState),
+      "emits `interview.completed`.",
     responseDescription: "The interview, completed.",
-    errors: STEP_ERRORS,
-    handler: async ({ request, call }) => {
-      const answer = await participant.finishInterview({ participant: participantRef(request) }, call);
-      return stepState(deps.hub, request, answer.interview);
-    },
+    take: ({ request, call }) => participant.finishInterview({ participant: participantRef(request) }, call),
   });
 
   route(app, TAG, {

@@ -1,10 +1,8 @@
 import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
-import { type Api, route } from "../route.js";
-import { OptionalIdempotencyHeaders, ref } from "../schemas.js";
-import { STEP, STEP_ERRORS, stepState } from "./participant.js";
+import type { Api } from "../route.js";
 import { participantRef } from "./requests.js";
-import { InterviewState } from "./wire.js";
+import { interviewStep } from "./steps.js";
 
 const ProposalParams = Type.Object({ proposal_id: Type.String() });
 
@@ -15,49 +13,37 @@ const ProposalParams = Type.Object({ proposal_id: Type.String() });
 export function proposalRoutes(app: Api, deps: RouteDeps): void {
   const agent = deps.upstreams.interview.agent;
 
-  route(app, "interview", {
-    method: "POST",
+  interviewStep(app, deps.hub, {
     url: "/interview/proposals/:proposal_id/confirm",
     operationId: "confirmProposal",
     summary: "Confirm the pending proposal",
     description:
       "Confirms the answer the agent proposed: it is recorded (a correction when the question was " +
-      "answered already). An Idempotency-Key is honoured when sent.",
-    access: STEP,
+      "answered already).",
     params: ProposalParams,
-    headers: OptionalIdempotencyHeaders,
-    response: ref(InterviewState),
     responseDescription: "The interview with the answer recorded.",
-    errors: STEP_ERRORS,
-    handler: async ({ request, call }) => {
-      const answer = await agent.resolveProposal(
+    take: ({ request, call }) =>
+      agent.resolveProposal(
         { participant: participantRef(request), proposalId: request.params.proposal_id, decision: "confirm" },
         call,
-      );
-      return stepState(deps.hub, request, answer.interview);
-    },
+      ),
   });
 
-  route(app, "interview", {
-    method: "POST",
+  interviewStep(app, deps.hub, {
     url: "/interview/proposals/:proposal_id/reject",
     operationId: "rejectProposal",
     summary: "Reject the pending proposal",
     description:
       "Rejects the answer the agent proposed, with an optional reason: the question's `attempt` goes " +
-      "up by one and it is asked again. An Idempotency-Key is honoured when sent.",
-    access: STEP,
+      "up by one and it is asked again.",
     params: ProposalParams,
-    headers: OptionalIdempotencyHeaders,
     body: Type.Object(
       { reason: Type.Optional(Type.String({ minLength: 1, maxLength: 2000 })) },
       { additionalProperties: false },
     ),
-    response: ref(InterviewState),
     responseDescription: "The interview with the proposal rejected.",
-    errors: STEP_ERRORS,
-    handler: async ({ request, call }) => {
-      const answer = await agent.resolveProposal(
+    take: ({ request, call }) =>
+      agent.resolveProposal(
         {
           participant: participantRef(request),
           proposalId: request.params.proposal_id,
@@ -65,8 +51,6 @@ export function proposalRoutes(app: Api, deps: RouteDeps): void {
           reason: request.body.reason,
         },
         call,
-      );
-      return stepState(deps.hub, request, answer.interview);
-    },
+      ),
   });
 }

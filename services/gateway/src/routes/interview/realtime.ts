@@ -5,6 +5,7 @@ import type { FastifyRequest } from "fastify";
 import type { WebSocket } from "ws";
 import { callOptions } from "../../http/call.js";
 import { toAppError } from "../../plugins/errors.js";
+import { socketDoor } from "../../realtime/door.js";
 import { receiveFrames } from "../../realtime/frames.js";
 import {
   atFrame,
@@ -47,22 +48,18 @@ function utterance(text: string): { frame: Static<typeof UtteranceFrame> } | { e
  * session behind it, before the upgrade). Each utterance frame is validated, relayed to the
  * interview plane and answered `{"type":"entry","entry"}`; a bad frame or a refused one is
  * answered `{"type":"error","code","message","context"}` and the socket stays open. Frames are
- * handled one at a time, in order. The socket closes when the connection token expires. Not an
- * operation of the document (a WebSocket has no JSON answer): `startInterview` describes it.
+ * handled one at a time, in order. The socket closes when the connection token expires.
+ * `startInterview` describes it in the document.
  */
 export function realtimeRoutes(app: Api, deps: RouteDeps): void {
   const participant = deps.upstreams.interview.participant;
 
-  app.get(
+  // Before the upgrade: a token whose session is unknown (401) or not started (404) gets no socket.
+  socketDoor(
+    app,
     "/realtime",
-    {
-      websocket: true,
-      config: { access: { auth: "connection" } },
-      // Before the upgrade: a token whose session is unknown (401) or not started (404) gets no socket.
-      preHandler: async (request) => {
-        await participant.getSnapshot({ participant: participantRef(request) }, callOptions(request));
-      },
-    },
+    "connection",
+    (request) => participant.getSnapshot({ participant: participantRef(request) }, callOptions(request)),
     (socket: WebSocket, request: FastifyRequest) => {
       const evaluationId = participantRef(request).evaluationId;
       deps.hub.addParticipant(evaluationId, socket);
