@@ -22,10 +22,10 @@ import { registerRateLimit } from "./plugins/rate-limit.js";
 import { clientRequestId, registerRequestLog } from "./plugins/request-log.js";
 import { BODY_LIMIT_BYTES, registerValidation } from "./plugins/validation.js";
 import { createPrincipalCache } from "./principal-cache.js";
+import { InterviewHub } from "./realtime/hub.js";
+import { selectProtocol } from "./realtime/protocol.js";
 import type { RouteDeps } from "./routes/deps.js";
 import { registerRoutes } from "./routes/index.js";
-import { InterviewHub } from "./routes/interview/hub.js";
-import { selectProtocol } from "./routes/interview/realtime.js";
 import type { Upstreams } from "./upstream.js";
 
 export type GatewayDeps = {

@@ -1,8 +1,8 @@
 import type { Config } from "@evalp/kit";
 import type { CursorCodec } from "../http/cursor.js";
 import type { AttemptLimiter } from "../plugins/attempt-limit.js";
+import type { InterviewHub } from "../realtime/hub.js";
 import type { Upstreams } from "../upstream.js";
-import type { InterviewHub } from "./interview/hub.js";
 
 /** What route handlers are a function of. */
 export type RouteDeps = {

@@ -1,16 +1,31 @@
 import type { FastifyInstance } from "fastify";
 import type { RouteDeps } from "../deps.js";
-import { agentRoutes } from "./agent.js";
+import { ENV_PREFIX } from "../environment.js";
+import { under } from "../route.js";
+import { agentRoutes, agentSetupRoutes } from "./agent.js";
+import { agentRealtimeRoutes } from "./agent-realtime.js";
 import { analyticsRoutes } from "./analytics.js";
 import { evaluationRoutes } from "./evaluations.js";
 import { participantRoutes } from "./participant.js";
+import { proposalRoutes } from "./proposals.js";
 import { realtimeRoutes } from "./realtime.js";
+import { INTERVIEW_SCHEMAS } from "./resources.js";
 
 /** The interview plane's routes: evaluations, participants, agents, analytics and the realtime doors. */
 export async function registerInterviewRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
-  evaluationRoutes(app, deps);
-  analyticsRoutes(app, deps);
-  participantRoutes(app, deps);
-  realtimeRoutes(app, deps);
-  agentRoutes(app, deps);
+  for (const schema of INTERVIEW_SCHEMAS) app.addSchema(schema);
+  await under(app, ENV_PREFIX, (api) => {
+    evaluationRoutes(api, deps);
+    analyticsRoutes(api, deps);
+    agentSetupRoutes(api, deps);
+  });
+  await under(app, "/v1/participant", (api) => {
+    participantRoutes(api, deps);
+    proposalRoutes(api, deps);
+    realtimeRoutes(api, deps);
+  });
+  await under(app, "/v1/agent", (api) => {
+    agentRoutes(api, deps);
+    agentRealtimeRoutes(api, deps);
+  });
 }

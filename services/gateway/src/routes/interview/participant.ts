@@ -1,244 +1,161 @@
+import type { JsonObject } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import type { Snapshot } from "@evalp/proto/interview/v1/interview";
-import type { ParticipantRef } from "@evalp/proto/interview/v1/participant";
 import { Type } from "@sinclair/typebox";
-import type { FastifyInstance, FastifyRequest } from "fastify";
-import { callOptions } from "../../http/call.js";
-import { iso } from "../../http/timestamps.js";
 import type { RouteDeps } from "../deps.js";
-import { DateTime, ErrorBody, OptionalIdempotencyHeaders, ValidationErrorBody } from "../schemas.js";
-import {
-  SeqPageQuery,
-  SnapshotBody,
-  SnapshotEnvelope,
-  snapshotJson,
-  TranscriptEntryBody,
-  transcriptJson,
-} from "./views.js";
-
-const INTERVIEW = "/v1/participant/interview";
-const tags = ["participant"];
-/** Participant POSTs honour an Idempotency-Key when sent, scoped to the session (contract §4). */
-const STEP = { access: { auth: "participant", idempotency: "optional" } } as const;
-const ERRORS = {
-  401: ErrorBody,
-  404: ErrorBody,
-  409: ErrorBody,
-  422: Type.Union([ValidationErrorBody, ErrorBody]),
-  429: ErrorBody,
-  503: ErrorBody,
-};
-
-/** The session the request's verified participant token is bound to. */
-export function participantRef(request: FastifyRequest): ParticipantRef {
-  const participant = request.participant;
-  if (!participant) throw new Error("participant route without a verified participant");
-  return { sessionId: participant.sessionId, evaluationId: participant.evaluationId } as ParticipantRef;
-}
+import { type Api, route } from "../route.js";
+import { DateTime, OptionalIdempotencyHeaders, ref } from "../schemas.js";
+import { Name, participantRef, SeqPageQuery, TAG } from "./requests.js";
+import { BehavioralEventReceipt, InterviewStart, TranscriptPage } from "./resources.js";
+import { interviewStep, STEP, STEP_ERRORS } from "./steps.js";
+import { connectionJson, interviewJson, transcriptJson } from "./wire.js";
 
 /** The participant's own event: `question_id` and `elapsed_ms` may be null or left out. */
 const BehavioralEventIn = Type.Object(
   {
     type: Type.String({ minLength: 1, maxLength: 64 }),
     occurred_at: DateTime,
-    question_id: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 255 }), Type.Null()])),
+    question_id: Type.Optional(Type.Union([Name, Type.Null()])),
     elapsed_ms: Type.Optional(Type.Union([Type.Number({ minimum: 0, maximum: 86_400_000 }), Type.Null()])),
   },
   { additionalProperties: false },
 );
 
-/** #17 start, consent, answers, finish, behavioral events and #16 the transcript. */
-export function participantRoutes(app: FastifyInstance, deps: RouteDeps): void {
+/** `/v1/participant/interview/*` (contract §5b): start, consent, answers, finish, events, transcript. */
+export function participantRoutes(app: Api, deps: RouteDeps): void {
   const participant = deps.upstreams.interview.participant;
-  /** A step's snapshot, pushed to the interview's sockets when its revision changed (contract §9). */
-  const published = (request: FastifyRequest, snapshot: Snapshot | undefined) => {
-    const interview = snapshotJson(snapshot);
-    deps.hub.deliverState(participantRef(request).evaluationId, interview);
-    return { interview };
-  };
 
-  app.post(
-    `${INTERVIEW}/start`,
-    {
-      config: STEP,
-      schema: {
-        tags,
-        summary: "#17 Start (or resume) the interview: its snapshot and a connection for the realtime door",
-        headers: OptionalIdempotencyHeaders,
-        response: {
-          200: Type.Object(
-            {
-              connection: Type.Object({
-                participant_token: Type.String(),
-                server_url: Type.String(),
-                expires_at: DateTime,
-              }),
-              interview: SnapshotBody,
-            },
-            { title: "ParticipantInterviewStart" },
-          ),
-          ...ERRORS,
+  route(app, TAG, {
+    method: "POST",
+    url: "/interview/start",
+    operationId: "startInterview",
+    summary: "Start or resume the interview",
+    description:
+      "Starts the participant's interview (the first call creates it) or resumes it: its state, and " +
+      "a fresh connection token (at most 15 minutes) for the realtime door at `server_url`. Until " +
+      "consent the status is `not_started`. An Idempotency-Key is honoured when sent.\n\n" +
+      "The realtime door (`GET /v1/participant/realtime`) upgrades to a WebSocket opened with the " +
+      "connection token, as `Authorization: Bearer` or the subprotocol `bearer.<token>`. The client " +
+      'sends utterances `{"type":"utterance","modality":"voice"|"text","text","started_at",' +
+      '"ended_at"?,"interrupted"?}`, each answered `{"type":"entry","entry"}`; agent turns arrive ' +
+      'the same way, and each new revision of the interview as `{"type":"state","interview"}`. A bad ' +
+      'or refused frame gets `{"type":"error","code","message","context"}` and the socket stays ' +
+      "open; it closes (4401) when the connection token expires.",
+    access: STEP,
+    headers: OptionalIdempotencyHeaders,
+    response: ref(InterviewStart),
+    responseDescription: "The interview and a connection for the realtime door.",
+    errors: STEP_ERRORS,
+    handler: async ({ request, call }) => {
+      const answer = await participant.startInterview({ participant: participantRef(request) }, call);
+      return { connection: connectionJson(answer.connection), interview: interviewJson(answer.interview) };
+    },
+  });
+
+  interviewStep(app, deps.hub, {
+    url: "/interview/consent",
+    operationId: "consentToInterview",
+    summary: "Consent to the interview",
+    description:
+      "Records the participant's consent: the interview is in progress and its first question is asked.",
+    body: Type.Object({ consented: Type.Literal(true) }, { additionalProperties: false }),
+    responseDescription: "The interview, in progress.",
+    take: ({ request, call }) => participant.consent({ participant: participantRef(request) }, call),
+  });
+
+  interviewStep(app, deps.hub, {
+    url: "/interview/answers",
+    operationId: "submitAnswer",
+    summary: "Answer a question",
+    description:
+      "Answers a question (an answered one again: a correction). The answer is checked against the " +
+      "question's input (422). The interview moves on: the next question, progress, section counts " +
+      "and `ready_to_finish` once every required question is answered.",
+    body: Type.Object(
+      // Any JSON object: the interview plane checks it against the question's input.
+      { question_id: Name, answer: Type.Unsafe<JsonObject>(Type.Record(Type.String(), Type.Unknown())) },
+      { additionalProperties: false },
+    ),
+    responseDescription: "The interview after the answer.",
+    take: ({ request, call }) =>
+      participant.submitAnswer(
+        {
+          participant: participantRef(request),
+          questionId: request.body.question_id,
+          answer: request.body.answer,
         },
-      },
-    },
-    async (request) => {
-      const answer = await participant.startInterview(
-        { participant: participantRef(request) },
-        callOptions(request),
-      );
-      const connection = answer.connection;
-      if (!connection) throw new Error("upstream returned no connection");
-      return {
-        connection: {
-          participant_token: connection.participantToken,
-          server_url: connection.serverUrl,
-          expires_at: iso(connection.expiresAt),
-        },
-        interview: snapshotJson(answer.interview),
-      };
-    },
-  );
+        call,
+      ),
+  });
 
-  app.post(
-    `${INTERVIEW}/consent`,
-    {
-      config: STEP,
-      schema: {
-        tags,
-        summary: "Consent: the interview is in progress and the first question is asked",
-        headers: OptionalIdempotencyHeaders,
-        body: Type.Object({ consented: Type.Literal(true) }, { additionalProperties: false }),
-        response: { 200: SnapshotEnvelope, ...ERRORS },
-      },
-    },
-    async (request) => {
-      const answer = await participant.consent(
-        { participant: participantRef(request) },
-        callOptions(request),
-      );
-      return published(request, answer.interview);
-    },
-  );
+  interviewStep(app, deps.hub, {
+    url: "/interview/finish",
+    operationId: "finishInterview",
+    summary: "Finish the interview",
+    description:
+      "Completes the interview once it is ready to finish (409 `invalid_transition` before) and " +
+      "emits `interview.completed`.",
+    responseDescription: "The interview, completed.",
+    take: ({ request, call }) => participant.finishInterview({ participant: participantRef(request) }, call),
+  });
 
-  app.post(
-    `${INTERVIEW}/answers`,
-    {
-      config: STEP,
-      schema: {
-        tags,
-        summary: "Answer a question (again: a correction); the next question, progress and what is missing",
-        headers: OptionalIdempotencyHeaders,
-        body: Type.Object(
-          {
-            question_id: Type.String({ minLength: 1, maxLength: 255 }),
-            answer: Type.Record(Type.String(), Type.Unknown()),
-          },
-          { additionalProperties: false },
-        ),
-        response: { 200: SnapshotEnvelope, ...ERRORS },
-      },
-    },
-    async (request) => {
-      const body = request.body as { question_id: string; answer: Record<string, never> };
-      const answer = await participant.submitAnswer(
-        { participant: participantRef(request), questionId: body.question_id, answer: body.answer },
-        callOptions(request),
-      );
-      return published(request, answer.interview);
-    },
-  );
-
-  app.post(
-    `${INTERVIEW}/finish`,
-    {
-      config: STEP,
-      schema: {
-        tags,
-        summary: "Finish the interview once it is ready to finish (409 invalid_transition before)",
-        headers: OptionalIdempotencyHeaders,
-        response: { 200: SnapshotEnvelope, ...ERRORS },
-      },
-    },
-    async (request) => {
-      const answer = await participant.finishInterview(
-        { participant: participantRef(request) },
-        callOptions(request),
-      );
-      return published(request, answer.interview);
-    },
-  );
-
-  app.post(
-    `${INTERVIEW}/events`,
-    {
-      config: STEP,
-      schema: {
-        tags,
-        summary: "Record behavioral events (at most the environment's behavioral_event_batch_size)",
-        headers: OptionalIdempotencyHeaders,
-        body: Type.Object(
-          { events: Type.Array(BehavioralEventIn, { minItems: 1 }) },
-          { additionalProperties: false },
-        ),
-        response: {
-          202: Type.Object({ accepted: Type.Integer() }, { title: "BehavioralEventReceipt" }),
-          ...ERRORS,
-        },
-      },
-    },
-    async (request, reply) => {
-      const body = request.body as {
-        events: {
-          type: string;
-          occurred_at: string;
-          question_id?: string | null;
-          elapsed_ms?: number | null;
-        }[];
-      };
+  route(app, TAG, {
+    method: "POST",
+    url: "/interview/events",
+    operationId: "recordBehavioralEvents",
+    summary: "Record behavioral events",
+    description:
+      "Records the participant's behavioral events, at most the environment's " +
+      "`behavioral_event_batch_size` at once (422 `batch_too_large` beyond). An Idempotency-Key is " +
+      "honoured when sent.",
+    access: STEP,
+    headers: OptionalIdempotencyHeaders,
+    body: Type.Object(
+      { events: Type.Array(BehavioralEventIn, { minItems: 1 }) },
+      { additionalProperties: false },
+    ),
+    status: 202,
+    response: ref(BehavioralEventReceipt),
+    responseDescription: "How many events were accepted.",
+    errors: STEP_ERRORS,
+    handler: async ({ request, call }) => {
       const answer = await participant.recordEvents(
         {
           participant: participantRef(request),
-          events: body.events.map((event) => ({
+          events: request.body.events.map((event) => ({
             type: event.type,
             occurredAt: timestampFromDate(new Date(event.occurred_at)),
             questionId: event.question_id ?? undefined,
             elapsedMs: event.elapsed_ms ?? undefined,
           })),
         },
-        callOptions(request),
+        call,
       );
-      return reply.code(202).send({ accepted: answer.accepted });
+      return { accepted: answer.accepted };
     },
-  );
+  });
 
-  app.get(
-    `${INTERVIEW}/transcript`,
-    {
-      config: { access: { auth: "participant" } },
-      schema: {
-        tags,
-        summary: "#16 The transcript after `after_seq`: questions, answers and utterances",
-        querystring: SeqPageQuery,
-        response: {
-          200: Type.Object(
-            { items: Type.Array(TranscriptEntryBody), next_after_seq: Type.Integer() },
-            { title: "TranscriptPage" },
-          ),
-          ...ERRORS,
-        },
-      },
-    },
-    async (request) => {
-      const query = request.query as { after_seq?: number; limit?: number };
+  route(app, TAG, {
+    method: "GET",
+    url: "/interview/transcript",
+    operationId: "getTranscript",
+    summary: "Read the transcript",
+    description:
+      "The transcript after `after_seq` (at most `limit` entries): every question asked, every " +
+      "answer and every realtime utterance, with the `next_after_seq` to continue from.",
+    access: { auth: "participant" },
+    querystring: SeqPageQuery,
+    response: ref(TranscriptPage),
+    responseDescription: "A page of the transcript.",
+    handler: async ({ request, call }) => {
       const answer = await participant.getTranscript(
         {
           participant: participantRef(request),
-          afterSeq: BigInt(query.after_seq ?? 0),
-          limit: query.limit ?? 100,
+          afterSeq: BigInt(request.query.after_seq ?? 0),
+          limit: request.query.limit ?? 100,
         },
-        callOptions(request),
+        call,
       );
       return { items: answer.items.map(transcriptJson), next_after_seq: Number(answer.nextAfterSeq) };
     },
-  );
+  });
 }

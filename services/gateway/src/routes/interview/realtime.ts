@@ -1,77 +1,46 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { AppError } from "@evalp/kit";
-import { Type } from "@sinclair/typebox";
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import { type Static, Type } from "@sinclair/typebox";
+import type { FastifyRequest } from "fastify";
 import type { WebSocket } from "ws";
 import { callOptions } from "../../http/call.js";
 import { toAppError } from "../../plugins/errors.js";
-import { parseJsonBody, RequestValidationError } from "../../validation/json-body.js";
-import type { PydanticItem } from "../../validation/pydantic-errors.js";
+import { socketDoor } from "../../realtime/door.js";
+import { receiveFrames } from "../../realtime/frames.js";
+import {
+  atFrame,
+  invalidFrame,
+  parseFrame,
+  sendError,
+  sendFrame,
+  TOKEN_EXPIRED_CLOSE,
+} from "../../realtime/protocol.js";
 import { compileRequestValidator, StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
-import { DateTime } from "../schemas.js";
-import { receiveFrames } from "./frames.js";
-import { participantRef } from "./participant.js";
-import { transcriptJson } from "./views.js";
+import type { Api } from "../route.js";
+import { asBody, endedBeforeStarted, UTTERANCE_FIELDS } from "./commands.js";
+import { participantRef } from "./requests.js";
+import { transcriptJson } from "./wire.js";
 
-/** The realtime door (contract §5b). */
-export const REALTIME_PATH = "/v1/participant/realtime";
-/** Close code when the connection token expires while the socket is open (application range). */
-export const TOKEN_EXPIRED_CLOSE = 4401;
+/** The participant's realtime door (contract §5b), under `/v1/participant`. */
+const REALTIME_PATH = "/v1/participant/realtime";
 
+/** What a participant's socket sends: an utterance (the speaker is the participant). */
 const UtteranceFrame = Type.Object(
-  {
-    type: StringEnum(["utterance"]),
-    modality: StringEnum(["voice", "text"]),
-    text: Type.String({ minLength: 1, maxLength: 10_000 }),
-    started_at: DateTime,
-    ended_at: Type.Optional(DateTime),
-    interrupted: Type.Optional(Type.Boolean()),
-  },
+  { type: StringEnum(["utterance"]), ...UTTERANCE_FIELDS },
   { additionalProperties: false },
 );
-type Utterance = {
-  modality: string;
-  text: string;
-  started_at: string;
-  ended_at?: string;
-  interrupted?: boolean;
-};
-
 const validateFrame = compileRequestValidator({ body: UtteranceFrame });
 
-/** A frame's problems in the Pydantic shape, each `loc` starting with `"frame"` (contract §2). */
-function frameProblems(text: string): { frame: Utterance | null; problems: PydanticItem[] } {
-  const atFrame = (items: PydanticItem[]) =>
-    items.map((item) => ({ ...item, loc: ["frame", ...item.loc.slice(1)] }));
-  let frame: unknown;
-  try {
-    frame = parseJsonBody(text);
-  } catch (error) {
-    if (error instanceof RequestValidationError) return { frame: null, problems: atFrame(error.items) };
-    throw error;
-  }
-  const problems = atFrame(validateFrame({ body: frame, query: {}, params: {}, headers: {} }));
-  if (problems.length > 0) return { frame: null, problems };
-  const utterance = frame as Utterance;
-  if (utterance.ended_at !== undefined && new Date(utterance.ended_at) < new Date(utterance.started_at)) {
-    const error = "ended_at is before started_at";
-    const item = {
-      loc: ["frame", "ended_at"],
-      msg: `Value error, ${error}`,
-      type: "value_error",
-      input: utterance.ended_at,
-      ctx: { error },
-    };
-    return { frame: null, problems: [item] };
-  }
-  return { frame: utterance, problems: [] };
-}
-
-/** Browsers must be answered with one of the subprotocols they offered: any but the token, else it. */
-export function selectProtocol(protocols: Set<string>): string | false {
-  const offered = [...protocols];
-  return offered.find((protocol) => !protocol.startsWith("bearer.")) ?? offered[0] ?? false;
+/** A frame's utterance, or what the frame is answered when it is none. */
+function utterance(text: string): { frame: Static<typeof UtteranceFrame> } | { error: AppError } {
+  const parsed = parseFrame(text);
+  if ("error" in parsed) return parsed;
+  const problems = atFrame(validateFrame(asBody(parsed.value)));
+  if (problems.length > 0) return { error: invalidFrame(problems) };
+  const frame = parsed.value as Static<typeof UtteranceFrame>;
+  const order = endedBeforeStarted(frame, "frame");
+  return order.length > 0 ? { error: invalidFrame(order) } : { frame };
 }
 
 /**
@@ -80,34 +49,24 @@ export function selectProtocol(protocols: Set<string>): string | false {
  * interview plane and answered `{"type":"entry","entry"}`; a bad frame or a refused one is
  * answered `{"type":"error","code","message","context"}` and the socket stays open. Frames are
  * handled one at a time, in order. The socket closes when the connection token expires.
+ * `startInterview` describes it in the document.
  */
-export function realtimeRoutes(app: FastifyInstance, deps: RouteDeps): void {
+export function realtimeRoutes(app: Api, deps: RouteDeps): void {
   const participant = deps.upstreams.interview.participant;
 
-  app.get(
-    REALTIME_PATH,
-    {
-      websocket: true,
-      config: { access: { auth: "connection" } },
-      // Before the upgrade: a token whose session is unknown (401) or not started (404) gets no socket.
-      preHandler: async (request) => {
-        await participant.getSnapshot({ participant: participantRef(request) }, callOptions(request));
-      },
-    },
+  // Before the upgrade: a token whose session is unknown (401) or not started (404) gets no socket.
+  socketDoor(
+    app,
+    "/realtime",
+    "connection",
+    (request) => participant.getSnapshot({ participant: participantRef(request) }, callOptions(request)),
     (socket: WebSocket, request: FastifyRequest) => {
-      const send = (message: unknown) => {
-        if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(message));
-      };
-      const refuse = (error: AppError) =>
-        send({ type: "error", code: error.code, message: error.message, context: error.context });
       const evaluationId = participantRef(request).evaluationId;
       deps.hub.addParticipant(evaluationId, socket);
       const handle = async (text: string) => {
-        const { frame, problems } = frameProblems(text);
-        if (!frame) {
-          refuse(new AppError("validation_error", "The frame failed validation.", { detail: problems }));
-          return;
-        }
+        const parsed = utterance(text);
+        if ("error" in parsed) return sendError(socket, parsed.error);
+        const { frame } = parsed;
         // While an agent socket is open (on any gateway) the interview plane refuses voice
         // utterances here with `agent_owns_voice` (contract §9).
         try {
@@ -122,19 +81,19 @@ export function realtimeRoutes(app: FastifyInstance, deps: RouteDeps): void {
             },
             callOptions(request),
           );
-          send({ type: "entry", entry: transcriptJson(answer.entry) });
+          sendFrame(socket, { type: "entry", entry: transcriptJson(answer.entry) });
         } catch (error) {
           const appError = toAppError(error);
           if (appError.status >= 500)
             request.log.error({ err: appError.cause ?? error }, "realtime frame failed");
-          refuse(appError);
+          sendError(socket, appError);
         }
       };
       receiveFrames(socket, (text) => handle(text));
       const expiresIn = (request.participant?.expiresAt.getTime() ?? 0) - Date.now();
       const expiry = setTimeout(
         () => {
-          refuse(new AppError("token_expired", "The connection token has expired."));
+          sendError(socket, new AppError("token_expired", "The connection token has expired."));
           socket.close(TOKEN_EXPIRED_CLOSE, "token_expired");
         },
         Math.max(expiresIn, 0),

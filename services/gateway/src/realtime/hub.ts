@@ -1,11 +1,12 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import { type Client, ConnectError } from "@connectrpc/connect";
-import { fromConnectError, type Logger, type NatsConnection } from "@evalp/kit";
+import { AppError, fromConnectError, type Logger, type NatsConnection } from "@evalp/kit";
 import type { AgentRef, AgentService } from "@evalp/proto/interview/v1/agent";
 import { RealtimeFrameSchema } from "@evalp/proto/interview/v1/realtime";
 import type { Subscription } from "@nats-io/transport-node";
 import type { WebSocket } from "ws";
-import { snapshotJson, transcriptJson } from "./views.js";
+import { interviewJson, transcriptJson } from "../routes/interview/wire.js";
+import { sendError, sendFrame, TOKEN_EXPIRED_CLOSE } from "./protocol.js";
 
 /** An agent socket this gateway holds, and the connection the interview plane knows it by. */
 export type AgentSocket = { socket: WebSocket; ref: AgentRef; connectionId: string; superseded: boolean };
@@ -96,8 +97,8 @@ export class InterviewHub {
   closeAgent(entry: AgentSocket, code: "session_superseded" | "token_expired", message: string): void {
     if (entry.superseded) return;
     entry.superseded = true;
-    send(entry.socket, { type: "error", code, message, context: {} });
-    entry.socket.close(4401, code);
+    sendError(entry.socket, new AppError(code, message));
+    entry.socket.close(TOKEN_EXPIRED_CLOSE, code);
   }
 
   /** Pushes `{"type":"state","interview"}` to both sides' sockets held here, once per revision. */
@@ -105,9 +106,9 @@ export class InterviewHub {
     if ((this.pushed.get(evaluationId) ?? -1) >= interview.revision) return;
     this.pushed.set(evaluationId, interview.revision);
     const frame = { type: "state", interview };
-    for (const socket of this.participants.get(evaluationId) ?? []) send(socket, frame);
+    for (const socket of this.participants.get(evaluationId) ?? []) sendFrame(socket, frame);
     for (const entry of this.agents.get(evaluationId) ?? []) {
-      if (!entry.superseded) send(entry.socket, frame);
+      if (!entry.superseded) sendFrame(entry.socket, frame);
     }
   }
 
@@ -159,11 +160,11 @@ export class InterviewHub {
     }
     switch (frame.frame.case) {
       case "state":
-        this.deliverState(evaluationId, snapshotJson(frame.frame.value));
+        this.deliverState(evaluationId, interviewJson(frame.frame.value));
         return;
       case "agentTurn": {
         const message = { type: "entry", entry: transcriptJson(frame.frame.value) };
-        for (const socket of this.participants.get(evaluationId) ?? []) send(socket, message);
+        for (const socket of this.participants.get(evaluationId) ?? []) sendFrame(socket, message);
         return;
       }
       case "superseded":
@@ -196,7 +197,7 @@ export class InterviewHub {
           )
           .then(
             (opened) =>
-              opened.interview && this.deliverState(entry.ref.evaluationId, snapshotJson(opened.interview)),
+              opened.interview && this.deliverState(entry.ref.evaluationId, interviewJson(opened.interview)),
             (error: unknown) => {
               const refused = error instanceof ConnectError ? fromConnectError(error) : null;
               if (refused?.code === "session_superseded" || refused?.code === "token_expired") {
@@ -212,8 +213,4 @@ export class InterviewHub {
       this.options.logger.warn({ err: error }, "agent connection leases not renewed");
     }
   }
-}
-
-export function send(socket: WebSocket, message: unknown): void {
-  if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(message));
 }

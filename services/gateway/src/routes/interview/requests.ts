@@ -1,0 +1,60 @@
+import type { AgentRef } from "@evalp/proto/interview/v1/agent";
+import type { ParticipantRef } from "@evalp/proto/interview/v1/participant";
+import { type Static, Type } from "@sinclair/typebox";
+import type { FastifyRequest } from "fastify";
+import { environmentRef } from "../environment.js";
+import { EnvParams } from "../schemas.js";
+
+// What the interview plane's requests carry: their shared parameters, and the interview a
+// verified participant or agent token is bound to.
+
+/** The document's tag of the plane's operations. */
+export const TAG = "interview";
+
+/** Path parameters of `ENV/evaluations/:evaluation_id/…`. */
+export const EvaluationParams = Type.Composite([EnvParams, Type.Object({ evaluation_id: Type.String() })]);
+
+/** An evaluation as the interview plane's RPCs name it: its environment's path and its id. */
+export function evaluationRef(params: Static<typeof EvaluationParams>) {
+  return { environment: environmentRef(params), evaluationId: params.evaluation_id };
+}
+
+/** The body of a new participant or agent session: its lifetime, 900 seconds unless given. */
+export function SessionBody(maxSeconds: number) {
+  return Type.Object(
+    { ttl_seconds: Type.Optional(Type.Integer({ minimum: 60, maximum: maxSeconds, default: 900 })) },
+    { additionalProperties: false },
+  );
+}
+
+/** What a new session of an evaluation is asked for: the evaluation and the session's lifetime. */
+export function sessionRequest(request: {
+  params: Static<typeof EvaluationParams>;
+  body: { ttl_seconds?: number };
+}) {
+  return { ...evaluationRef(request.params), ttlSeconds: request.body.ttl_seconds ?? 900 };
+}
+
+/** `after_seq` and `limit` of interview and transcript pages (contract §5). */
+export const SeqPageQuery = Type.Object({
+  after_seq: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
+});
+
+/** Texts and names of what participants and agents send. */
+export const Text = Type.String({ minLength: 1, maxLength: 10_000 });
+export const Name = Type.String({ minLength: 1, maxLength: 255 });
+
+/** The session the request's verified participant token is bound to. */
+export function participantRef(request: FastifyRequest): ParticipantRef {
+  const participant = request.participant;
+  if (!participant) throw new Error("participant route without a verified participant");
+  return { sessionId: participant.sessionId, evaluationId: participant.evaluationId } as ParticipantRef;
+}
+
+/** The agent session a request's verified agent token is bound to. */
+export function agentRef(request: FastifyRequest): AgentRef {
+  const agent = request.agent;
+  if (!agent) throw new Error("agent route without a verified agent");
+  return { agentSessionId: agent.sessionId, evaluationId: agent.evaluationId } as AgentRef;
+}

@@ -1,0 +1,348 @@
+import { type TSchema, Type } from "@sinclair/typebox";
+import { DateTime, ref, Uuid } from "../schemas.js";
+
+// The interview plane's resources on the wire (contract §5b, §9): their schemas, named components
+// of the document (`wire.ts` maps the RPC messages to them).
+
+const FreeObject = Type.Record(Type.String(), Type.Unknown());
+const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+export const Evaluation = Type.Object(
+  {
+    id: Uuid,
+    environment_id: Uuid,
+    subject_id: Uuid,
+    bundle_id: Uuid,
+    program_id: nullable(Uuid),
+    status: Type.String({
+      description: "`pending` until the participant starts, then the interview's status",
+    }),
+    created_at: DateTime,
+  },
+  { $id: "Evaluation", title: "Evaluation", description: "An evaluation of a subject on a bundle." },
+);
+
+export const ParticipantSession = Type.Object(
+  { session_id: Uuid, participant_token: Type.String(), expires_at: DateTime },
+  {
+    $id: "ParticipantSession",
+    title: "ParticipantSession",
+    description: "A participant session of an evaluation; its participant token is shown this once.",
+  },
+);
+
+export const BehavioralEvent = Type.Object(
+  {
+    type: Type.String(),
+    occurred_at: DateTime,
+    question_id: nullable(Type.String()),
+    elapsed_ms: nullable(Type.Number()),
+  },
+  {
+    $id: "BehavioralEvent",
+    title: "BehavioralEvent",
+    description: "A participant's behavioral event (privacy-minimized).",
+  },
+);
+
+export const BehavioralEventReceipt = Type.Object(
+  { accepted: Type.Integer() },
+  {
+    $id: "BehavioralEventReceipt",
+    title: "BehavioralEventReceipt",
+    description: "How many events were recorded.",
+  },
+);
+
+export const Question = Type.Object(
+  {
+    id: Type.String(),
+    prompt: Type.String(),
+    input: Type.String(),
+    options: Type.Array(Type.Object({ id: Type.String(), label: Type.String() })),
+    required: Type.Boolean(),
+    min: Type.Optional(Type.Number()),
+    max: Type.Optional(Type.Number()),
+  },
+  { $id: "Question", title: "Question", description: "A question of the interview, as it is asked." },
+);
+
+export const Proposal = Type.Object(
+  {
+    id: Uuid,
+    kind: Type.String(),
+    confirmation_text: Type.String(),
+    created_at: DateTime,
+    question: ref(Question),
+    previous_answer: Type.Optional(FreeObject),
+    proposed_answer: Type.Optional(FreeObject),
+  },
+  {
+    $id: "Proposal",
+    title: "Proposal",
+    description: "An answer the agent proposes, for the participant to confirm or reject.",
+  },
+);
+
+export const Scenario = Type.Object(
+  {
+    id: Type.String(),
+    prompt: Type.String(),
+    framing: Type.String(),
+    follow_ups_used: Type.Integer(),
+    follow_ups_remaining: Type.Integer(),
+    max_follow_ups: Type.Integer(),
+    criteria: Type.Array(Type.Object({ id: Type.String(), label: Type.String() })),
+  },
+  { $id: "Scenario", title: "Scenario", description: "The scenario being explored, and its follow-ups." },
+);
+
+/** The interview's state as both sides see it (contract §9): the `interview` of every step. */
+export const Interview = Type.Object(
+  {
+    available: Type.Boolean(),
+    consented: Type.Boolean(),
+    status: Type.String(),
+    agent_connected: Type.Boolean(),
+    attempt: Type.Integer(),
+    interview_id: Type.Optional(Uuid),
+    item_kind: Type.Optional(Type.String()),
+    item_text: Type.Optional(Type.String()),
+    missing: Type.Array(
+      Type.Object({
+        id: Type.String(),
+        kind: Type.String(),
+        label: Type.String(),
+        section_id: Type.String(),
+      }),
+    ),
+    paused_reason: Type.Optional(Type.String()),
+    progress: Type.Number(),
+    question: Type.Optional(ref(Question)),
+    ready_to_finish: Type.Boolean(),
+    revision: Type.Integer(),
+    section: Type.Optional(
+      Type.Object({
+        id: Type.String(),
+        title: Type.String(),
+        position: Type.Integer(),
+        total: Type.Integer(),
+        count: Type.Integer(),
+        answered: Type.Integer(),
+        description: Type.Optional(Type.String()),
+      }),
+    ),
+    target_minutes_min: Type.Optional(Type.Integer()),
+    target_minutes_max: Type.Optional(Type.Integer()),
+    unavailable_reason: Type.Optional(Type.String()),
+    pending_proposal: Type.Optional(ref(Proposal)),
+    scenario: Type.Optional(ref(Scenario)),
+  },
+  {
+    $id: "ParticipantInterview",
+    title: "ParticipantInterview",
+    description: "The interview's state: where it stands, the question asked, progress and what is missing.",
+  },
+);
+
+/** `{"interview": …}`: what consent, answers, finish and a proposal's decision answer. */
+export const InterviewState = Type.Object(
+  { interview: ref(Interview) },
+  {
+    $id: "ParticipantInterviewState",
+    title: "ParticipantInterviewState",
+    description: "The interview after a step.",
+  },
+);
+
+export const InterviewStart = Type.Object(
+  {
+    connection: Type.Object({
+      participant_token: Type.String(),
+      server_url: Type.String(),
+      expires_at: DateTime,
+    }),
+    interview: ref(Interview),
+  },
+  {
+    $id: "ParticipantInterviewStart",
+    title: "ParticipantInterviewStart",
+    description: "The interview, started or resumed, and a connection token for the realtime door.",
+  },
+);
+
+export const TranscriptEntry = Type.Object(
+  {
+    entry_id: Uuid,
+    seq: Type.Integer(),
+    speaker: Type.String(),
+    modality: Type.String(),
+    text: Type.String(),
+    started_at: DateTime,
+    ended_at: Type.Optional(DateTime),
+    interrupted: Type.Boolean(),
+  },
+  { $id: "TranscriptEntry", title: "TranscriptEntry", description: "A question, an answer or an utterance." },
+);
+
+export const TranscriptPage = Type.Object(
+  { items: Type.Array(ref(TranscriptEntry)), next_after_seq: Type.Integer() },
+  {
+    $id: "TranscriptPage",
+    title: "TranscriptPage",
+    description: "Transcript entries after a sequence number.",
+  },
+);
+
+export const InterviewEntry = Type.Object(
+  {
+    id: Uuid,
+    seq: Type.Integer(),
+    kind: Type.String(),
+    actor: Type.String(),
+    attempt: Type.Integer(),
+    occurred_at: DateTime,
+    received_at: DateTime,
+    payload: FreeObject,
+    question_id: Type.Optional(Type.String()),
+    ref_entry_id: Type.Optional(Uuid),
+    scenario_id: Type.Optional(Type.String()),
+    section_id: Type.Optional(Type.String()),
+  },
+  {
+    $id: "InterviewEntry",
+    title: "InterviewEntry",
+    description: "An entry of the interview's record, in order.",
+  },
+);
+
+export const InterviewMetrics = Type.Object(
+  {
+    attempts: Type.Integer(),
+    clarifications: Type.Integer(),
+    consistency_follow_ups: Type.Integer(),
+    corrections: Type.Integer(),
+    duration_seconds: Type.Integer(),
+    rejected_proposals: Type.Integer(),
+    scenario_evidence: Type.Integer(),
+    scenario_gaps: Type.Integer(),
+    provider_errors: FreeObject,
+    usage: FreeObject,
+    api_latency_p95_ms: Type.Optional(Type.Number()),
+    estimated_cost_usd: Type.Optional(Type.Number()),
+    turn_latency_p50_ms: Type.Optional(Type.Number()),
+    turn_latency_p95_ms: Type.Optional(Type.Number()),
+  },
+  {
+    $id: "InterviewMetrics",
+    title: "InterviewMetrics",
+    description: "What the interview took: counts, usage, latency and cost.",
+  },
+);
+
+/** The interface's "Evaluation interview (operator view)". */
+export const EvaluationInterview = Type.Object(
+  {
+    interview_id: Uuid,
+    evaluation_id: Uuid,
+    version_bundle_id: Uuid,
+    config_fingerprint: Type.String(),
+    status: Type.String(),
+    started_at: DateTime,
+    last_activity_at: DateTime,
+    completed_at: Type.Optional(DateTime),
+    ended_reason: Type.Optional(Type.String()),
+    paused_reason: Type.Optional(Type.String()),
+    next_after_seq: Type.Integer(),
+    entries: Type.Array(ref(InterviewEntry)),
+    metrics: ref(InterviewMetrics),
+  },
+  {
+    $id: "EvaluationInterview",
+    title: "EvaluationInterview",
+    description: "An evaluation's interview as its operator sees it.",
+  },
+);
+
+export const AnalyticsSummary = Type.Object(
+  {
+    environment_id: Uuid,
+    starts_at: DateTime,
+    ends_at: DateTime,
+    sessions_started: Type.Integer(),
+    sessions_completed: Type.Integer(),
+    completion_rate: Type.Number(),
+    median_questions: nullable(Type.Number()),
+    median_active_ms: nullable(Type.Number()),
+    question_metrics: Type.Array(FreeObject),
+    privacy_floor_applied: Type.Boolean(),
+  },
+  {
+    $id: "AnalyticsSummary",
+    title: "AnalyticsSummary",
+    description: "The interviews started in a window, summed up.",
+  },
+);
+
+export const AgentSession = Type.Object(
+  {
+    agent_session_id: Uuid,
+    agent_token: Type.String(),
+    server_url: Type.String(),
+    expires_at: DateTime,
+    interview_id: Uuid,
+  },
+  {
+    $id: "AgentSession",
+    title: "AgentSession",
+    description: "An agent session on an interview; its agent token is shown this once.",
+  },
+);
+
+export const AgentPrice = Type.Object(
+  { provider: Type.String(), model: Type.String(), unit: Type.String(), usd_per_unit: Type.Number() },
+  { $id: "AgentPrice", title: "AgentPrice", description: "The price of a unit of a provider's model." },
+);
+
+export const AgentPrices = Type.Object(
+  { prices: Type.Array(ref(AgentPrice)), updated_at: DateTime },
+  { $id: "AgentPrices", title: "AgentPrices", description: "The environment's agent price table." },
+);
+
+export const AgentAck = Type.Object(
+  {
+    type: Type.Literal("ack"),
+    id: Type.String(),
+    entry: Type.Optional(ref(InterviewEntry)),
+    interview: ref(Interview),
+  },
+  {
+    $id: "AgentAck",
+    title: "AgentAck",
+    description: "A command's acknowledgement: its entry, if any, and the interview after it.",
+  },
+);
+
+/** The named schemas of this plane, registered once with the app (components of the document). */
+export const INTERVIEW_SCHEMAS = [
+  Evaluation,
+  ParticipantSession,
+  BehavioralEvent,
+  BehavioralEventReceipt,
+  Question,
+  Proposal,
+  Scenario,
+  Interview,
+  InterviewState,
+  InterviewStart,
+  TranscriptEntry,
+  TranscriptPage,
+  InterviewEntry,
+  InterviewMetrics,
+  EvaluationInterview,
+  AnalyticsSummary,
+  AgentSession,
+  AgentPrice,
+  AgentPrices,
+  AgentAck,
+];

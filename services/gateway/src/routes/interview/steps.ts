@@ -1,0 +1,49 @@
+import type { Snapshot } from "@evalp/proto/interview/v1/interview";
+import type { TSchema } from "@sinclair/typebox";
+import type { InterviewHub } from "../../realtime/hub.js";
+import { type Api, type RouteContext, type RouteSpec, route } from "../route.js";
+import { OptionalIdempotencyHeaders, ref } from "../schemas.js";
+import { participantRef, TAG } from "./requests.js";
+import { InterviewState } from "./resources.js";
+import { interviewJson } from "./wire.js";
+
+/** Participant POSTs honour an Idempotency-Key when sent, scoped to the session (contract §4). */
+export const STEP = { auth: "participant", idempotency: "optional" } as const;
+/** What every participant step may answer beyond the common errors: a step out of turn. */
+export const STEP_ERRORS = [409];
+
+type StepSpec<P extends TSchema, B extends TSchema> = Pick<
+  RouteSpec<P, TSchema, B, TSchema>,
+  "url" | "operationId" | "summary" | "description" | "params" | "body" | "responseDescription"
+> & {
+  /** The step itself: the interview plane's answer, with the interview after it. */
+  take: (context: RouteContext<P, TSchema, B>) => Promise<{ interview?: Snapshot }>;
+};
+
+/**
+ * A step of the participant's interview (consent, an answer, finish, a proposal's decision): a
+ * POST answered `{"interview"}`, which is pushed to the interview's sockets when its revision
+ * changed (contract §9).
+ */
+export function interviewStep<P extends TSchema = TSchema, B extends TSchema = TSchema>(
+  app: Api,
+  hub: InterviewHub,
+  spec: StepSpec<P, B>,
+): void {
+  const { take, ...declared } = spec;
+  route(app, TAG, {
+    ...declared,
+    method: "POST",
+    description: `${spec.description} An Idempotency-Key is honoured when sent.`,
+    access: STEP,
+    headers: OptionalIdempotencyHeaders,
+    response: ref(InterviewState),
+    errors: STEP_ERRORS,
+    handler: async (context) => {
+      const answer = await take(context);
+      const interview = interviewJson(answer.interview);
+      hub.deliverState(participantRef(context.request).evaluationId, interview);
+      return { interview };
+    },
+  });
+}

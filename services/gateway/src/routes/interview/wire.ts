@@ -1,0 +1,230 @@
+import type {
+  AgentPrice as AgentPriceMessage,
+  CreateAgentSessionResponse,
+  RunCommandResponse,
+} from "@evalp/proto/interview/v1/agent";
+import type { GetSummaryResponse } from "@evalp/proto/interview/v1/analytics";
+import type {
+  BehavioralEvent as BehavioralEventMessage,
+  CreateParticipantSessionResponse,
+  Evaluation as EvaluationMessage,
+} from "@evalp/proto/interview/v1/evaluation";
+import type {
+  Entry,
+  Metrics,
+  OperatorInterview,
+  Question as QuestionMessage,
+  Snapshot,
+  TranscriptEntry as TranscriptEntryMessage,
+} from "@evalp/proto/interview/v1/interview";
+import type { Connection } from "@evalp/proto/interview/v1/participant";
+import type { Static } from "@sinclair/typebox";
+import { iso } from "../../http/timestamps.js";
+import type { Proposal, Scenario } from "./resources.js";
+
+// The interview plane's RPC messages as the API shows them (the schemas of `resources.ts`). An
+// optional field the message lacks is left undefined: the serializer (and a socket's JSON) leaves
+// it out.
+
+/** Wire messages always carry their required parts; a missing one is an upstream bug. */
+function required<T>(value: T | undefined, what: string): T {
+  if (value === undefined) throw new Error(`upstream returned no ${what}`);
+  return value;
+}
+
+export function evaluationJson(evaluation: EvaluationMessage | undefined) {
+  const e = required(evaluation, "evaluation");
+  return {
+    id: e.id,
+    environment_id: e.environmentId,
+    subject_id: e.subjectId,
+    bundle_id: e.bundleId,
+    program_id: e.programId ?? null,
+    status: e.status,
+    created_at: iso(e.createdAt),
+  };
+}
+
+export function participantSessionJson(answer: CreateParticipantSessionResponse) {
+  return {
+    session_id: answer.sessionId,
+    participant_token: answer.participantToken,
+    expires_at: iso(answer.expiresAt),
+  };
+}
+
+export function behavioralEventJson(event: BehavioralEventMessage) {
+  return {
+    type: event.type,
+    occurred_at: iso(event.occurredAt),
+    question_id: event.questionId ?? null,
+    elapsed_ms: event.elapsedMs ?? null,
+  };
+}
+
+function questionJson(question: QuestionMessage) {
+  return {
+    id: question.id,
+    prompt: question.prompt,
+    input: question.input,
+    options: question.options.map((option) => ({ id: option.id, label: option.label })),
+    required: question.required,
+    min: question.min,
+    max: question.max,
+  };
+}
+
+export function interviewJson(snapshot: Snapshot | undefined) {
+  const s = required(snapshot, "interview");
+  const section = s.section;
+  return {
+    available: s.available,
+    consented: s.consented,
+    status: s.status,
+    agent_connected: s.agentConnected,
+    attempt: s.attempt,
+    interview_id: s.interviewId,
+    item_kind: s.itemKind,
+    item_text: s.itemText,
+    missing: s.missing.map((item) => ({
+      id: item.id,
+      kind: item.kind,
+      label: item.label,
+      section_id: item.sectionId,
+    })),
+    paused_reason: s.pausedReason,
+    progress: s.progress,
+    question: s.question && questionJson(s.question),
+    ready_to_finish: s.readyToFinish,
+    revision: s.revision,
+    section: section && {
+      id: section.id,
+      title: section.title,
+      position: section.position,
+      total: section.total,
+      count: section.count,
+      answered: section.answered,
+      description: section.description,
+    },
+    target_minutes_min: s.targetMinutesMin,
+    target_minutes_max: s.targetMinutesMax,
+    unavailable_reason: s.unavailableReason,
+    // The interview plane writes these two as JSON of their schemas' shape.
+    pending_proposal: s.pendingProposal as Static<typeof Proposal> | undefined,
+    scenario: s.scenario as Static<typeof Scenario> | undefined,
+  };
+}
+
+export function connectionJson(connection: Connection | undefined) {
+  const c = required(connection, "connection");
+  return { participant_token: c.participantToken, server_url: c.serverUrl, expires_at: iso(c.expiresAt) };
+}
+
+export function transcriptJson(entry: TranscriptEntryMessage | undefined) {
+  const t = required(entry, "transcript entry");
+  return {
+    entry_id: t.entryId,
+    seq: Number(t.seq),
+    speaker: t.speaker,
+    modality: t.modality,
+    text: t.text,
+    started_at: iso(t.startedAt),
+    ended_at: t.endedAt && iso(t.endedAt),
+    interrupted: t.interrupted,
+  };
+}
+
+export function entryJson(entry: Entry) {
+  return {
+    id: entry.id,
+    seq: Number(entry.seq),
+    kind: entry.kind,
+    actor: entry.actor,
+    attempt: entry.attempt,
+    occurred_at: iso(entry.occurredAt),
+    received_at: iso(entry.receivedAt),
+    payload: entry.payload ?? {},
+    question_id: entry.questionId,
+    ref_entry_id: entry.refEntryId,
+    scenario_id: entry.scenarioId,
+    section_id: entry.sectionId,
+  };
+}
+
+function metricsJson(m: Metrics | undefined) {
+  const metrics = required(m, "metrics");
+  return {
+    attempts: Number(metrics.attempts),
+    clarifications: Number(metrics.clarifications),
+    consistency_follow_ups: Number(metrics.consistencyFollowUps),
+    corrections: Number(metrics.corrections),
+    duration_seconds: Number(metrics.durationSeconds),
+    rejected_proposals: Number(metrics.rejectedProposals),
+    scenario_evidence: Number(metrics.scenarioEvidence),
+    scenario_gaps: Number(metrics.scenarioGaps),
+    provider_errors: metrics.providerErrors ?? {},
+    usage: metrics.usage ?? {},
+    api_latency_p95_ms: metrics.apiLatencyP95Ms,
+    estimated_cost_usd: metrics.estimatedCostUsd,
+    turn_latency_p50_ms: metrics.turnLatencyP50Ms,
+    turn_latency_p95_ms: metrics.turnLatencyP95Ms,
+  };
+}
+
+export function operatorInterviewJson(interview: OperatorInterview | undefined) {
+  const i = required(interview, "interview");
+  return {
+    interview_id: i.interviewId,
+    evaluation_id: i.evaluationId,
+    version_bundle_id: i.versionBundleId,
+    config_fingerprint: i.configFingerprint,
+    status: i.status,
+    started_at: iso(i.startedAt),
+    last_activity_at: iso(i.lastActivityAt),
+    completed_at: i.completedAt && iso(i.completedAt),
+    ended_reason: i.endedReason,
+    paused_reason: i.pausedReason,
+    next_after_seq: Number(i.nextAfterSeq),
+    entries: i.entries.map(entryJson),
+    metrics: metricsJson(i.metrics),
+  };
+}
+
+export function summaryJson(environmentId: string, startsAt: Date, endsAt: Date, answer: GetSummaryResponse) {
+  return {
+    environment_id: environmentId,
+    starts_at: startsAt.toISOString(),
+    ends_at: endsAt.toISOString(),
+    sessions_started: Number(answer.sessionsStarted),
+    sessions_completed: Number(answer.sessionsCompleted),
+    completion_rate: answer.completionRate,
+    median_questions: answer.medianQuestions ?? null,
+    median_active_ms: answer.medianActiveMs ?? null,
+    question_metrics: answer.questionMetrics,
+    privacy_floor_applied: answer.privacyFloorApplied,
+  };
+}
+
+export function agentSessionJson(answer: CreateAgentSessionResponse) {
+  return {
+    agent_session_id: answer.agentSessionId,
+    agent_token: answer.agentToken,
+    server_url: answer.serverUrl,
+    expires_at: iso(answer.expiresAt),
+    interview_id: answer.interviewId,
+  };
+}
+
+export function priceJson(price: AgentPriceMessage) {
+  return { provider: price.provider, model: price.model, unit: price.unit, usd_per_unit: price.usdPerUnit };
+}
+
+/** `{"type":"ack","id","entry"?,"interview"}` (contract §9). */
+export function ackJson(id: string, answer: RunCommandResponse) {
+  return {
+    type: "ack" as const,
+    id,
+    entry: answer.entry && entryJson(answer.entry),
+    interview: interviewJson(answer.interview),
+  };
+}
