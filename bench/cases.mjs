@@ -2,7 +2,7 @@
 // asserted), and which of them a run measures (BENCH_CASES).
 import { randomUUID } from "node:crypto";
 import { deliveryLatency, deliverySaturation } from "./deliveries.mjs";
-import { hopLatency, hopSaturation } from "./hops.mjs";
+import { hopMeasurements } from "./hops.mjs";
 import { freshImports, importBody, signedPosts } from "./requests.mjs";
 import { SATURATION_CONNECTIONS } from "./settings.mjs";
 import { FAN_OUT } from "./tenant.mjs";
@@ -17,6 +17,11 @@ export function defineCases(urls, tenant) {
   const keyHeaders = { "x-api-key": tenant.apiKey };
   const replayKey = randomUUID();
   const replayBody = importBody("bench-replayed");
+  /** Fresh one-subject imports into one of C2's environments (new targets each time, as each run wants). */
+  const importsInto = ({ path, apiKey }) => freshImports(`${urls.gateway}${path}/subjects/batch`, apiKey);
+  /** C2's latency at `rate`: from each import's send to its event's arrival at the one endpoint. */
+  const c2Latency = (rate) => () =>
+    deliveryLatency(importsInto(tenant.latency), { receiver: urls.receiver, prefix: "/c2-latency" }, rate);
   return [
     {
       id: "A0",
@@ -65,16 +70,14 @@ export function defineCases(urls, tenant) {
       id: "H0",
       what: "one RPC (HealthService.Check) over raw node:http2, client and server: the hop's floor",
       unit: "calls",
-      saturation: () => hopSaturation("h2", urls.hopH2, "hop-h2"),
-      fixed: () => hopLatency("h2", urls.hopH2),
+      ...hopMeasurements("h2", urls.hopH2),
     },
     {
       id: "H1",
       what: "the same RPC through the platform's Connect client and server (connect-node, kit's interceptors)",
       baseline: "H0",
       unit: "calls",
-      saturation: () => hopSaturation("connect", urls.hopConnect, "hop-connect"),
-      fixed: () => hopLatency("connect", urls.hopConnect),
+      ...hopMeasurements("connect", urls.hopConnect),
     },
     {
       id: "C1",
@@ -88,20 +91,15 @@ export function defineCases(urls, tenant) {
       baseline: "C1",
       unit: "deliveries",
       targets: { throughputRatio: 0.6, minRps: 3000, p50MaxMs: 5, p99MaxMs: 20 },
-      target: freshImports(`${urls.gateway}${tenant.fanOut.path}/subjects/batch`, tenant.fanOut.apiKey),
+      target: importsInto(tenant.fanOut),
       rate: EVENT_RATE,
       saturation: (children) =>
         deliverySaturation(
-          freshImports(`${urls.gateway}${tenant.fanOut.path}/subjects/batch`, tenant.fanOut.apiKey),
+          importsInto(tenant.fanOut),
           { receiver: urls.receiver, prefix: "/c2/", perCall: FAN_OUT },
           children,
         ),
-      fixed: () =>
-        deliveryLatency(
-          freshImports(`${urls.gateway}${tenant.latency.path}/subjects/batch`, tenant.latency.apiKey),
-          { receiver: urls.receiver, prefix: "/c2-latency" },
-          EVENT_RATE,
-        ),
+      fixed: c2Latency(EVENT_RATE),
     },
     {
       id: "C2q",
@@ -109,13 +107,8 @@ export function defineCases(urls, tenant) {
       unit: "deliveries",
       rate: QUIET_EVENT_RATE,
       latencyOnly: true,
-      target: freshImports(`${urls.gateway}${tenant.latency.path}/subjects/batch`, tenant.latency.apiKey),
-      fixed: () =>
-        deliveryLatency(
-          freshImports(`${urls.gateway}${tenant.latency.path}/subjects/batch`, tenant.latency.apiKey),
-          { receiver: urls.receiver, prefix: "/c2-latency" },
-          QUIET_EVENT_RATE,
-        ),
+      target: importsInto(tenant.latency),
+      fixed: c2Latency(QUIET_EVENT_RATE),
     },
   ];
 }

@@ -10,11 +10,15 @@ import { percentile } from "./stats.mjs";
 /** The rate at which H0 and H1 latency is measured: calls a second, paced by the client. */
 const HOP_RATE = 1000;
 
+/** The process serving a hop of `kind` ("h2" or "connect"), as the platform starts it. */
+const hopServer = (kind) => `hop-${kind}`;
+
 /**
  * Runs `bench/servers.mjs hop-client` against a hop server. The client warms up, says "warm",
  * and starts its clock when told "go", so that the server's CPU is read over the same window.
  */
-async function hopClient(kind, url, options, serverName) {
+async function hopClient(kind, url, options) {
+  const serverName = hopServer(kind);
   const args = [
     "bench/servers.mjs",
     "hop-client",
@@ -42,20 +46,20 @@ async function hopClient(kind, url, options, serverName) {
 }
 
 /** H0/H1 at saturation: calls a second with SATURATION_CONNECTIONS at once, CPU of both ends. */
-export async function hopSaturation(kind, url, serverName) {
-  const run = await hopClient(kind, url, { concurrency: SATURATION_CONNECTIONS }, serverName);
+async function hopSaturation(kind, url) {
+  const run = await hopClient(kind, url, { concurrency: SATURATION_CONNECTIONS });
   const perCall = (us) => (run.calls > 0 ? us / run.calls : Number.NaN);
   return {
     rps: run.calls / run.seconds,
     non2xx: 0,
     errors: run.failed,
-    cpuUsPerRequest: { "hop client": perCall(run.cpuUs), [serverName]: perCall(run.serverCpuUs) },
+    cpuUsPerRequest: { "hop client": perCall(run.cpuUs), [hopServer(kind)]: perCall(run.serverCpuUs) },
   };
 }
 
 /** H0/H1 latency at HOP_RATE calls a second. */
-export async function hopLatency(kind, url) {
-  const run = await hopClient(kind, url, { rate: HOP_RATE }, kind === "h2" ? "hop-h2" : "hop-connect");
+async function hopLatency(kind, url) {
+  const run = await hopClient(kind, url, { rate: HOP_RATE });
   const latencies = run.latenciesMs.sort((a, b) => a - b);
   return {
     offered: HOP_RATE,
@@ -66,3 +70,9 @@ export async function hopLatency(kind, url) {
     errors: run.failed,
   };
 }
+
+/** A hop case's measurements: `kind` "h2" (H0) or "connect" (H1), its server at `url`. */
+export const hopMeasurements = (kind, url) => ({
+  saturation: () => hopSaturation(kind, url),
+  fixed: () => hopLatency(kind, url),
+});
