@@ -27,9 +27,7 @@ import { createLogger, createServiceTransport, serveService, serviceCaller } fro
 import { HealthService } from "@evalp/proto/common/v1/health";
 import Fastify from "fastify";
 import pg from "pg";
-
-/** A setting from the environment (read by name; none of them affect a build). */
-const setting = (name) => process.env[name];
+import { setting } from "./settings.mjs";
 
 const mode = process.argv[2];
 /** The hop's client and server sign and check service tokens as the platform's do. */

@@ -16,9 +16,9 @@ import {
 import { requireInterview } from "../db/interviews.js";
 import type { Deps } from "../deps.js";
 import type { RequireEnvironment } from "../environment-scope.js";
-import { requireInProgress } from "../flow/statuses.js";
 import { runStep, snapshotOfRow } from "../steps.js";
-import { decide, pendingProposal } from "./handlers.js";
+import { inProgress } from "./command.js";
+import { decide, pendingProposal } from "./proposal-commands.js";
 import { requireAgent } from "./scope.js";
 
 /** `GET /v1/agent/interview`: the snapshot as the agent's token's interview stands. */
@@ -37,7 +37,7 @@ export function getAgentInterview(deps: Deps) {
 export function resolveProposal(deps: Deps) {
   return async (req: ResolveProposalRequest): Promise<ResolveProposalResponse> => {
     const interview = await runStep(deps, req.participant, async (step) => {
-      requireInProgress(step.interview.status, step.interview.consented_at !== null);
+      inProgress(step);
       const proposal = pendingProposal(step, req.proposalId);
       const decision = req.decision === "confirm" ? "confirm" : "reject";
       await decide(step, proposal, decision, {

@@ -9,8 +9,9 @@ import {
 import { entryMessage } from "../db/rows.js";
 import type { Deps } from "../deps.js";
 import { snapshotOfRow } from "../steps.js";
+import type { Command } from "./command.js";
 import { commandFingerprint } from "./fingerprint.js";
-import { type Command, HANDLERS } from "./handlers.js";
+import { HANDLERS } from "./handlers.js";
 import { runAgentStep } from "./scope.js";
 
 type StoredCommand = {

@@ -1,0 +1,97 @@
+// The platform as `npm start` runs it (five processes, NODE_ENV=production, LOG_LEVEL=warn) on a
+// fresh database, a Redis prefix and a NATS server of the run's own, beside the baselines, the
+// hop servers and the webhook receiver (bench/servers.mjs); and its removal at the end.
+import { randomBytes } from "node:crypto";
+import { configSchema, withDefaultUser } from "@evalp/kit";
+import { freePort, natsAuthorization, startNatsServer } from "@evalp/testing";
+import pg from "pg";
+import { migrateAll } from "../scripts/migrate.mjs";
+import { startProcess, stopAll, waitFor } from "./processes.mjs";
+import { setting } from "./settings.mjs";
+
+const SERVICES = ["control", "platform", "interview", "webhooks"];
+
+const baseUrl = new URL(withDefaultUser(setting("DATABASE_URL") ?? "postgres://127.0.0.1:5432/evalp"));
+/** Names the run's database, Redis prefix, mail folder and signup. */
+export const suffix = `${Date.now().toString(36)}${randomBytes(3).toString("hex")}`;
+export const databaseName = `evalp_bench_${suffix}`;
+const databaseUrl = new URL(baseUrl);
+databaseUrl.pathname = `/${databaseName}`;
+const adminUrl = new URL(baseUrl);
+adminUrl.pathname = "/postgres";
+// NODE_ENV=production: each process connects to NATS as its own user, within its permissions,
+// on a server of the run's own (the default stream names).
+const authorization = natsAuthorization(configSchema.parse({}));
+let nats = null;
+
+/** Starts everything and waits until it is ready; returns the URL of each server the cases load. */
+export async function startPlatform() {
+  await migrateAll(databaseUrl.toString());
+  nats = await startNatsServer({ authorization });
+
+  const ports = Object.fromEntries(
+    await Promise.all(
+      [...SERVICES, "gateway", "hello", "monolith", "receiver", "hop-connect", "hop-h2"].map(async (name) => [
+        name,
+        { rpc: await freePort(), ops: await freePort() },
+      ]),
+    ),
+  );
+  const env = {
+    ...process.env,
+    NODE_ENV: "production",
+    LOG_LEVEL: "warn",
+    DATABASE_URL: databaseUrl.toString(),
+    JWT_SECRET: randomBytes(32).toString("hex"),
+    SERVICE_TOKEN_SECRETS: `bench:${randomBytes(32).toString("hex")}`,
+    REDIS_KEY_PREFIX: `evalp-bench-${suffix}:`,
+    RATE_LIMIT_PER_MINUTE: "1000000000",
+    // The webhook receiver listens on loopback.
+    WEBHOOK_ALLOW_PRIVATE: "true",
+    MAIL_DIR: `var/bench-mail-${suffix}`,
+    NATS_URL: nats.url,
+  };
+  for (const name of SERVICES) env[`${name.toUpperCase()}_URL`] = `http://127.0.0.1:${ports[name].rpc}`;
+  for (const name of SERVICES) {
+    startProcess(name, [`services/${name}/dist/main.js`], {
+      ...env,
+      SERVICE_PORT: String(ports[name].rpc),
+      OPS_PORT: String(ports[name].ops),
+      ...authorization.credentials(name),
+    });
+  }
+  startProcess("gateway", ["services/gateway/dist/main.js"], {
+    ...env,
+    PORT: String(ports.gateway.rpc),
+    OPS_PORT: String(ports.gateway.ops),
+    ...authorization.credentials("gateway"),
+  });
+  startProcess("hello", ["bench/servers.mjs", "hello"], { ...env, PORT: String(ports.hello.rpc) });
+  startProcess("monolith", ["bench/servers.mjs", "monolith"], { ...env, PORT: String(ports.monolith.rpc) });
+  startProcess("receiver", ["bench/servers.mjs", "receiver"], { ...env, PORT: String(ports.receiver.rpc) });
+  for (const name of ["hop-connect", "hop-h2"]) {
+    startProcess(name, ["bench/servers.mjs", name], { ...env, PORT: String(ports[name].rpc) });
+  }
+  const urls = {
+    hopConnect: `http://127.0.0.1:${ports["hop-connect"].rpc}`,
+    hopH2: `http://127.0.0.1:${ports["hop-h2"].rpc}`,
+    gateway: `http://127.0.0.1:${ports.gateway.rpc}`,
+    hello: `http://127.0.0.1:${ports.hello.rpc}`,
+    monolith: `http://127.0.0.1:${ports.monolith.rpc}`,
+    receiver: `http://127.0.0.1:${ports.receiver.rpc}`,
+  };
+  await waitFor(`http://127.0.0.1:${ports.gateway.ops}/readyz`, "the gateway");
+  await waitFor(`${urls.hello}/hello`, "the hello server");
+  await waitFor(`${urls.receiver}/stats`, "the receiver");
+  return urls;
+}
+
+/** Stops every process, drops the run's database and stops its NATS server. */
+export async function cleanUp() {
+  await stopAll();
+  const admin = new pg.Client({ connectionString: adminUrl.toString() });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS "${databaseName}" WITH (FORCE)`).catch(() => {});
+  await admin.end();
+  await nats?.close();
+}

@@ -1,0 +1,60 @@
+// The processes the bench starts (the platform's, the baselines', the receiver's): started with
+// their stderr relayed, known by name (for their CPU), and stopped together at the end; one that
+// exits on its own fails the bench.
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { ROOT, setting } from "./settings.mjs";
+
+/** The running processes by name. */
+export const children = new Map();
+let stopping = false;
+
+/** BENCH_CPU_PROF=1 writes a V8 CPU profile of the gateway and control to var/bench-prof/ at exit. */
+const PROFILED = setting("BENCH_CPU_PROF") === "1" ? ["gateway", "control"] : [];
+
+export function startProcess(name, args, env) {
+  const flags = PROFILED.includes(name)
+    ? ["--cpu-prof", "--cpu-prof-dir=var/bench-prof", `--cpu-prof-name=${name}.cpuprofile`]
+    : [];
+  const child = spawn(process.execPath, [...flags, ...args], {
+    cwd: ROOT,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  children.set(name, child);
+  child.stderr.on("data", (chunk) => process.stderr.write(`${name}: ${chunk}`));
+  child.on("exit", (code, signal) => {
+    if (!stopping) {
+      console.error(`${name} exited (${signal ?? code}) during the bench`);
+      process.exitCode = 1;
+    }
+  });
+  return child;
+}
+
+/** Polls `url` until it answers 2xx (10 s at most). */
+export async function waitFor(url, what) {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const ok = await fetch(url)
+      .then((r) => r.ok)
+      .catch(() => false);
+    if (ok) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`${what} did not become ready at ${url}`);
+}
+
+/** SIGTERM to every process still running, SIGKILL to those that have not exited 12 s later. */
+export async function stopAll() {
+  stopping = true;
+  const exits = [...children.values()]
+    .filter((child) => child.exitCode === null)
+    .map((child) => {
+      const exited = once(child, "exit");
+      child.kill("SIGTERM");
+      return Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 12_000))]).then(() => {
+        if (child.exitCode === null) child.kill("SIGKILL");
+      });
+    });
+  await Promise.all(exits);
+}

@@ -1,0 +1,108 @@
+// The report: each case's medians over the rounds, its ratios to its baseline taken per round,
+// its targets met or missed, and the table printed on stdout.
+import { ROUNDS } from "./settings.mjs";
+import { median } from "./stats.mjs";
+
+/** One case's line of the results: medians over the rounds, ratios to its baseline, targets. */
+export function summarize(c, rounds) {
+  const of = (round, id) => round.measured[id];
+  const rps = median(rounds.map((r) => of(r, c.id).rps));
+  const p50 = median(rounds.map((r) => of(r, c.id).fixed.p50));
+  const p99 = median(rounds.map((r) => of(r, c.id).fixed.p99));
+  const cpu = {};
+  for (const group of Object.keys(of(rounds[0], c.id).cpuUsPerRequest)) {
+    cpu[group] = median(rounds.map((r) => of(r, c.id).cpuUsPerRequest[group] ?? 0));
+  }
+  const entry = {
+    id: c.id,
+    what: c.what,
+    rps,
+    p50Ms: p50,
+    p99Ms: p99,
+    unit: c.unit ?? "requests",
+    offeredRate: of(rounds[0], c.id).fixed.offered,
+    achievedRate: median(rounds.map((r) => of(r, c.id).fixed.achieved)),
+    non2xx: rounds.reduce((sum, r) => sum + of(r, c.id).non2xx + of(r, c.id).fixed.non2xx, 0),
+    errors: rounds.reduce((sum, r) => sum + of(r, c.id).errors + of(r, c.id).fixed.errors, 0),
+    cpuUsPerRequest: cpu,
+    baseline: c.baseline ?? null,
+  };
+  if (c.baseline) {
+    entry.throughputRatio = median(rounds.map((r) => of(r, c.id).rps / of(r, c.baseline).rps));
+    entry.p99DeltaMs = median(rounds.map((r) => of(r, c.id).fixed.p99 - of(r, c.baseline).fixed.p99));
+  }
+  if (c.targets) {
+    const checks = [];
+    const t = c.targets;
+    if (t.throughputRatio !== undefined) {
+      checks.push({
+        target: `${c.id}/${c.baseline} ≥ ${t.throughputRatio}`,
+        met: entry.throughputRatio >= t.throughputRatio,
+      });
+    }
+    if (t.p99OverBaselineMs !== undefined) {
+      checks.push({
+        target: `p99 ≤ ${c.baseline} p99 + ${t.p99OverBaselineMs} ms`,
+        met: entry.p99DeltaMs <= t.p99OverBaselineMs,
+      });
+    }
+    if (t.minRps !== undefined) checks.push({ target: `≥ ${t.minRps}/s`, met: rps >= t.minRps });
+    if (t.p50MaxMs !== undefined) checks.push({ target: `p50 ≤ ${t.p50MaxMs} ms`, met: p50 <= t.p50MaxMs });
+    if (t.p99MaxMs !== undefined) checks.push({ target: `p99 ≤ ${t.p99MaxMs} ms`, met: p99 <= t.p99MaxMs });
+    entry.targets = checks;
+  }
+  return entry;
+}
+
+/** The table on stdout, with the legend and each case's description under it. */
+export function printTable(summary) {
+  const fmt = (v, digits = 2) => (Number.isFinite(v) ? v.toFixed(digits) : "—");
+  const header = [
+    "case",
+    "per s",
+    "fixed rate/s",
+    "p50 ms",
+    "p99 ms",
+    "vs",
+    "ratio",
+    "Δp99 ms",
+    "CPU µs per (top)",
+    "target",
+  ];
+  const rows = summary.map((s) => {
+    const cpu = Object.entries(s.cpuUsPerRequest)
+      .filter(([group]) => group !== "autocannon")
+      .sort((a, b) => b[1] - a[1]);
+    const total = cpu.reduce((sum, [, us]) => sum + us, 0);
+    const top = cpu
+      .slice(0, 3)
+      .map(([group, us]) => `${group} ${us.toFixed(0)}`)
+      .join(", ");
+    const targets = (s.targets ?? []).map((t) => `${t.met ? "MET" : "MISSED"} ${t.target}`).join("; ");
+    return [
+      `${s.id}${s.non2xx + s.errors > 0 ? "*" : ""}`,
+      fmt(s.rps, 0),
+      `${s.offeredRate} (${fmt(s.achievedRate, 0)})`,
+      fmt(s.p50Ms),
+      fmt(s.p99Ms),
+      s.baseline ?? "",
+      s.baseline ? fmt(s.throughputRatio) : "",
+      s.baseline ? fmt(s.p99DeltaMs) : "",
+      `${total.toFixed(0)} = ${top}`,
+      targets,
+    ];
+  });
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells) => cells.map((cell, i) => cell.padEnd(widths[i])).join(" │ ");
+  console.log(`\n${line(header)}\n${widths.map((w) => "─".repeat(w)).join("─┼─")}`);
+  for (const row of rows) console.log(line(row));
+  console.log(
+    [
+      `\nMedians over ${ROUNDS} shuffled rounds. per s: requests (C: deliveries) per second at saturation;`,
+      "fixed rate/s: offered (achieved) rate of the latency run; ratio: case/baseline per s in the same round;",
+      "Δp99: case p99 − baseline p99; CPU: µs of each process per request (C: per delivery) at saturation.",
+    ].join("\n"),
+  );
+  for (const s of summary) console.log(`  ${s.id}: ${s.what}`);
+  if (summary.some((s) => s.non2xx + s.errors > 0)) console.log("  * some responses were not 2xx or failed");
+}
