@@ -16,6 +16,7 @@ import {
 } from "@evalp/testing";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { apiClient } from "./support/client.js";
+import { checkEvents, loadEventCatalog } from "./support/event-catalog.js";
 import { createTenant, ik } from "./support/fixtures.js";
 import { MIGRATIONS, streamNames } from "./support/stack.js";
 import { createEndpoint } from "./support/webhooks.js";
@@ -105,6 +106,7 @@ describe("the event path under faults (contract §6: nothing is lost if any one 
     await ready(`http://127.0.0.1:${ports.webhooks.ops}/readyz`);
 
     const api = apiClient(`http://127.0.0.1:${ports.gateway.rpc}`);
+    checkEvents(receiver, await loadEventCatalog(api));
     const tenant = await createTenant(api);
     await createEndpoint(api, tenant, { url: `${receiver.url}/all`, event_types: ["subject.imported"] });
 

@@ -1,8 +1,9 @@
 import { createLogger, createPool, type Pool } from "@evalp/kit";
-import { type Receiver, startReceiver } from "@evalp/testing";
+import type { Receiver } from "@evalp/testing";
 import { createWebhookWorkers, type WebhookWorkers } from "@evalp/webhooks";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { ApiClient } from "./support/client.js";
+import { startCheckedReceiver } from "./support/event-catalog.js";
 import { createTenant, type Tenant } from "./support/fixtures.js";
 import { type Stack, useStack } from "./support/stack.js";
 import { createEndpoint, importSubjects } from "./support/webhooks.js";
@@ -20,7 +21,7 @@ let replica: WebhookWorkers;
 beforeAll(async () => {
   ({ stack, api } = context);
   tenant = await createTenant(api);
-  receiver = await startReceiver();
+  receiver = await startCheckedReceiver(api);
   const seen = new Set<string>();
   // The first attempt of every event fails, the second succeeds.
   receiver.respond((request) => {

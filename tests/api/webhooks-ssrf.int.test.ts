@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
-import { type Receiver, startReceiver } from "@evalp/testing";
+import type { Receiver } from "@evalp/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ApiClient } from "./support/client.js";
+import { startCheckedReceiver } from "./support/event-catalog.js";
 import { createTenant, ik, type Tenant } from "./support/fixtures.js";
 import { type Stack, useStack } from "./support/stack.js";
 import { waitForDelivery } from "./support/webhooks.js";
@@ -16,7 +17,7 @@ let receiver: Receiver;
 beforeAll(async () => {
   ({ stack, api } = context);
   tenant = await createTenant(api);
-  receiver = await startReceiver();
+  receiver = await startCheckedReceiver(api);
 });
 afterAll(async () => {
   await receiver?.close();

@@ -1,8 +1,9 @@
-import { type ReceivedRequest, type Receiver, startReceiver } from "@evalp/testing";
+import type { ReceivedRequest, Receiver } from "@evalp/testing";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { ApiClient } from "./support/client.js";
+import { startCheckedReceiver } from "./support/event-catalog.js";
 import { createTenant, expectError, ik, type Tenant } from "./support/fixtures.js";
 import { type Stack, useStack } from "./support/stack.js";
 import {
@@ -25,7 +26,7 @@ const answers = new Map<string, { status: number; retryAfter?: string; delayMs?:
 beforeAll(async () => {
   ({ stack, api } = context);
   tenant = await createTenant(api);
-  receiver = await startReceiver();
+  receiver = await startCheckedReceiver(api);
   receiver.respond((request) => answers.get(request.path) ?? { status: 204 });
 });
 afterAll(async () => {

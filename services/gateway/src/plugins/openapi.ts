@@ -1,6 +1,7 @@
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { FastifyInstance } from "fastify";
+import { eventWebhooks, registerEventSchemas } from "../events/webhooks.js";
 import { SESSION_COOKIE } from "./auth.js";
 
 /** The document's tags: one per plane (`route()` tags each operation with its plane's). */
@@ -29,7 +30,7 @@ export const TAGS = [
 /**
  * `/openapi.json` (OpenAPI 3.1), generated from the same route schemas that validate requests,
  * so the document cannot drift from behaviour; `/docs` renders it. Named schemas (`$id`) are
- * components, referred to by their names.
+ * components, referred to by their names. `webhooks` is the event catalog (OpenAPI 3.1).
  */
 export async function registerOpenApi(app: FastifyInstance, publicUrl: string): Promise<void> {
   await app.register(swagger, {
@@ -80,12 +81,15 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
         },
       },
       security: [{ bearer: [] }, { apiKey: [] }, { session: [] }],
+      // The event catalog: what the platform POSTs to webhook endpoints (@fastify/swagger copies it as is).
+      webhooks: eventWebhooks(),
     },
     // Components keep the names they were given.
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) => (json.$id as string | undefined) ?? `def-${i}`,
     },
   });
+  registerEventSchemas(app);
   await app.register(swaggerUi, { routePrefix: "/docs", uiConfig: { url: "/openapi.json" } });
   app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
 }

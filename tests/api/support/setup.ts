@@ -1,0 +1,10 @@
+import { afterAll, afterEach, expect } from "vitest";
+import { takeEventMismatches } from "./event-catalog.js";
+
+// Every webhook body a checked receiver got must match the document's `webhooks` (the event
+// catalog): one that does not fails the test it arrived during, or the file when it arrives last.
+const noMismatch = () => {
+  expect(takeEventMismatches(), "delivered webhook bodies that /openapi.json's webhooks refuse").toEqual([]);
+};
+afterEach(noMismatch);
+afterAll(noMismatch);
