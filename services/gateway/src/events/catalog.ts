@@ -1,7 +1,7 @@
 import type { QuotaCounter } from "@evalp/kit";
 import { type TObject, type TProperties, type TSchema, Type } from "@sinclair/typebox";
 import { DateTime, Uuid } from "../routes/schemas.js";
-import type { EVENT_TYPES } from "../routes/webhooks/bodies.js";
+import type { EVENT_TYPES } from "../routes/webhooks/wire.js";
 import { StringEnum } from "../validation/request-validator.js";
 
 /** An event type a webhook endpoint can subscribe to (contract §6, §9); `*` is not one. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { EVENT_TYPES } from "../routes/webhooks/bodies.js";
+import { EVENT_TYPES } from "../routes/webhooks/wire.js";
 import { EVENT_CATALOG } from "./catalog.js";
 import { eventWebhooks } from "./webhooks.js";
 

@@ -67,12 +67,6 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
             description:
               "A participant token, handed out when an evaluation session starts (`/v1/participant/*`).",
           },
-          connectionToken: {
-            type: "http",
-            scheme: "bearer",
-            description:
-              "A connection token of the realtime door (`Authorization: Bearer`, or the subprotocol `bearer.<token>`).",
-          },
           agentToken: {
             type: "http",
             scheme: "bearer",
@@ -80,7 +74,6 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
           },
         },
       },
-      security: [{ bearer: [] }, { apiKey: [] }, { session: [] }],
       // The event catalog: what the platform POSTs to webhook endpoints (@fastify/swagger copies it as is).
       webhooks: eventWebhooks(),
     },

@@ -44,7 +44,8 @@ export type RouteSpec<P extends TSchema, Q extends TSchema, B extends TSchema, R
   summary: string;
   /** What it does, its errors and idempotency, for the document. */
   description: string;
-  access: RouteAccess;
+  /** How it is reached; a connection token opens only the realtime door, a WebSocket (no route). */
+  access: RouteAccess & { auth: HttpAuth };
   params?: P;
   querystring?: Q;
   body?: B;
@@ -54,6 +55,11 @@ export type RouteSpec<P extends TSchema, Q extends TSchema, B extends TSchema, R
   response?: R;
   /** What the success response means. */
   responseDescription: string;
+  /**
+   * Other success statuses, with the same body, that the handler sends itself
+   * (`await reply.code(…).send(…)`), and what each means: e.g. 200 for a repeat of a 201.
+   */
+  otherSuccesses?: Partial<Record<200 | 201 | 202, string>>;
   /** Error statuses beyond the common ones (401, 403, 404, 422, 429, 503), e.g. 409 or 410. */
   errors?: number[];
   handler: (context: RouteContext<P, Q, B>) => Promise<R extends TSchema ? Static<R> | undefined : undefined>;
@@ -76,13 +82,14 @@ export async function under(
   );
 }
 
+type HttpAuth = Exclude<RouteAccess["auth"], "connection">;
+
 /** The OpenAPI security requirement of an access mode (`[]`: public). */
-const SECURITY: Record<RouteAccess["auth"], Array<Record<string, string[]>>> = {
+const SECURITY: Record<HttpAuth, Array<Record<string, string[]>>> = {
   none: [],
   operator: [{ bearer: [] }, { apiKey: [] }, { session: [] }],
   session: [{ bearer: [] }, { session: [] }],
   participant: [{ participantToken: [] }],
-  connection: [{ connectionToken: [] }],
   agent: [{ agentToken: [] }],
 };
 
@@ -98,6 +105,7 @@ export function route<
   R extends TSchema = TSchema,
 >(app: Api, tag: string, spec: RouteSpec<P, Q, B, R>): void {
   const status = spec.status ?? 200;
+  const idempotent = spec.method !== "GET" && spec.access.idempotency !== "none";
   app.route({
     method: spec.method,
     url: spec.url,
@@ -113,10 +121,10 @@ export function route<
       ...(spec.body ? { body: spec.body } : {}),
       ...(spec.headers ? { headers: spec.headers } : {}),
       response: {
-        [status]: successResponse(
-          spec.responseDescription,
-          spec.response,
-          spec.method !== "GET" && spec.access.idempotency !== "none",
+        ...Object.fromEntries(
+          Object.entries({ ...spec.otherSuccesses, [status]: spec.responseDescription }).map(
+            ([code, description]) => [code, successResponse(description, spec.response, idempotent)],
+          ),
         ),
         ...errorResponses(spec.access, spec.body !== undefined, spec.errors ?? []),
       },
@@ -129,7 +137,9 @@ export function route<
       };
       const body = await spec.handler(context);
       if (reply.sent) return reply;
-      return reply.code(status).send(status === 204 ? undefined : body);
+      // A 204 is sent as an empty string, not as nothing: the idempotency plugin stores (and a
+      // retry with the same key replays) only an answer that was sent with a payload.
+      return reply.code(status).send(status === 204 ? "" : body);
     },
   });
 }

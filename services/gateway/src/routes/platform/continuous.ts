@@ -36,7 +36,8 @@ export async function continuousRoutes(app: Api, deps: RouteDeps): Promise<void>
     ),
     status: 201,
     response: ref(ContinuousAnswerReceipt),
-    responseDescription: "The answer, recorded (200 with the first receipt when it repeats one).",
+    responseDescription: "The answer, recorded.",
+    otherSuccesses: { 200: "The receipt of the answer recorded first: this one repeats it." },
     errors: [409],
     handler: async ({ request, reply, call }) => {
       const { body } = request;

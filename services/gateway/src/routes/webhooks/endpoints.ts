@@ -19,7 +19,7 @@ const TAG = "webhooks";
 const EventTypes = Type.Array(StringEnum(EVENT_TYPES), { minItems: 1, maxItems: 50 });
 const Url = Type.String({ minLength: 1, maxLength: 2048 });
 
-/** `ENV/webhooks`: create, #12 list, get, change and delete an endpoint. */
+/** `ENV/webhooks`: create, list, get, change and delete an endpoint. */
 export async function webhookEndpointRoutes(app: Api, deps: RouteDeps): Promise<void> {
   const endpoints = deps.upstreams.webhooks.endpoints;
 
@@ -154,11 +154,8 @@ export async function webhookEndpointRoutes(app: Api, deps: RouteDeps): Promise<
     headers: IdempotentHeaders,
     status: 204,
     responseDescription: "The endpoint, deleted.",
-    handler: async ({ request, reply, call }) => {
+    handler: async ({ request, call }) => {
       await endpoints.deleteEndpoint(endpointRef(request.params), call);
-      // An empty string (not nothing) so that an idempotent retry replays this 204: the route would
-      // send nothing, which the idempotency plugin does not store. Awaited so the route sees it sent.
-      await reply.code(204).send("");
       return undefined;
     },
   });
