@@ -128,6 +128,16 @@ describe("participant tokens", () => {
   });
 });
 
+describe("the realtime door", () => {
+  it("answers a GET that asks for no upgrade with the contract's 404, not an empty body", async () => {
+    const { started } = await consentedInterview(api, setup);
+    const plain = await api.get("/v1/participant/realtime", { token: started.connection.participant_token });
+    expect(expectError(plain, 404, "not_found").context).toEqual({ resource: "route" });
+    // Without a credential it is refused before anything else.
+    expectError(await api.get("/v1/participant/realtime"), 401, "unauthenticated");
+  });
+});
+
 describe("quotas of the interview plane", () => {
   it("bound evaluations and active participant sessions, counted from this plane's rows", async () => {
     const own = await createTenant(api);

@@ -20,7 +20,7 @@ import { registerOpenApi } from "./plugins/openapi.js";
 import { registerOps } from "./plugins/ops.js";
 import { registerRateLimit } from "./plugins/rate-limit.js";
 import { clientRequestId, registerRequestLog } from "./plugins/request-log.js";
-import { BODY_LIMIT_BYTES, registerValidation } from "./plugins/validation.js";
+import { BODY_LIMIT_BYTES, NO_FASTIFY_VALIDATION, registerValidation } from "./plugins/validation.js";
 import { createPrincipalCache } from "./principal-cache.js";
 import { InterviewHub } from "./realtime/hub.js";
 import { selectProtocol } from "./realtime/protocol.js";
@@ -54,6 +54,8 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: "request_id" }),
     genReqId: (request) => clientRequestId(request.headers["x-request-id"]) ?? newId(),
     bodyLimit: BODY_LIMIT_BYTES,
+    // Every part of a request is validated at once by the validation plugin, never twice.
+    schemaController: NO_FASTIFY_VALIDATION,
     return503OnClosing: true,
     // The client's address: the peer's, or (through the proxies TRUSTED_PROXIES names, e.g. the
     // ingress) the one X-Forwarded-For gives; rate limits and attempt limits count it.

@@ -1,9 +1,24 @@
-import type { FastifyInstance, FastifySchema } from "fastify";
+import type { FastifyInstance, FastifySchema, FastifyServerOptions } from "fastify";
 import { parseJsonBody, RequestValidationError } from "../validation/json-body.js";
 import { compileRequestValidator, type RequestSchemas } from "../validation/request-validator.js";
 
 /** The JSON body limit (contract §1). */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
+
+/**
+ * Fastify's own validation, off for every context (`schemaController` of the server's options):
+ * `registerValidation` validates instead. Set on the server rather than with
+ * `setValidatorCompiler`, because a plugin context whose schemas change rebuilds its compiler
+ * from the server's factory, and Fastify's default one coerces the body (a `null` becomes 0).
+ */
+export const NO_FASTIFY_VALIDATION: FastifyServerOptions["schemaController"] = {
+  compilersFactory: {
+    // Fastify accepts any function as a route's validator; its types ask for an Ajv one.
+    buildValidator: (() => () => () => true) as unknown as NonNullable<
+      NonNullable<FastifyServerOptions["schemaController"]>["compilersFactory"]
+    >["buildValidator"],
+  },
+};
 
 /**
  * Validation declared once per route (its TypeBox schema, which also feeds /openapi.json) and
@@ -12,9 +27,6 @@ export const BODY_LIMIT_BYTES = 1024 * 1024;
  * id is a 404, decided by the auth plugin and the services.
  */
 export function registerValidation(app: FastifyInstance): void {
-  // Fastify's built-in validation is replaced, not doubled.
-  app.setValidatorCompiler(() => () => true);
-
   // JSON only (contract §1): Fastify's own text/plain parser would hand a route a string body
   // (a 422, or nothing at all on a route without a body) where the contract says 415.
   app.removeAllContentTypeParsers();

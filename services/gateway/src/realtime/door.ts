@@ -1,3 +1,4 @@
+import { AppError } from "@evalp/kit";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { WebSocket } from "ws";
 import type { RouteAccess } from "../http/principal.js";
@@ -5,8 +6,9 @@ import type { RouteAccess } from "../http/principal.js";
 /**
  * Declares a realtime door: a WebSocket at `url` (GET), for the credential `auth` names. `check`
  * runs before the upgrade, so a credential whose session it refuses gets that HTTP error and no
- * socket; `open` then takes the socket. @fastify/websocket leaves the door out of the document
- * (a WebSocket has no JSON answer to describe): the operations that hand out its tokens describe it.
+ * socket; `open` then takes the socket. A GET that asks for no upgrade gets the contract's 404
+ * (there is no HTTP resource here). The door is left out of the OpenAPI document (a WebSocket has
+ * no JSON answer to describe): the operations that hand out its tokens describe it.
  */
 export function socketDoor(
   app: FastifyInstance,
@@ -15,15 +17,19 @@ export function socketDoor(
   check: (request: FastifyRequest) => Promise<unknown>,
   open: (socket: WebSocket, request: FastifyRequest) => void,
 ): void {
-  app.get(
+  app.route({
+    method: "GET",
     url,
-    {
-      websocket: true,
-      config: { access: { auth } },
-      preHandler: async (request) => {
-        await check(request);
-      },
+    schema: { hide: true },
+    config: { access: { auth } },
+    preHandler: async (request) => {
+      await check(request);
     },
-    open,
-  );
+    handler: async () => {
+      throw new AppError("not_found", "This is a WebSocket door: open it with an upgrade.", {
+        resource: "route",
+      });
+    },
+    wsHandler: open,
+  });
 }
