@@ -1,12 +1,12 @@
 import { AGENT_SCOPE, AppError, grants, SCOPES, type Scope } from "@evalp/kit";
 import { Type } from "@sinclair/typebox";
-import { pageBody, pageRequest } from "../../http/paging.js";
 import { RequestValidationError } from "../../validation/json-body.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
 import { environmentRef } from "../environment.js";
 import { type Api, route } from "../route.js";
 import { EnvParams, IdempotentHeaders, Page, PageQuery, ref } from "../schemas.js";
+import { pageOf } from "./pages.js";
 import { ApiKeyCreated, ApiKeySummary, apiKeyJson } from "./wire.js";
 
 const TAG = "control";
@@ -92,11 +92,13 @@ export function apiKeyRoutes(app: Api, deps: RouteDeps): void {
     querystring: PageQuery,
     response: Page(ApiKeySummary, "ApiKeyPage"),
     responseDescription: "A page of API keys.",
-    handler: async ({ request, call }) => {
-      const page = pageRequest(request, deps.cursors, request.query);
-      const answer = await apiKeys.listApiKeys({ environment: environmentRef(request.params), page }, call);
-      return pageBody(request, deps.cursors, answer.items.map(apiKeyJson), answer.page);
-    },
+    handler: ({ request, call }) =>
+      pageOf(
+        request,
+        deps.cursors,
+        (page) => apiKeys.listApiKeys({ environment: environmentRef(request.params), page }, call),
+        apiKeyJson,
+      ),
   });
 
   route(app, TAG, {

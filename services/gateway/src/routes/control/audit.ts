@@ -1,8 +1,8 @@
 import { Type } from "@sinclair/typebox";
-import { pageBody, pageRequest } from "../../http/paging.js";
 import type { RouteDeps } from "../deps.js";
 import { type Api, route } from "../route.js";
 import { OrgParams, Page, PageQuery } from "../schemas.js";
+import { pageOf } from "./pages.js";
 import { AuditEventBody, auditEventJson } from "./wire.js";
 
 const AuditQuery = Type.Composite([
@@ -29,19 +29,19 @@ export function auditRoutes(app: Api, deps: RouteDeps): void {
     querystring: AuditQuery,
     response: Page(AuditEventBody, "AuditEventPage"),
     responseDescription: "A page of audit events.",
-    handler: async ({ request, call }) => {
-      const { query } = request;
-      const page = pageRequest(request, deps.cursors, query);
-      const answer = await deps.upstreams.audit.listAuditEvents(
-        {
-          organizationId: request.params.organization_id,
-          page,
-          action: query.action,
-          resourceType: query.resource_type,
-        },
-        call,
+    handler: ({ request, call }) => {
+      const { organization_id } = request.params;
+      const { action, resource_type } = request.query;
+      return pageOf(
+        request,
+        deps.cursors,
+        (page) =>
+          deps.upstreams.audit.listAuditEvents(
+            { organizationId: organization_id, page, action, resourceType: resource_type },
+            call,
+          ),
+        auditEventJson,
       );
-      return pageBody(request, deps.cursors, answer.items.map(auditEventJson), answer.page);
     },
   });
 }

@@ -1,10 +1,10 @@
 import { ROLES } from "@evalp/kit";
 import { Type } from "@sinclair/typebox";
-import { pageBody, pageRequest } from "../../http/paging.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
 import { type Api, route } from "../route.js";
 import { IdempotentHeaders, OrgParams, Page, PageQuery, ref } from "../schemas.js";
+import { pageOf } from "./pages.js";
 import {
   InvitationAcceptance,
   invitationAcceptanceJson,
@@ -66,14 +66,13 @@ export function membershipRoutes(app: Api, deps: RouteDeps): void {
     querystring: PageQuery,
     response: Page(MembershipBody, "MembershipPage"),
     responseDescription: "A page of memberships.",
-    handler: async ({ request, call }) => {
-      const page = pageRequest(request, deps.cursors, request.query);
-      const answer = await memberships.listMemberships(
-        { organizationId: request.params.organization_id, page },
-        call,
-      );
-      return pageBody(request, deps.cursors, answer.items.map(membershipJson), answer.page);
-    },
+    handler: ({ request, call }) =>
+      pageOf(
+        request,
+        deps.cursors,
+        (page) => memberships.listMemberships({ organizationId: request.params.organization_id, page }, call),
+        membershipJson,
+      ),
   });
 
   route(app, TAG, {

@@ -1,11 +1,11 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import { Type } from "@sinclair/typebox";
-import { pageBody, pageRequest } from "../../http/paging.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
 import { environmentRef } from "../environment.js";
 import { type Api, route } from "../route.js";
 import { EnvParams, IdempotentHeaders, Page, PageQuery, ref } from "../schemas.js";
+import { pageOf } from "./pages.js";
 import {
   ProgramBody,
   programJson,
@@ -123,10 +123,12 @@ export function subjectRoutes(app: Api, deps: RouteDeps): void {
     querystring: PageQuery,
     response: Page(ProgramBody, "ProgramPage"),
     responseDescription: "A page of programs.",
-    handler: async ({ request, call }) => {
-      const page = pageRequest(request, deps.cursors, request.query);
-      const answer = await subjects.listPrograms({ environment: environmentRef(request.params), page }, call);
-      return pageBody(request, deps.cursors, answer.items.map(programJson), answer.page);
-    },
+    handler: ({ request, call }) =>
+      pageOf(
+        request,
+        deps.cursors,
+        (page) => subjects.listPrograms({ environment: environmentRef(request.params), page }, call),
+        programJson,
+      ),
   });
 }
