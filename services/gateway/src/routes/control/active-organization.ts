@@ -2,7 +2,7 @@ import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
 import { type Api, route } from "../route.js";
 import { OptionalIdempotencyHeaders, ref, Uuid } from "../schemas.js";
-import { ActiveOrganization } from "./wire.js";
+import { ActiveOrganization, activeOrganizationJson } from "./wire.js";
 
 const TAG = "control";
 
@@ -23,7 +23,7 @@ export function activeOrganizationRoutes(app: Api, deps: RouteDeps): void {
     responseDescription: "The session's active organization.",
     handler: async ({ request, call }) => {
       const answer = await auth.getActiveOrganization({ accessToken: request.credential ?? "" }, call);
-      return { organization_id: answer.organizationId };
+      return activeOrganizationJson(answer);
     },
   });
 
@@ -46,7 +46,7 @@ export function activeOrganizationRoutes(app: Api, deps: RouteDeps): void {
         { accessToken: request.credential ?? "", organizationId: request.body.organization_id },
         call,
       );
-      return { organization_id: answer.organizationId };
+      return activeOrganizationJson(answer);
     },
   });
 }

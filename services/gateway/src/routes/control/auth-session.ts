@@ -6,7 +6,7 @@ import { SESSION_COOKIE } from "../../plugins/auth.js";
 import type { RouteDeps } from "../deps.js";
 import { type Api, route } from "../route.js";
 import { OptionalIdempotencyHeaders, ref } from "../schemas.js";
-import { AccessToken, Password, SignupResult } from "./wire.js";
+import { AccessToken, accessTokenJson, Password, SignupResult, signupJson } from "./wire.js";
 
 const TAG = "auth";
 
@@ -56,12 +56,7 @@ export function authSessionRoutes(app: Api, deps: RouteDeps): void {
       const answer = await auth.signup({ email, password, organizationName: organization_name }, call);
       const expiresAt = iso(answer.expiresAt);
       setSessionCookie(reply, answer.accessToken, expiresAt, secureCookie);
-      return {
-        user_id: answer.userId,
-        organization_id: answer.organizationId,
-        access_token: answer.accessToken,
-        expires_at: expiresAt,
-      };
+      return signupJson(answer, expiresAt);
     },
   });
 
@@ -91,7 +86,7 @@ export function authSessionRoutes(app: Api, deps: RouteDeps): void {
       const answer = await auth.login(request.body, call);
       const expiresAt = iso(answer.expiresAt);
       setSessionCookie(reply, answer.accessToken, expiresAt, secureCookie);
-      return { access_token: answer.accessToken, token_type: "bearer" as const, expires_at: expiresAt };
+      return accessTokenJson(answer, expiresAt);
     },
   });
 

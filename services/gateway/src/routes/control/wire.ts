@@ -2,6 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { ROLES } from "@evalp/kit";
 import type { ApiKey } from "@evalp/proto/control/v1/api_key";
 import type { AuditEvent } from "@evalp/proto/control/v1/audit";
+import type { LoginResponse, SignupResponse } from "@evalp/proto/control/v1/auth";
 import type { AcceptInvitationResponse, Membership } from "@evalp/proto/control/v1/membership";
 import type { App, Environment, Organization } from "@evalp/proto/control/v1/organization";
 import { type QuotaCounters, QuotaCountersSchema, type Quotas } from "@evalp/proto/control/v1/quota";
@@ -24,6 +25,9 @@ function required<T>(value: T | undefined, what: string): T {
 /** A string of one of `values` in the document; typed as any string, as upstream answers it. */
 const OneOf = (values: readonly string[], options: SchemaOptions = {}) =>
   Type.Unsafe<string>({ ...options, type: "string", enum: [...values] });
+
+/** The options of a named schema: a component of the document, called `name`. */
+const named = (name: string, description: string) => ({ $id: name, title: name, description });
 
 const FreeObject = Type.Record(Type.String(), Type.Unknown());
 const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -49,7 +53,7 @@ export const Application = Type.Object(
     description: nullable(Type.String()),
     created_at: DateTime,
   },
-  { $id: "Application", title: "Application", description: "An app of an organization (contract §5b)." },
+  named("Application", "An app of an organization (contract §5b)."),
 );
 
 export function appJson(message: App | undefined) {
@@ -66,7 +70,7 @@ export function appJson(message: App | undefined) {
 
 export const EnvironmentBody = Type.Object(
   { id: Uuid, app_id: Uuid, slug: Type.String(), name: Type.String(), created_at: DateTime },
-  { $id: "Environment", title: "Environment", description: "An environment of an app (contract §5b)." },
+  named("Environment", "An environment of an app (contract §5b)."),
 );
 
 export function environmentJson(message: Environment | undefined) {
@@ -77,7 +81,7 @@ export function environmentJson(message: Environment | undefined) {
 
 export const OrganizationBody = Type.Object(
   { id: Uuid, name: Type.String(), created_at: DateTime },
-  { $id: "Organization", title: "Organization", description: "An organization: the tenant." },
+  named("Organization", "An organization: the tenant."),
 );
 
 export function organizationJson(message: Organization | undefined) {
@@ -98,7 +102,7 @@ export const MembershipBody = Type.Object(
     created_at: DateTime,
     updated_at: DateTime,
   },
-  { $id: "Membership", title: "Membership", description: "A member, or an invitee, of an organization." },
+  named("Membership", "A member, or an invitee, of an organization."),
 );
 
 export function membershipJson(message: Membership | undefined) {
@@ -117,11 +121,7 @@ export function membershipJson(message: Membership | undefined) {
 
 export const InvitationAcceptance = Type.Object(
   { membership_id: Uuid, organization_id: Uuid, role: Type.String(), user_id: Uuid },
-  {
-    $id: "InvitationAcceptance",
-    title: "InvitationAcceptance",
-    description: "An accepted invitation: the membership it activated.",
-  },
+  named("InvitationAcceptance", "An accepted invitation: the membership it activated."),
 );
 
 export function invitationAcceptanceJson(answer: AcceptInvitationResponse) {
@@ -139,15 +139,14 @@ const apiKeyProperties = {
   revoked_at: nullable(DateTime),
 };
 
-export const ApiKeySummary = Type.Object(apiKeyProperties, {
-  $id: "ApiKeySummary",
-  title: "ApiKeySummary",
-  description: "An API key of an environment, without its secret.",
-});
+export const ApiKeySummary = Type.Object(
+  apiKeyProperties,
+  named("ApiKeySummary", "An API key of an environment, without its secret."),
+);
 
 export const ApiKeyCreated = Type.Object(
   { ...apiKeyProperties, secret: Type.String({ description: "The whole key; shown in this answer only." }) },
-  { $id: "ApiKeyCreated", title: "ApiKeyCreated", description: "A new API key and its secret." },
+  named("ApiKeyCreated", "A new API key and its secret."),
 );
 
 export function apiKeyJson(message: ApiKey | undefined) {
@@ -178,7 +177,7 @@ export const AuditEventBody = Type.Object(
     metadata: FreeObject,
     created_at: DateTime,
   },
-  { $id: "AuditEvent", title: "AuditEvent", description: "A record of a change to the organization." },
+  named("AuditEvent", "A record of a change to the organization."),
 );
 
 export function auditEventJson(event: AuditEvent) {
@@ -217,11 +216,10 @@ export function counters<T extends TSchema>(schema: () => T, options?: ObjectOpt
   return Type.Object(properties as Record<Counter, T>, options) as TObject<Record<Counter, T>>;
 }
 
-export const QuotaCountersBody = counters(() => Type.Integer(), {
-  $id: "QuotaCounters",
-  title: "QuotaCounters",
-  description: "A value per quota counter.",
-});
+export const QuotaCountersBody = counters(
+  () => Type.Integer(),
+  named("QuotaCounters", "A value per quota counter."),
+);
 
 export const QuotasBody = Type.Object(
   {
@@ -231,11 +229,7 @@ export const QuotasBody = Type.Object(
     revision: Type.Integer(),
     schema_version: Type.Integer(),
   },
-  {
-    $id: "EnvironmentQuotas",
-    title: "EnvironmentQuotas",
-    description: "An environment's limits and their usage (contract §5b).",
-  },
+  named("EnvironmentQuotas", "An environment's limits and their usage (contract §5b)."),
 );
 
 function countersJson(message: QuotaCounters | undefined): Record<Counter, number> {
@@ -272,7 +266,7 @@ export const SubjectBody = Type.Object(
     created_at: DateTime,
     updated_at: DateTime,
   },
-  { $id: "Subject", title: "Subject", description: "A person evaluated in an environment." },
+  named("Subject", "A person evaluated in an environment."),
 );
 
 export function subjectJson(message: Subject | undefined) {
@@ -297,7 +291,7 @@ export const SubjectImport = Type.Object(
       { description: "One per item: its `subject_id`, or its `error_code`." },
     ),
   },
-  { $id: "SubjectImport", title: "SubjectImport", description: "The outcome of a subject import." },
+  named("SubjectImport", "The outcome of a subject import."),
 );
 
 export function subjectImportJson(answer: ImportSubjectsResponse) {
@@ -315,7 +309,7 @@ export function subjectImportJson(answer: ImportSubjectsResponse) {
 
 export const ProgramBody = Type.Object(
   { id: Uuid, environment_id: Uuid, name: Type.String(), created_at: DateTime },
-  { $id: "Program", title: "Program", description: "A program subjects answer in." },
+  named("Program", "A program subjects answer in."),
 );
 
 export function programJson(message: Program | undefined) {
@@ -331,7 +325,7 @@ export const AuthPrincipal = Type.Object(
     api_key_name: nullable(Type.String()),
     email: nullable(Type.String()),
   },
-  { $id: "AuthPrincipal", title: "AuthPrincipal", description: "Who a caller is and what it may do." },
+  named("AuthPrincipal", "Who a caller is and what it may do."),
 );
 
 export function principalJson(principal: Principal) {
@@ -341,26 +335,38 @@ export function principalJson(principal: Principal) {
 
 export const ActiveOrganization = Type.Object(
   { organization_id: Type.String() },
-  {
-    $id: "ActiveOrganization",
-    title: "ActiveOrganization",
-    description: "The organization a session acts in.",
-  },
+  named("ActiveOrganization", "The organization a session acts in."),
 );
+
+export function activeOrganizationJson(answer: { organizationId: string }) {
+  return { organization_id: answer.organizationId };
+}
 
 export const SignupResult = Type.Object(
   { user_id: Uuid, organization_id: Uuid, access_token: Type.String(), expires_at: DateTime },
-  {
-    $id: "SignupResult",
-    title: "SignupResult",
-    description: "The new user, their organization and a first access token.",
-  },
+  named("SignupResult", "The new user, their organization and a first access token."),
 );
 
 export const AccessToken = Type.Object(
   { access_token: Type.String(), token_type: Type.Literal("bearer"), expires_at: DateTime },
-  { $id: "AccessToken", title: "AccessToken", description: "An access token of a new session (12 h)." },
+  named("AccessToken", "An access token of a new session (12 h)."),
 );
+
+/** A sign-up's answer; `expires_at` as the session cookie was given it. */
+export function signupJson(answer: SignupResponse, expiresAt: string) {
+  const { userId, organizationId, accessToken } = answer;
+  return {
+    user_id: userId,
+    organization_id: organizationId,
+    access_token: accessToken,
+    expires_at: expiresAt,
+  };
+}
+
+/** A log-in's answer; `expires_at` as the session cookie was given it. */
+export function accessTokenJson(answer: LoginResponse, expiresAt: string) {
+  return { access_token: answer.accessToken, token_type: "bearer" as const, expires_at: expiresAt };
+}
 
 /** The named schemas of this plane, registered once with the app (components of the document). */
 export const CONTROL_SCHEMAS = [
