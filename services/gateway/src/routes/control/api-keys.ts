@@ -11,6 +11,14 @@ import { ApiKeyCreated, ApiKeySummary, apiKeyJson } from "./wire.js";
 
 const TAG = "control";
 
+const CreateApiKeyBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 100 }),
+    scopes: Type.Array(StringEnum(SCOPES), { minItems: 1, maxItems: 32 }),
+  },
+  { additionalProperties: false },
+);
+
 /**
  * The scopes a new key may have: known ones, `interviews:agent` only alone (422), and none the
  * creator lacks (403), so a key can never widen what its creator can do (contract §3).
@@ -54,13 +62,7 @@ export function apiKeyRoutes(app: Api, deps: RouteDeps): void {
     access: { auth: "operator", scope: "keys:write", idempotency: "required" },
     params: EnvParams,
     headers: IdempotentHeaders,
-    body: Type.Object(
-      {
-        name: Type.String({ minLength: 1, maxLength: 100 }),
-        scopes: Type.Array(StringEnum(SCOPES), { minItems: 1, maxItems: 32 }),
-      },
-      { additionalProperties: false },
-    ),
+    body: CreateApiKeyBody,
     status: 201,
     response: ref(ApiKeyCreated),
     responseDescription: "The key, created, with its secret.",

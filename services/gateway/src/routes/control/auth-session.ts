@@ -1,3 +1,4 @@
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { AppError } from "@evalp/kit";
 import { Type } from "@sinclair/typebox";
 import type { FastifyReply } from "fastify";
@@ -10,21 +11,23 @@ import { AccessToken, accessTokenJson, Password, SignupResult, signupJson } from
 
 const TAG = "auth";
 
-/** The session cookie carries the access token itself (contract §3). */
-function setSessionCookie(reply: FastifyReply, token: string, expiresAt: string, secure: boolean): void {
-  reply.setCookie(SESSION_COOKIE, token, {
-    httpOnly: true,
-    sameSite: "lax",
-    secure,
-    path: "/",
-    expires: new Date(expiresAt),
-  });
-}
-
 /** `/auth/signup`, `/auth/login` and `/auth/logout`: the only routes that create or end sessions. */
 export function authSessionRoutes(app: Api, deps: RouteDeps): void {
-  const secureCookie = deps.config.NODE_ENV !== "development";
+  // Secure unless in development (contract §3); set and cleared with the same attributes.
+  const cookie = {
+    httpOnly: true,
+    sameSite: "lax",
+    secure: deps.config.NODE_ENV !== "development",
+    path: "/",
+  } as const;
   const auth = deps.upstreams.auth;
+
+  /** The new session's access token is its cookie too (contract §3); its expiry, for the answer. */
+  function startSession(reply: FastifyReply, answer: { accessToken: string; expiresAt?: Timestamp }): string {
+    const expiresAt = iso(answer.expiresAt);
+    reply.setCookie(SESSION_COOKIE, answer.accessToken, { ...cookie, expires: new Date(expiresAt) });
+    return expiresAt;
+  }
 
   route(app, TAG, {
     method: "POST",
@@ -54,9 +57,7 @@ export function authSessionRoutes(app: Api, deps: RouteDeps): void {
         throw new AppError("not_found", "Sign-up is disabled.", { resource: "route" });
       const { email, password, organization_name } = request.body;
       const answer = await auth.signup({ email, password, organizationName: organization_name }, call);
-      const expiresAt = iso(answer.expiresAt);
-      setSessionCookie(reply, answer.accessToken, expiresAt, secureCookie);
-      return signupJson(answer, expiresAt);
+      return signupJson(answer, startSession(reply, answer));
     },
   });
 
@@ -84,9 +85,7 @@ export function authSessionRoutes(app: Api, deps: RouteDeps): void {
     handler: async ({ request, reply, call }) => {
       await deps.attempts.check("login", request.body.email, request.ip);
       const answer = await auth.login(request.body, call);
-      const expiresAt = iso(answer.expiresAt);
-      setSessionCookie(reply, answer.accessToken, expiresAt, secureCookie);
-      return accessTokenJson(answer, expiresAt);
+      return accessTokenJson(answer, startSession(reply, answer));
     },
   });
 
@@ -104,7 +103,7 @@ export function authSessionRoutes(app: Api, deps: RouteDeps): void {
     responseDescription: "The session has ended.",
     handler: async ({ request, reply, call }) => {
       await auth.logout({ accessToken: request.credential ?? "" }, call);
-      reply.clearCookie(SESSION_COOKIE, { path: "/", httpOnly: true, sameSite: "lax", secure: secureCookie });
+      reply.clearCookie(SESSION_COOKIE, cookie);
       return undefined;
     },
   });
