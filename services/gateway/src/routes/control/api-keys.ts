@@ -1,28 +1,15 @@
 import { AGENT_SCOPE, AppError, grants, SCOPES, type Scope } from "@evalp/kit";
-import type { ApiKey } from "@evalp/proto/control/v1/api_key";
 import { Type } from "@sinclair/typebox";
-import type { FastifyInstance, FastifyRequest } from "fastify";
-import { callOptions } from "../../http/call.js";
-import { pageBody, pageRequest } from "../../http/paging.js";
-import { iso, isoOrNull } from "../../http/timestamps.js";
 import { RequestValidationError } from "../../validation/json-body.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
-import { type EnvPath, environmentRef } from "../environment.js";
-import { COMMON_ERRORS, DateTime, EnvParams, IdempotentHeaders, Page, PageQuery, Uuid } from "../schemas.js";
+import { environmentRef } from "../environment.js";
+import { type Api, route } from "../route.js";
+import { EnvParams, IdempotentHeaders, Page, PageQuery, ref } from "../schemas.js";
+import { pageOf } from "./pages.js";
+import { ApiKeyCreated, ApiKeySummary, apiKeyJson } from "./wire.js";
 
-const ApiKeySummary = Type.Object(
-  {
-    id: Uuid,
-    environment_id: Uuid,
-    name: Type.String(),
-    key_prefix: Type.String(),
-    scopes: Type.Array(Type.String()),
-    created_at: DateTime,
-    revoked_at: Type.Union([DateTime, Type.Null()]),
-  },
-  { title: "ApiKeySummary" },
-);
+const TAG = "control";
 
 const CreateApiKeyBody = Type.Object(
   {
@@ -32,24 +19,11 @@ const CreateApiKeyBody = Type.Object(
   { additionalProperties: false },
 );
 
-function apiKeyJson(key: ApiKey | undefined) {
-  if (!key) throw new Error("upstream returned no api key");
-  return {
-    id: key.id,
-    environment_id: key.environmentId,
-    name: key.name,
-    key_prefix: key.keyPrefix,
-    scopes: key.scopes,
-    created_at: iso(key.createdAt),
-    revoked_at: isoOrNull(key.revokedAt),
-  };
-}
-
 /**
  * The scopes a new key may have: known ones, `interviews:agent` only alone (422), and none the
  * creator lacks (403), so a key can never widen what its creator can do (contract §3).
  */
-function checkRequestedScopes(request: FastifyRequest, requested: Scope[]): Scope[] {
+function checkRequestedScopes(held: string[], requested: Scope[]): Scope[] {
   const scopes = [...new Set(requested)];
   if (scopes.includes(AGENT_SCOPE) && scopes.length > 1) {
     const message = `${AGENT_SCOPE} is granted alone`;
@@ -63,7 +37,6 @@ function checkRequestedScopes(request: FastifyRequest, requested: Scope[]): Scop
       },
     ]);
   }
-  const held = request.access?.scopes ?? [];
   const missing = scopes.find((scope) => !grants(held, scope));
   if (missing) {
     throw new AppError("forbidden", `A key cannot have ${missing}, which its creator lacks.`, {
@@ -73,92 +46,87 @@ function checkRequestedScopes(request: FastifyRequest, requested: Scope[]): Scop
   return scopes;
 }
 
-const ENV = "/v1/organizations/:organization_id/apps/:app_id/environments/:environment_id";
+/** `POST/GET ENV/api-keys` and `POST ENV/api-keys/{key_id}/revoke` (under the ENV prefix). */
+export function apiKeyRoutes(app: Api, deps: RouteDeps): void {
+  const apiKeys = deps.upstreams.apiKeys;
 
-/** `POST/GET ENV/api-keys` and `POST ENV/api-keys/{key_id}/revoke`. */
-export function apiKeyRoutes(app: FastifyInstance, deps: RouteDeps): void {
-  app.post(
-    `${ENV}/api-keys`,
-    {
-      config: { access: { auth: "operator", scope: "keys:write", idempotency: "required" } },
-      schema: {
-        tags: ["control"],
-        summary: "Create an API key; its secret is shown in this response only",
-        params: EnvParams,
-        headers: IdempotentHeaders,
-        body: CreateApiKeyBody,
-        response: {
-          201: Type.Composite([ApiKeySummary, Type.Object({ secret: Type.String() })]),
-          ...COMMON_ERRORS,
-        },
-      },
-    },
-    async (request, reply) => {
-      const params = request.params as EnvPath;
-      const body = request.body as { name: string; scopes: Scope[] };
-      const scopes = checkRequestedScopes(request, body.scopes);
-      const answer = await deps.upstreams.apiKeys.createApiKey(
+  route(app, TAG, {
+    method: "POST",
+    url: "/api-keys",
+    operationId: "createApiKey",
+    summary: "Create an API key",
+    description:
+      "Creates an API key of the environment with the scopes given; the whole key is in this " +
+      "answer only, as `secret`. A key cannot have a scope its creator lacks (403 `forbidden`), " +
+      "and `interviews:agent` is granted alone (422). Requires `keys:write` and an Idempotency-Key.",
+    access: { auth: "operator", scope: "keys:write", idempotency: "required" },
+    params: EnvParams,
+    headers: IdempotentHeaders,
+    body: CreateApiKeyBody,
+    status: 201,
+    response: ref(ApiKeyCreated),
+    responseDescription: "The key, created, with its secret.",
+    handler: async ({ request, call }) => {
+      const scopes = checkRequestedScopes(request.access?.scopes ?? [], request.body.scopes);
+      const answer = await apiKeys.createApiKey(
         {
-          environment: environmentRef(params),
-          name: body.name,
+          environment: environmentRef(request.params),
+          name: request.body.name,
           scopes,
           createdByUserId: request.access?.principal.userId ?? undefined,
         },
-        callOptions(request),
+        call,
       );
-      return reply.code(201).send({ ...apiKeyJson(answer.apiKey), secret: answer.secret });
+      return { ...apiKeyJson(answer.apiKey), secret: answer.secret };
     },
-  );
+  });
 
-  app.get(
-    `${ENV}/api-keys`,
-    {
-      config: { access: { auth: "operator", scope: "keys:write" } },
-      schema: {
-        tags: ["control"],
-        summary: "List API keys, newest first (never their secrets)",
-        params: EnvParams,
-        querystring: PageQuery,
-        response: { 200: Page(ApiKeySummary, "ApiKeyPage"), ...COMMON_ERRORS },
-      },
-    },
-    async (request) => {
-      const params = request.params as EnvPath;
-      const page = pageRequest(request, deps.cursors, request.query as { limit?: number; cursor?: string });
-      const answer = await deps.upstreams.apiKeys.listApiKeys(
-        { environment: environmentRef(params), page },
-        callOptions(request),
-      );
-      return pageBody(request, deps.cursors, answer.items.map(apiKeyJson), answer.page);
-    },
-  );
+  route(app, TAG, {
+    method: "GET",
+    url: "/api-keys",
+    operationId: "listApiKeys",
+    summary: "List API keys",
+    description:
+      "The environment's API keys, revoked ones included, newest first, a page at a time " +
+      "(contract §5); never their secrets. Requires `keys:write`.",
+    access: { auth: "operator", scope: "keys:write" },
+    params: EnvParams,
+    querystring: PageQuery,
+    response: Page(ApiKeySummary, "ApiKeyPage"),
+    responseDescription: "A page of API keys.",
+    handler: ({ request, call }) =>
+      pageOf(
+        request,
+        deps.cursors,
+        (page) => apiKeys.listApiKeys({ environment: environmentRef(request.params), page }, call),
+        apiKeyJson,
+      ),
+  });
 
-  app.post(
-    `${ENV}/api-keys/:key_id/revoke`,
-    {
-      config: {
-        access: {
-          auth: "operator",
-          scope: "keys:write",
-          idempotency: "required",
-          changesPrincipals: { param: "key_id" },
-        },
-      },
-      schema: {
-        tags: ["control"],
-        summary: "Revoke an API key at once",
-        params: Type.Composite([EnvParams, Type.Object({ key_id: Type.String() })]),
-        headers: IdempotentHeaders,
-        response: { 200: ApiKeySummary, ...COMMON_ERRORS },
-      },
+  route(app, TAG, {
+    method: "POST",
+    url: "/api-keys/:key_id/revoke",
+    operationId: "revokeApiKey",
+    summary: "Revoke an API key",
+    description:
+      "Revokes the key at once: from then on it gets 401 `api_key_revoked`. Requires " +
+      "`keys:write` and an Idempotency-Key.",
+    access: {
+      auth: "operator",
+      scope: "keys:write",
+      idempotency: "required",
+      changesPrincipals: { param: "key_id" },
     },
-    async (request) => {
-      const params = request.params as EnvPath & { key_id: string };
-      const answer = await deps.upstreams.apiKeys.revokeApiKey(
-        { environment: environmentRef(params), keyId: params.key_id },
-        callOptions(request),
+    params: Type.Composite([EnvParams, Type.Object({ key_id: Type.String() })]),
+    headers: IdempotentHeaders,
+    response: ref(ApiKeySummary),
+    responseDescription: "The key, revoked.",
+    handler: async ({ request, call }) => {
+      const answer = await apiKeys.revokeApiKey(
+        { environment: environmentRef(request.params), keyId: request.params.key_id },
+        call,
       );
       return apiKeyJson(answer.apiKey);
     },
-  );
+  });
 }

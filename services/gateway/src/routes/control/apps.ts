@@ -1,8 +1,8 @@
 import { Type } from "@sinclair/typebox";
-import { pageBody, pageRequest } from "../../http/paging.js";
 import type { RouteDeps } from "../deps.js";
 import { type Api, route } from "../route.js";
 import { AppParams, IdempotentHeaders, OrgParams, Page, PageQuery, ref } from "../schemas.js";
+import { pageOf } from "./pages.js";
 import { Application, appJson, EnvironmentBody, environmentJson, Slug } from "./wire.js";
 
 const TAG = "control";
@@ -61,14 +61,13 @@ export async function appRoutes(app: Api, deps: RouteDeps): Promise<void> {
     querystring: PageQuery,
     response: Page(Application, "ApplicationPage"),
     responseDescription: "A page of apps.",
-    handler: async ({ request, call }) => {
-      const page = pageRequest(request, deps.cursors, request.query);
-      const answer = await organizations.listApps(
-        { organizationId: request.params.organization_id, page },
-        call,
-      );
-      return pageBody(request, deps.cursors, answer.items.map(appJson), answer.page);
-    },
+    handler: ({ request, call }) =>
+      pageOf(
+        request,
+        deps.cursors,
+        (page) => organizations.listApps({ organizationId: request.params.organization_id, page }, call),
+        appJson,
+      ),
   });
 
   route(app, TAG, {
@@ -128,14 +127,15 @@ export async function appRoutes(app: Api, deps: RouteDeps): Promise<void> {
     querystring: PageQuery,
     response: Page(EnvironmentBody, "EnvironmentPage"),
     responseDescription: "A page of environments.",
-    handler: async ({ request, call }) => {
+    handler: ({ request, call }) => {
       const { organization_id, app_id } = request.params;
-      const page = pageRequest(request, deps.cursors, request.query);
-      const answer = await organizations.listEnvironments(
-        { organizationId: organization_id, appId: app_id, page },
-        call,
+      return pageOf(
+        request,
+        deps.cursors,
+        (page) =>
+          organizations.listEnvironments({ organizationId: organization_id, appId: app_id, page }, call),
+        environmentJson,
       );
-      return pageBody(request, deps.cursors, answer.items.map(environmentJson), answer.page);
     },
   });
 }

@@ -1,67 +1,55 @@
-import type { Organization } from "@evalp/proto/control/v1/organization";
 import { Type } from "@sinclair/typebox";
-import type { FastifyInstance } from "fastify";
-import { callOptions } from "../../http/call.js";
-import { iso } from "../../http/timestamps.js";
 import type { RouteDeps } from "../deps.js";
-import { COMMON_ERRORS, DateTime, OptionalIdempotencyHeaders, OrgParams, Uuid } from "../schemas.js";
+import { type Api, route } from "../route.js";
+import { OptionalIdempotencyHeaders, OrgParams, ref } from "../schemas.js";
+import { OrganizationBody, organizationJson } from "./wire.js";
 
-const OrganizationBody = Type.Object(
-  { id: Uuid, name: Type.String(), created_at: DateTime },
-  { title: "Organization" },
-);
-
-function organizationJson(organization: Organization | undefined) {
-  if (!organization) throw new Error("upstream returned no organization");
-  return { id: organization.id, name: organization.name, created_at: iso(organization.createdAt) };
-}
+const TAG = "control";
 
 /** `POST /v1/organizations` (sessions only; the caller becomes owner) and `GET ORG`. */
-export function organizationRoutes(app: FastifyInstance, deps: RouteDeps): void {
-  app.post(
-    "/v1/organizations",
-    {
-      config: { access: { auth: "session", idempotency: "optional", changesPrincipals: "user" } },
-      schema: {
-        tags: ["control"],
-        summary: "Create an organization",
-        body: Type.Object(
-          { name: Type.String({ minLength: 1, maxLength: 200 }) },
-          { additionalProperties: false },
-        ),
-        headers: OptionalIdempotencyHeaders,
-        response: { 201: OrganizationBody, ...COMMON_ERRORS },
-      },
-    },
-    async (request, reply) => {
-      const body = request.body as { name: string };
-      const userId = request.access?.principal.userId ?? "";
-      const answer = await deps.upstreams.organizations.createOrganization(
-        { userId, name: body.name },
-        callOptions(request),
-      );
-      return reply.code(201).send(organizationJson(answer.organization));
-    },
-  );
+export function organizationRoutes(app: Api, deps: RouteDeps): void {
+  const organizations = deps.upstreams.organizations;
 
-  app.get(
-    "/v1/organizations/:organization_id",
-    {
-      config: { access: { auth: "operator", scope: "org:read" } },
-      schema: {
-        tags: ["control"],
-        summary: "Get an organization",
-        params: OrgParams,
-        response: { 200: OrganizationBody, ...COMMON_ERRORS },
-      },
+  route(app, TAG, {
+    method: "POST",
+    url: "/organizations",
+    operationId: "createOrganization",
+    summary: "Create an organization",
+    description:
+      "Creates an organization whose owner is the calling user. Sessions only: an API key gets " +
+      "403. An Idempotency-Key is honoured when sent.",
+    access: { auth: "session", idempotency: "optional", changesPrincipals: "user" },
+    headers: OptionalIdempotencyHeaders,
+    body: Type.Object(
+      { name: Type.String({ minLength: 1, maxLength: 200 }) },
+      { additionalProperties: false },
+    ),
+    status: 201,
+    response: ref(OrganizationBody),
+    responseDescription: "The organization, created.",
+    handler: async ({ request, call }) => {
+      const userId = request.access?.principal.userId ?? "";
+      const answer = await organizations.createOrganization({ userId, name: request.body.name }, call);
+      return organizationJson(answer.organization);
     },
-    async (request) => {
-      const { organization_id } = request.params as { organization_id: string };
-      const answer = await deps.upstreams.organizations.getOrganization(
-        { organizationId: organization_id },
-        callOptions(request),
+  });
+
+  route(app, TAG, {
+    method: "GET",
+    url: "/organizations/:organization_id",
+    operationId: "getOrganization",
+    summary: "Get an organization",
+    description: "One organization the caller reaches. Requires `org:read`.",
+    access: { auth: "operator", scope: "org:read" },
+    params: OrgParams,
+    response: ref(OrganizationBody),
+    responseDescription: "The organization.",
+    handler: async ({ request, call }) => {
+      const answer = await organizations.getOrganization(
+        { organizationId: request.params.organization_id },
+        call,
       );
       return organizationJson(answer.organization);
     },
-  );
+  });
 }

@@ -1,10 +1,45 @@
-import type { App, Environment } from "@evalp/proto/control/v1/organization";
-import { Type } from "@sinclair/typebox";
-import { iso } from "../../http/timestamps.js";
-import { DateTime, Uuid } from "../schemas.js";
+import { create } from "@bufbuild/protobuf";
+import { ROLES } from "@evalp/kit";
+import type { ApiKey } from "@evalp/proto/control/v1/api_key";
+import type { AuditEvent } from "@evalp/proto/control/v1/audit";
+import type { LoginResponse, SignupResponse } from "@evalp/proto/control/v1/auth";
+import type { AcceptInvitationResponse, Membership } from "@evalp/proto/control/v1/membership";
+import type { App, Environment, Organization } from "@evalp/proto/control/v1/organization";
+import { type QuotaCounters, QuotaCountersSchema, type Quotas } from "@evalp/proto/control/v1/quota";
+import type { ImportSubjectsResponse, Program, Subject } from "@evalp/proto/control/v1/subject";
+import { type ObjectOptions, type SchemaOptions, type TObject, type TSchema, Type } from "@sinclair/typebox";
+import type { Principal } from "../../http/principal.js";
+import { iso, isoOrNull } from "../../http/timestamps.js";
+import { StringEnum } from "../../validation/request-validator.js";
+import { DateTime, ref, Uuid } from "../schemas.js";
 
 // The control plane's resources on the wire: their schemas (named components of the document)
 // and the mappers from the RPC messages.
+
+/** Wire messages always carry their required parts; a missing one is an upstream bug. */
+function required<T>(value: T | undefined, what: string): T {
+  if (value === undefined) throw new Error(`upstream returned no ${what}`);
+  return value;
+}
+
+/** A string of one of `values` in the document; typed as any string, as upstream answers it. */
+const OneOf = (values: readonly string[], options: SchemaOptions = {}) =>
+  Type.Unsafe<string>({ ...options, type: "string", enum: [...values] });
+
+/** The options of a named schema: a component of the document, called `name`. */
+const named = (name: string, description: string) => ({ $id: name, title: name, description });
+
+const FreeObject = Type.Record(Type.String(), Type.Unknown());
+const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+/** A new password (sign-up, reset, invitation). */
+export const Password = Type.String({ minLength: 8, maxLength: 256 });
+
+/** A mailed single-use token and the password it lets one set (reset, invitation). */
+export const TokenAndPassword = Type.Object(
+  { token: Type.String({ minLength: 1, maxLength: 512 }), password: Password },
+  { additionalProperties: false },
+);
 
 /** Slugs of apps and environments (contract §5b). */
 export const Slug = Type.String({ pattern: "^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$" });
@@ -15,14 +50,14 @@ export const Application = Type.Object(
     organization_id: Uuid,
     slug: Type.String(),
     name: Type.String(),
-    description: Type.Union([Type.String(), Type.Null()]),
+    description: nullable(Type.String()),
     created_at: DateTime,
   },
-  { $id: "Application", title: "Application", description: "An app of an organization (contract §5b)." },
+  named("Application", "An app of an organization (contract §5b)."),
 );
 
-export function appJson(app: App | undefined) {
-  if (!app) throw new Error("upstream returned no app");
+export function appJson(message: App | undefined) {
+  const app = required(message, "app");
   return {
     id: app.id,
     organization_id: app.organizationId,
@@ -35,19 +70,321 @@ export function appJson(app: App | undefined) {
 
 export const EnvironmentBody = Type.Object(
   { id: Uuid, app_id: Uuid, slug: Type.String(), name: Type.String(), created_at: DateTime },
-  { $id: "Environment", title: "Environment", description: "An environment of an app (contract §5b)." },
+  named("Environment", "An environment of an app (contract §5b)."),
 );
 
-export function environmentJson(environment: Environment | undefined) {
-  if (!environment) throw new Error("upstream returned no environment");
+export function environmentJson(message: Environment | undefined) {
+  const environment = required(message, "environment");
+  const { id, slug, name } = environment;
+  return { id, app_id: environment.appId, slug, name, created_at: iso(environment.createdAt) };
+}
+
+export const OrganizationBody = Type.Object(
+  { id: Uuid, name: Type.String(), created_at: DateTime },
+  named("Organization", "An organization: the tenant."),
+);
+
+export function organizationJson(message: Organization | undefined) {
+  const { id, name, createdAt } = required(message, "organization");
+  return { id, name, created_at: iso(createdAt) };
+}
+
+export const MembershipBody = Type.Object(
+  {
+    id: Uuid,
+    organization_id: Uuid,
+    user_id: Uuid,
+    email: Type.String(),
+    role: OneOf(ROLES),
+    status: OneOf(["invited", "active"], {
+      description: "`invited` until the invitation is accepted, then `active`.",
+    }),
+    created_at: DateTime,
+    updated_at: DateTime,
+  },
+  named("Membership", "A member, or an invitee, of an organization."),
+);
+
+export function membershipJson(message: Membership | undefined) {
+  const membership = required(message, "membership");
   return {
-    id: environment.id,
-    app_id: environment.appId,
-    slug: environment.slug,
-    name: environment.name,
-    created_at: iso(environment.createdAt),
+    id: membership.id,
+    organization_id: membership.organizationId,
+    user_id: membership.userId,
+    email: membership.email,
+    role: membership.role,
+    status: membership.status,
+    created_at: iso(membership.createdAt),
+    updated_at: iso(membership.updatedAt),
   };
 }
 
+export const InvitationAcceptance = Type.Object(
+  { membership_id: Uuid, organization_id: Uuid, role: Type.String(), user_id: Uuid },
+  named("InvitationAcceptance", "An accepted invitation: the membership it activated."),
+);
+
+export function invitationAcceptanceJson(answer: AcceptInvitationResponse) {
+  const { membershipId, organizationId, role, userId } = answer;
+  return { membership_id: membershipId, organization_id: organizationId, role, user_id: userId };
+}
+
+const apiKeyProperties = {
+  id: Uuid,
+  environment_id: Uuid,
+  name: Type.String(),
+  key_prefix: Type.String({ description: "`evk_` and the key's first 8 characters." }),
+  scopes: Type.Array(Type.String()),
+  created_at: DateTime,
+  revoked_at: nullable(DateTime),
+};
+
+export const ApiKeySummary = Type.Object(
+  apiKeyProperties,
+  named("ApiKeySummary", "An API key of an environment, without its secret."),
+);
+
+export const ApiKeyCreated = Type.Object(
+  { ...apiKeyProperties, secret: Type.String({ description: "The whole key; shown in this answer only." }) },
+  named("ApiKeyCreated", "A new API key and its secret."),
+);
+
+export function apiKeyJson(message: ApiKey | undefined) {
+  const key = required(message, "api key");
+  return {
+    id: key.id,
+    environment_id: key.environmentId,
+    name: key.name,
+    key_prefix: key.keyPrefix,
+    scopes: key.scopes,
+    created_at: iso(key.createdAt),
+    revoked_at: isoOrNull(key.revokedAt),
+  };
+}
+
+export const AuditEventBody = Type.Object(
+  {
+    id: Uuid,
+    organization_id: Uuid,
+    app_id: nullable(Uuid),
+    environment_id: nullable(Uuid),
+    actor_kind: Type.String(),
+    actor_id: Type.String(),
+    action: Type.String(),
+    resource_type: Type.String(),
+    resource_id: Type.String(),
+    request_id: nullable(Type.String()),
+    metadata: FreeObject,
+    created_at: DateTime,
+  },
+  named("AuditEvent", "A record of a change to the organization."),
+);
+
+export function auditEventJson(event: AuditEvent) {
+  return {
+    id: event.id,
+    organization_id: event.organizationId,
+    app_id: event.appId ?? null,
+    environment_id: event.environmentId ?? null,
+    actor_kind: event.actorKind,
+    actor_id: event.actorId,
+    action: event.action,
+    resource_type: event.resourceType,
+    resource_id: event.resourceId,
+    request_id: event.requestId ?? null,
+    metadata: event.metadata ?? {},
+    created_at: iso(event.createdAt),
+  };
+}
+
+/** The seven quota counters (contract §5b) and their proto field names. */
+const COUNTERS = {
+  active_participant_sessions: "activeParticipantSessions",
+  active_subjects: "activeSubjects",
+  behavioral_event_batch_size: "behavioralEventBatchSize",
+  continuous_event_batch_size: "continuousEventBatchSize",
+  evaluations: "evaluations",
+  programs: "programs",
+  webhook_endpoints: "webhookEndpoints",
+} as const;
+type Counter = keyof typeof COUNTERS;
+const COUNTER_FIELDS = Object.entries(COUNTERS) as [Counter, (typeof COUNTERS)[Counter]][];
+
+/** An object of the seven counters, each described by `schema`. */
+export function counters<T extends TSchema>(schema: () => T, options?: ObjectOptions) {
+  const properties = Object.fromEntries(COUNTER_FIELDS.map(([name]) => [name, schema()]));
+  return Type.Object(properties as Record<Counter, T>, options) as TObject<Record<Counter, T>>;
+}
+
+export const QuotaCountersBody = counters(
+  () => Type.Integer(),
+  named("QuotaCounters", "A value per quota counter."),
+);
+
+export const QuotasBody = Type.Object(
+  {
+    environment_id: Uuid,
+    limits: ref(QuotaCountersBody),
+    usage: ref(QuotaCountersBody),
+    revision: Type.Integer(),
+    schema_version: Type.Integer(),
+  },
+  named("EnvironmentQuotas", "An environment's limits and their usage (contract §5b)."),
+);
+
+function countersJson(message: QuotaCounters | undefined): Record<Counter, number> {
+  const out = {} as Record<Counter, number>;
+  for (const [name, field] of COUNTER_FIELDS) out[name] = Number(message?.[field] ?? 0n);
+  return out;
+}
+
+/** The RPC form of limits given by a client. */
+export function countersMessage(limits: Record<Counter, number>): QuotaCounters {
+  const message = create(QuotaCountersSchema);
+  for (const [name, field] of COUNTER_FIELDS) message[field] = BigInt(limits[name]);
+  return message;
+}
+
+export function quotasJson(message: Quotas | undefined) {
+  const quotas = required(message, "quotas");
+  return {
+    environment_id: quotas.environmentId,
+    limits: countersJson(quotas.limits),
+    usage: countersJson(quotas.usage),
+    revision: quotas.revision,
+    schema_version: quotas.schemaVersion,
+  };
+}
+
+export const SubjectBody = Type.Object(
+  {
+    id: Uuid,
+    environment_id: Uuid,
+    external_id: Type.String(),
+    identity_mode: Type.String(),
+    profile: FreeObject,
+    created_at: DateTime,
+    updated_at: DateTime,
+  },
+  named("Subject", "A person evaluated in an environment."),
+);
+
+export function subjectJson(message: Subject | undefined) {
+  const subject = required(message, "subject");
+  return {
+    id: subject.id,
+    environment_id: subject.environmentId,
+    external_id: subject.externalId,
+    identity_mode: subject.identityMode,
+    profile: subject.profile ?? {},
+    created_at: iso(subject.createdAt),
+    updated_at: iso(subject.updatedAt),
+  };
+}
+
+export const SubjectImport = Type.Object(
+  {
+    batch_id: Uuid,
+    idempotent_replay: Type.Boolean(),
+    receipts: Type.Array(
+      Type.Object({ item_index: Type.Integer(), subject_id: Type.String(), error_code: Type.String() }),
+      { description: "One per item: its `subject_id`, or its `error_code`." },
+    ),
+  },
+  named("SubjectImport", "The outcome of a subject import."),
+);
+
+export function subjectImportJson(answer: ImportSubjectsResponse) {
+  return {
+    batch_id: answer.batchId,
+    // The idempotency plugin sets it on a replayed answer (contract §4).
+    idempotent_replay: false,
+    receipts: answer.receipts.map(({ itemIndex, subjectId, errorCode }) => ({
+      item_index: itemIndex,
+      subject_id: subjectId,
+      error_code: errorCode,
+    })),
+  };
+}
+
+export const ProgramBody = Type.Object(
+  { id: Uuid, environment_id: Uuid, name: Type.String(), created_at: DateTime },
+  named("Program", "A program subjects answer in."),
+);
+
+export function programJson(message: Program | undefined) {
+  const { id, environmentId, name, createdAt } = required(message, "program");
+  return { id, environment_id: environmentId, name, created_at: iso(createdAt) };
+}
+
+export const AuthPrincipal = Type.Object(
+  {
+    kind: StringEnum(["api_key", "session", "legacy"]),
+    principal_id: Type.String(),
+    scopes: Type.Array(Type.String()),
+    api_key_name: nullable(Type.String()),
+    email: nullable(Type.String()),
+  },
+  named("AuthPrincipal", "Who a caller is and what it may do."),
+);
+
+export function principalJson(principal: Principal) {
+  const { kind, principalId, scopes, apiKeyName, email } = principal;
+  return { kind, principal_id: principalId, scopes, api_key_name: apiKeyName, email };
+}
+
+export const ActiveOrganization = Type.Object(
+  { organization_id: Type.String() },
+  named("ActiveOrganization", "The organization a session acts in."),
+);
+
+export function activeOrganizationJson(answer: { organizationId: string }) {
+  return { organization_id: answer.organizationId };
+}
+
+export const SignupResult = Type.Object(
+  { user_id: Uuid, organization_id: Uuid, access_token: Type.String(), expires_at: DateTime },
+  named("SignupResult", "The new user, their organization and a first access token."),
+);
+
+export const AccessToken = Type.Object(
+  { access_token: Type.String(), token_type: Type.Literal("bearer"), expires_at: DateTime },
+  named("AccessToken", "An access token of a new session (12 h)."),
+);
+
+/** A sign-up's answer; `expires_at` as the session cookie was given it. */
+export function signupJson(answer: SignupResponse, expiresAt: string) {
+  const { userId, organizationId, accessToken } = answer;
+  return {
+    user_id: userId,
+    organization_id: organizationId,
+    access_token: accessToken,
+    expires_at: expiresAt,
+  };
+}
+
+/** A log-in's answer; `expires_at` as the session cookie was given it. */
+export function accessTokenJson(answer: LoginResponse, expiresAt: string) {
+  return { access_token: answer.accessToken, token_type: "bearer" as const, expires_at: expiresAt };
+}
+
 /** The named schemas of this plane, registered once with the app (components of the document). */
-export const CONTROL_SCHEMAS = [Application, EnvironmentBody];
+export const CONTROL_SCHEMAS = [
+  Application,
+  EnvironmentBody,
+  OrganizationBody,
+  MembershipBody,
+  InvitationAcceptance,
+  ApiKeySummary,
+  ApiKeyCreated,
+  AuditEventBody,
+  QuotaCountersBody,
+  QuotasBody,
+  SubjectBody,
+  SubjectImport,
+  ProgramBody,
+  AuthPrincipal,
+  ActiveOrganization,
+  SignupResult,
+  AccessToken,
+];
