@@ -172,7 +172,7 @@ export function registerAuth(
         reason: "session_required",
       });
     }
-    const access = resolveAccess(principal, request.params as Record<string, string>);
+    const access = resolveAccess(principal, pathParams(request));
     request.access = access;
     const required = declared.scope === undefined ? [] : ([] as Scope[]).concat(declared.scope);
     if (required.length > 0 && !required.some((scope) => grants(access.scopes, scope))) {
@@ -206,6 +206,15 @@ function principalChange(
     const userId = request.access?.principal.userId;
     return userId ? { userId } : undefined;
   }
-  const id = (request.params as Record<string, string | undefined>)[changes.param];
+  const id = pathParams(request)[changes.param];
   return id ? { principalId: id } : undefined;
+}
+
+/** The request's path parameters (Fastify gives them as text, for every route that has any). */
+function pathParams(request: FastifyRequest): Record<string, string> {
+  const params: unknown = request.params;
+  if (typeof params !== "object" || params === null) return {};
+  return Object.fromEntries(
+    Object.entries(params).filter((entry): entry is [string, string] => typeof entry[1] === "string"),
+  );
 }
