@@ -45,3 +45,20 @@ export function pageBody<T>(
 ) {
   return { items, next_cursor: codec.next(listOf(request), info) };
 }
+
+/** The list RPCs' answers: a page of messages and where the next one starts. */
+type UpstreamPage<M> = { items: M[]; page?: PageInfo };
+
+/**
+ * A cursor list's answer (contract §5): the page the request's `limit` and `cursor` ask for,
+ * fetched by `list`, its items mapped to the wire by `json`.
+ */
+export async function pageOf<M, J>(
+  request: FastifyRequest & { query: { limit?: number; cursor?: string } },
+  cursors: CursorCodec,
+  list: (page: PageRequest) => Promise<UpstreamPage<M>>,
+  json: (message: M) => J,
+) {
+  const answer = await list(pageRequest(request, cursors, request.query));
+  return pageBody(request, cursors, answer.items.map(json), answer.page);
+}

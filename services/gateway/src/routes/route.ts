@@ -11,6 +11,7 @@ import type {
 import { callOptions } from "../http/call.js";
 import type { RouteAccess } from "../http/principal.js";
 import { errorResponses, successResponse } from "./responses.js";
+import { IdempotentHeaders, OptionalIdempotencyHeaders } from "./schemas.js";
 
 /** The gateway's Fastify instance with request and reply types inferred from TypeBox schemas. */
 export type Api = FastifyInstance<
@@ -49,6 +50,7 @@ export type RouteSpec<P extends TSchema, Q extends TSchema, B extends TSchema, R
   params?: P;
   querystring?: Q;
   body?: B;
+  /** Other headers than Idempotency-Key, which the access's `idempotency` declares. */
   headers?: TSchema;
   /** The success status (200 unless given) and its body (none for 204). */
   status?: 200 | 201 | 202 | 204;
@@ -93,6 +95,15 @@ const SECURITY: Record<HttpAuth, Array<Record<string, string[]>>> = {
   agent: [{ agentToken: [] }],
 };
 
+/** The headers a route validates and documents: Idempotency-Key as its access says (contract §4). */
+function headersOf(spec: { method: Method; access: RouteAccess; headers?: TSchema }): { headers?: TSchema } {
+  if (spec.headers) return { headers: spec.headers };
+  if (spec.method === "GET") return {};
+  if (spec.access.idempotency === "required") return { headers: IdempotentHeaders };
+  if (spec.access.idempotency === "optional") return { headers: OptionalIdempotencyHeaders };
+  return {};
+}
+
 /**
  * Declares one route on `app` (a plane's plugin): its schema for validation and the document,
  * its access for the auth, rate-limit and idempotency plugins, and its handler, whose answer is
@@ -119,7 +130,7 @@ export function route<
       ...(spec.params ? { params: spec.params } : {}),
       ...(spec.querystring ? { querystring: spec.querystring } : {}),
       ...(spec.body ? { body: spec.body } : {}),
-      ...(spec.headers ? { headers: spec.headers } : {}),
+      ...headersOf(spec),
       response: {
         ...Object.fromEntries(
           Object.entries({ ...spec.otherSuccesses, [status]: spec.responseDescription }).map(

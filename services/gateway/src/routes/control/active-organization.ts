@@ -1,7 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
 import { type Api, route } from "../route.js";
-import { OptionalIdempotencyHeaders, ref, Uuid } from "../schemas.js";
+import { ref, Uuid } from "../schemas.js";
 import { ActiveOrganization, activeOrganizationJson } from "./wire.js";
 
 const TAG = "control";
@@ -37,7 +37,6 @@ export function activeOrganizationRoutes(app: Api, deps: RouteDeps): void {
       "belong to: 404. Sessions only: an API key gets 403. An Idempotency-Key is honoured when sent.",
     // The session's scopes are its role in the active organization: what it had cached goes.
     access: { auth: "session", idempotency: "optional", changesPrincipals: "credential" },
-    headers: OptionalIdempotencyHeaders,
     body: Type.Object({ organization_id: Uuid }, { additionalProperties: false }),
     response: ref(ActiveOrganization),
     responseDescription: "The session's active organization, switched.",

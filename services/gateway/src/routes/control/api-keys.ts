@@ -1,12 +1,12 @@
 import { AGENT_SCOPE, AppError, grants, SCOPES, type Scope } from "@evalp/kit";
 import { Type } from "@sinclair/typebox";
+import { pageOf } from "../../http/paging.js";
 import { RequestValidationError } from "../../validation/json-body.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
 import { environmentRef } from "../environment.js";
 import { type Api, route } from "../route.js";
-import { EnvParams, IdempotentHeaders, Page, PageQuery, ref } from "../schemas.js";
-import { pageOf } from "./pages.js";
+import { EnvParams, Page, PageQuery, ref } from "../schemas.js";
 import { ApiKeyCreated, ApiKeySummary, apiKeyJson } from "./wire.js";
 
 const TAG = "control";
@@ -61,7 +61,6 @@ export function apiKeyRoutes(app: Api, deps: RouteDeps): void {
       "and `interviews:agent` is granted alone (422). Requires `keys:write` and an Idempotency-Key.",
     access: { auth: "operator", scope: "keys:write", idempotency: "required" },
     params: EnvParams,
-    headers: IdempotentHeaders,
     body: CreateApiKeyBody,
     status: 201,
     response: ref(ApiKeyCreated),
@@ -118,7 +117,6 @@ export function apiKeyRoutes(app: Api, deps: RouteDeps): void {
       changesPrincipals: { param: "key_id" },
     },
     params: Type.Composite([EnvParams, Type.Object({ key_id: Type.String() })]),
-    headers: IdempotentHeaders,
     response: ref(ApiKeySummary),
     responseDescription: "The key, revoked.",
     handler: async ({ request, call }) => {

@@ -1,8 +1,8 @@
 import { Type } from "@sinclair/typebox";
+import { pageOf } from "../../http/paging.js";
 import type { RouteDeps } from "../deps.js";
 import { type Api, route } from "../route.js";
-import { AppParams, IdempotentHeaders, OrgParams, Page, PageQuery, ref } from "../schemas.js";
-import { pageOf } from "./pages.js";
+import { AppParams, OrgParams, Page, PageQuery, ref } from "../schemas.js";
 import { Application, appJson, EnvironmentBody, environmentJson, Slug } from "./wire.js";
 
 const TAG = "control";
@@ -21,7 +21,6 @@ export async function appRoutes(app: Api, deps: RouteDeps): Promise<void> {
       "`already_exists` otherwise). Requires `apps:write` and an Idempotency-Key.",
     access: { auth: "operator", scope: "apps:write", idempotency: "required" },
     params: OrgParams,
-    headers: IdempotentHeaders,
     body: Type.Object(
       {
         slug: Slug,
@@ -97,7 +96,6 @@ export async function appRoutes(app: Api, deps: RouteDeps): Promise<void> {
       "app (409 `already_exists` otherwise). Requires `apps:write` and an Idempotency-Key.",
     access: { auth: "operator", scope: "apps:write", idempotency: "required" },
     params: AppParams,
-    headers: IdempotentHeaders,
     body: Type.Object(
       { slug: Slug, name: Type.String({ minLength: 1, maxLength: 200 }) },
       { additionalProperties: false },

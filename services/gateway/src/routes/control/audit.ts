@@ -1,8 +1,8 @@
 import { Type } from "@sinclair/typebox";
+import { pageOf } from "../../http/paging.js";
 import type { RouteDeps } from "../deps.js";
 import { type Api, route } from "../route.js";
 import { OrgParams, Page, PageQuery } from "../schemas.js";
-import { pageOf } from "./pages.js";
 import { AuditEventBody, auditEventJson } from "./wire.js";
 
 const AuditQuery = Type.Composite([

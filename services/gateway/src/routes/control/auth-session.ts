@@ -6,7 +6,7 @@ import { iso } from "../../http/timestamps.js";
 import { SESSION_COOKIE } from "../../plugins/auth.js";
 import type { RouteDeps } from "../deps.js";
 import { type Api, route } from "../route.js";
-import { OptionalIdempotencyHeaders, ref } from "../schemas.js";
+import { ref } from "../schemas.js";
 import { AccessToken, accessTokenJson, Password, SignupResult, signupJson } from "./wire.js";
 
 const TAG = "auth";
@@ -39,7 +39,6 @@ export function authSessionRoutes(app: Api, deps: RouteDeps): void {
       "which is also set as the session cookie. An email already taken: 409 `already_exists`. " +
       "404 when sign-up is turned off. Needs no credential; an Idempotency-Key is honoured when sent.",
     access: { auth: "none", idempotency: "optional", hashesPassword: true },
-    headers: OptionalIdempotencyHeaders,
     body: Type.Object(
       {
         email: Type.String({ format: "email", maxLength: 320 }),
@@ -71,7 +70,6 @@ export function authSessionRoutes(app: Api, deps: RouteDeps): void {
       "cookie. A wrong email or password: 401 `invalid_credentials`. Attempts are limited per " +
       "email and per client address (429). Needs no credential; an Idempotency-Key is honoured when sent.",
     access: { auth: "none", idempotency: "optional" },
-    headers: OptionalIdempotencyHeaders,
     body: Type.Object(
       {
         email: Type.String({ minLength: 1, maxLength: 320 }),
@@ -98,7 +96,6 @@ export function authSessionRoutes(app: Api, deps: RouteDeps): void {
       "Revokes the access token presented (bearer or cookie) and clears the cookie. Sessions " +
       "only: an API key gets 403. An Idempotency-Key is honoured when sent.",
     access: { auth: "session", idempotency: "optional", changesPrincipals: "credential" },
-    headers: OptionalIdempotencyHeaders,
     status: 204,
     responseDescription: "The session has ended.",
     handler: async ({ request, reply, call }) => {

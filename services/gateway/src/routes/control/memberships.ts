@@ -1,10 +1,10 @@
 import { ROLES } from "@evalp/kit";
 import { Type } from "@sinclair/typebox";
+import { pageOf } from "../../http/paging.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
 import { type Api, route } from "../route.js";
-import { IdempotentHeaders, OrgParams, Page, PageQuery, ref } from "../schemas.js";
-import { pageOf } from "./pages.js";
+import { OrgParams, Page, PageQuery, ref } from "../schemas.js";
 import {
   InvitationAcceptance,
   invitationAcceptanceJson,
@@ -31,7 +31,6 @@ export function membershipRoutes(app: Api, deps: RouteDeps): void {
       "`already_exists`. Requires `org:admin` and an Idempotency-Key.",
     access: { auth: "operator", scope: "org:admin", idempotency: "required", changesPrincipals: "all" },
     params: OrgParams,
-    headers: IdempotentHeaders,
     body: Type.Object(
       {
         email: Type.String({ minLength: 3, maxLength: 320, format: "email" }),
@@ -85,7 +84,6 @@ export function membershipRoutes(app: Api, deps: RouteDeps): void {
       "the membership becomes `active`. An unknown token: 404 `not_found`; one past its 7 days " +
       "or already used: 410 `invitation_expired`. Needs no credential, but an Idempotency-Key.",
     access: { auth: "none", idempotency: "required", changesPrincipals: "all", hashesPassword: true },
-    headers: IdempotentHeaders,
     body: TokenAndPassword,
     response: ref(InvitationAcceptance),
     responseDescription: "The membership the invitation activated.",

@@ -1,7 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
 import { type Api, route } from "../route.js";
-import { OptionalIdempotencyHeaders, OrgParams, ref } from "../schemas.js";
+import { OrgParams, ref } from "../schemas.js";
 import { OrganizationBody, organizationJson } from "./wire.js";
 
 const TAG = "control";
@@ -19,7 +19,6 @@ export function organizationRoutes(app: Api, deps: RouteDeps): void {
       "Creates an organization whose owner is the calling user. Sessions only: an API key gets " +
       "403. An Idempotency-Key is honoured when sent.",
     access: { auth: "session", idempotency: "optional", changesPrincipals: "user" },
-    headers: OptionalIdempotencyHeaders,
     body: Type.Object(
       { name: Type.String({ minLength: 1, maxLength: 200 }) },
       { additionalProperties: false },

@@ -1,7 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
 import { type Api, route } from "../route.js";
-import { OptionalIdempotencyHeaders } from "../schemas.js";
 import { TokenAndPassword } from "./wire.js";
 
 const TAG = "auth";
@@ -20,7 +19,6 @@ export function passwordResetRoutes(app: Api, deps: RouteDeps): void {
       "either way, so the answer tells nothing of who has an account. Requests are limited per " +
       "email and per client address (429). Needs no credential; an Idempotency-Key is honoured when sent.",
     access: { auth: "none", idempotency: "optional" },
-    headers: OptionalIdempotencyHeaders,
     body: Type.Object(
       { email: Type.String({ minLength: 3, maxLength: 320 }) },
       { additionalProperties: false },
@@ -46,7 +44,6 @@ export function passwordResetRoutes(app: Api, deps: RouteDeps): void {
       "user. An unknown token: 404 `not_found`; one past its life or already used: 410 " +
       "`reset_token_expired`. Needs no credential; an Idempotency-Key is honoured when sent.",
     access: { auth: "none", idempotency: "optional", changesPrincipals: "all", hashesPassword: true },
-    headers: OptionalIdempotencyHeaders,
     body: TokenAndPassword,
     response: Type.Object({ status: Type.Literal("reset") }, { title: "PasswordResetDone" }),
     responseDescription: "The password is set; the user must log in again.",

@@ -2,7 +2,7 @@ import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
 import { environmentRef } from "../environment.js";
 import { type Api, route } from "../route.js";
-import { EnvParams, IdempotentHeaders, ref } from "../schemas.js";
+import { EnvParams, ref } from "../schemas.js";
 import { counters, countersMessage, QuotasBody, quotasJson } from "./wire.js";
 
 const TAG = "control";
@@ -41,7 +41,6 @@ export function quotaRoutes(app: Api, deps: RouteDeps): void {
       "an Idempotency-Key.",
     access: { auth: "operator", scope: "quotas:write", idempotency: "required" },
     params: EnvParams,
-    headers: IdempotentHeaders,
     body: Type.Object(
       {
         expected_revision: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }),

@@ -1,11 +1,11 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import { Type } from "@sinclair/typebox";
+import { pageOf } from "../../http/paging.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
 import { environmentRef } from "../environment.js";
 import { type Api, route } from "../route.js";
-import { EnvParams, IdempotentHeaders, Page, PageQuery, ref } from "../schemas.js";
-import { pageOf } from "./pages.js";
+import { EnvParams, Page, PageQuery, ref } from "../schemas.js";
 import {
   ProgramBody,
   programJson,
@@ -43,7 +43,6 @@ export function subjectRoutes(app: Api, deps: RouteDeps): void {
       "Requires `subjects:write` and an Idempotency-Key.",
     access: { auth: "operator", scope: "subjects:write", idempotency: "required" },
     params: EnvParams,
-    headers: IdempotentHeaders,
     body: Type.Object(
       { items: Type.Array(SubjectItem, { minItems: 1, maxItems: 100 }) },
       { additionalProperties: false },
@@ -93,7 +92,6 @@ export function subjectRoutes(app: Api, deps: RouteDeps): void {
       "`quota_exceeded` past it. Requires `subjects:write` and an Idempotency-Key.",
     access: { auth: "operator", scope: "subjects:write", idempotency: "required" },
     params: EnvParams,
-    headers: IdempotentHeaders,
     body: Type.Object(
       { name: Type.String({ minLength: 1, maxLength: 200 }) },
       { additionalProperties: false },

@@ -4,7 +4,7 @@ import { RequestValidationError } from "../../validation/json-body.js";
 import type { RouteDeps } from "../deps.js";
 import { environmentRef } from "../environment.js";
 import { type Api, route } from "../route.js";
-import { EnvParams, IdempotentHeaders, OptionalIdempotencyHeaders, ref } from "../schemas.js";
+import { EnvParams, ref } from "../schemas.js";
 import { CommandHead, commandProblems, commandRunner } from "./commands.js";
 import { agentRef, EvaluationParams, Name, SessionBody, sessionRequest, TAG } from "./requests.js";
 import { AgentAck, AgentPrices, AgentSession, InterviewState } from "./resources.js";
@@ -33,7 +33,6 @@ export function agentSetupRoutes(app: Api, deps: RouteDeps): void {
       "refused. Requires `interviews:agent` and an Idempotency-Key.",
     access: { auth: "operator", scope: "interviews:agent", idempotency: "required" },
     params: EvaluationParams,
-    headers: IdempotentHeaders,
     body: SessionBody(900),
     status: 201,
     response: ref(AgentSession),
@@ -56,7 +55,6 @@ export function agentSetupRoutes(app: Api, deps: RouteDeps): void {
       "`evaluations:write`; an Idempotency-Key is honoured when sent.",
     access: { auth: "operator", scope: "evaluations:write", idempotency: "optional" },
     params: EnvParams,
-    headers: OptionalIdempotencyHeaders,
     body: Type.Object(
       {
         prices: Type.Array(

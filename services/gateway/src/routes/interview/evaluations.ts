@@ -1,9 +1,9 @@
 import { Type } from "@sinclair/typebox";
-import { pageBody, pageRequest } from "../../http/paging.js";
+import { pageOf } from "../../http/paging.js";
 import type { RouteDeps } from "../deps.js";
 import { environmentRef } from "../environment.js";
 import { type Api, route } from "../route.js";
-import { EnvParams, IdempotentHeaders, Page, PageQuery, ref, Uuid } from "../schemas.js";
+import { EnvParams, Page, PageQuery, ref, Uuid } from "../schemas.js";
 import {
   EvaluationParams,
   evaluationRef,
@@ -38,7 +38,6 @@ export function evaluationRoutes(app: Api, deps: RouteDeps): void {
       "`evaluations:write` and an Idempotency-Key.",
     access: { auth: "operator", scope: "evaluations:write", idempotency: "required" },
     params: EnvParams,
-    headers: IdempotentHeaders,
     body: Type.Object(
       { subject_id: Uuid, bundle_id: Uuid, program_id: Type.Optional(Uuid) },
       { additionalProperties: false },
@@ -90,7 +89,6 @@ export function evaluationRoutes(app: Api, deps: RouteDeps): void {
       "`evaluations:write` and an Idempotency-Key.",
     access: { auth: "operator", scope: "evaluations:write", idempotency: "required" },
     params: EvaluationParams,
-    headers: IdempotentHeaders,
     // A JSON body is required, as FastAPI requires a body model: `{}` takes the default TTL.
     body: SessionBody(3600),
     status: 201,
@@ -143,10 +141,12 @@ export function evaluationRoutes(app: Api, deps: RouteDeps): void {
     querystring: PageQuery,
     response: Page(BehavioralEvent, "BehavioralEventPage"),
     responseDescription: "A page of behavioral events.",
-    handler: async ({ request, call }) => {
-      const page = pageRequest(request, deps.cursors, request.query);
-      const answer = await evaluations.listBehavioralEvents({ ...evaluationRef(request.params), page }, call);
-      return pageBody(request, deps.cursors, answer.items.map(behavioralEventJson), answer.page);
-    },
+    handler: ({ request, call }) =>
+      pageOf(
+        request,
+        deps.cursors,
+        (page) => evaluations.listBehavioralEvents({ ...evaluationRef(request.params), page }, call),
+        behavioralEventJson,
+      ),
   });
 }

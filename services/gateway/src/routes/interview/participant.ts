@@ -3,7 +3,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
 import { type Api, route } from "../route.js";
-import { DateTime, OptionalIdempotencyHeaders, ref } from "../schemas.js";
+import { DateTime, ref } from "../schemas.js";
 import { Name, participantRef, SeqPageQuery, TAG } from "./requests.js";
 import { BehavioralEventReceipt, InterviewStart, TranscriptPage } from "./resources.js";
 import { interviewStep, STEP, STEP_ERRORS } from "./steps.js";
@@ -41,7 +41,6 @@ export function participantRoutes(app: Api, deps: RouteDeps): void {
       'or refused frame gets `{"type":"error","code","message","context"}` and the socket stays ' +
       "open; it closes (4401) when the connection token expires.",
     access: STEP,
-    headers: OptionalIdempotencyHeaders,
     response: ref(InterviewStart),
     responseDescription: "The interview and a connection for the realtime door.",
     errors: STEP_ERRORS,
@@ -108,7 +107,6 @@ export function participantRoutes(app: Api, deps: RouteDeps): void {
       "`behavioral_event_batch_size` at once (422 `batch_too_large` beyond). An Idempotency-Key is " +
       "honoured when sent.",
     access: STEP,
-    headers: OptionalIdempotencyHeaders,
     body: Type.Object(
       { events: Type.Array(BehavioralEventIn, { minItems: 1 }) },
       { additionalProperties: false },

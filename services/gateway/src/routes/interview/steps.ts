@@ -2,7 +2,7 @@ import type { Snapshot } from "@evalp/proto/interview/v1/interview";
 import type { TSchema } from "@sinclair/typebox";
 import type { InterviewHub } from "../../realtime/hub.js";
 import { type Api, type RouteContext, type RouteSpec, route } from "../route.js";
-import { OptionalIdempotencyHeaders, ref } from "../schemas.js";
+import { ref } from "../schemas.js";
 import { participantRef, TAG } from "./requests.js";
 import { InterviewState } from "./resources.js";
 import { interviewJson } from "./wire.js";
@@ -36,7 +36,6 @@ export function interviewStep<P extends TSchema = TSchema, B extends TSchema = T
     method: "POST",
     description: `${spec.description} An Idempotency-Key is honoured when sent.`,
     access: STEP,
-    headers: OptionalIdempotencyHeaders,
     response: ref(InterviewState),
     errors: STEP_ERRORS,
     handler: async (context) => {

@@ -1,16 +1,9 @@
 import { Type } from "@sinclair/typebox";
-import { pageBody, pageRequest } from "../../http/paging.js";
+import { pageOf } from "../../http/paging.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
 import { type Api, route } from "../route.js";
-import {
-  AppParams,
-  IdempotentHeaders,
-  OptionalIdempotencyHeaders,
-  Page,
-  PageQuery,
-  ref,
-} from "../schemas.js";
+import { AppParams, Page, PageQuery, ref } from "../schemas.js";
 import { type AppPath, appRef, authoredBy } from "./app.js";
 import {
   BUNDLE_STATUSES,
@@ -47,7 +40,6 @@ export async function bundleRoutes(app: Api, deps: RouteDeps): Promise<void> {
       "`fingerprint` hashes the six content hashes. Requires `bundles:write` and an Idempotency-Key.",
     access: { auth: "operator", scope: "bundles:write", idempotency: "required" },
     params: AppParams,
-    headers: IdempotentHeaders,
     body: Type.Object(
       { name: Type.String({ minLength: 1, maxLength: 200 }), ...ComponentVersionIds },
       { additionalProperties: false },
@@ -87,14 +79,14 @@ export async function bundleRoutes(app: Api, deps: RouteDeps): Promise<void> {
     ]),
     response: Page(Bundle, "BundlePage"),
     responseDescription: "A page of bundles.",
-    handler: async ({ request, call }) => {
-      const page = pageRequest(request, deps.cursors, request.query);
-      const answer = await bundles.listBundles(
-        { app: appRef(request.params), page, status: request.query.status },
-        call,
-      );
-      return pageBody(request, deps.cursors, answer.items.map(bundleJson), answer.page);
-    },
+    handler: ({ request, call }) =>
+      pageOf(
+        request,
+        deps.cursors,
+        (page) =>
+          bundles.listBundles({ app: appRef(request.params), page, status: request.query.status }, call),
+        bundleJson,
+      ),
   });
 
   route(app, TAG, {
@@ -125,7 +117,6 @@ export async function bundleRoutes(app: Api, deps: RouteDeps): Promise<void> {
       "Idempotency-Key.",
     access: { auth: "operator", scope: "bundles:write", idempotency: "required" },
     params: BundleParams,
-    headers: IdempotentHeaders,
     body: Type.Object({ status: StringEnum(BUNDLE_STATUSES) }, { additionalProperties: false }),
     response: ref(Bundle),
     responseDescription: "The bundle in its new status.",
@@ -152,7 +143,6 @@ export async function bundleRoutes(app: Api, deps: RouteDeps): Promise<void> {
     // Preview writes nothing, so it takes no Idempotency-Key (contract §4), though one is honoured.
     access: { auth: "operator", scope: "bundles:read", idempotency: "optional" },
     params: BundleParams,
-    headers: OptionalIdempotencyHeaders,
     body: Type.Object(
       {
         answers: FreeObject,

@@ -3,7 +3,7 @@ import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
 import { environmentRef } from "../environment.js";
 import { type Api, route } from "../route.js";
-import { DateTime, EnvParams, IdempotentHeaders, ref, Uuid } from "../schemas.js";
+import { DateTime, EnvParams, ref, Uuid } from "../schemas.js";
 import { ContinuousAnswerReceipt, FreeObject, receiptJson } from "./wire.js";
 
 /** #7 `POST ENV/continuous-evaluation/answers`: 201 when recorded, 200 with the first receipt when repeated. */
@@ -21,7 +21,6 @@ export async function continuousRoutes(app: Api, deps: RouteDeps): Promise<void>
       "404. Requires `continuous:write` and an Idempotency-Key.",
     access: { auth: "operator", scope: "continuous:write", idempotency: "required" },
     params: EnvParams,
-    headers: IdempotentHeaders,
     body: Type.Object(
       {
         answer: FreeObject,

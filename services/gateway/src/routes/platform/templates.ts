@@ -3,7 +3,7 @@ import { Type } from "@sinclair/typebox";
 import { RequestValidationError } from "../../validation/json-body.js";
 import type { RouteDeps } from "../deps.js";
 import { type Api, route } from "../route.js";
-import { AppParams, IdempotentHeaders, ref } from "../schemas.js";
+import { AppParams, ref } from "../schemas.js";
 import { type AppPath, appRef, authoredBy } from "./app.js";
 import { ContentInput } from "./contents.js";
 import { definitionJson, Template, TemplateClone, TemplateDefinition, templateJson } from "./wire.js";
@@ -80,7 +80,6 @@ export async function templateRoutes(app: Api, deps: RouteDeps): Promise<void> {
       "Idempotency-Key.",
     access: write,
     params: AppParams,
-    headers: IdempotentHeaders,
     body: Type.Object(
       {
         name: Type.String({ minLength: 1, maxLength: 200 }),
@@ -134,7 +133,6 @@ export async function templateRoutes(app: Api, deps: RouteDeps): Promise<void> {
       "Idempotency-Key.",
     access: write,
     params: TemplateParams,
-    headers: IdempotentHeaders,
     body: DefinitionInput,
     status: 201,
     response: ref(TemplateDefinition),
@@ -163,7 +161,6 @@ export async function templateRoutes(app: Api, deps: RouteDeps): Promise<void> {
       "hash, unpublished. Requires `templates:write` and an Idempotency-Key.",
     access: write,
     params: TemplateParams,
-    headers: IdempotentHeaders,
     body: Type.Object(
       { business_id_prefix: Type.String({ pattern: "^[a-z0-9](?:[a-z0-9_-]{0,126}[a-z0-9])?$" }) },
       { additionalProperties: false },

@@ -1,10 +1,10 @@
 import { Type } from "@sinclair/typebox";
-import { pageBody, pageRequest } from "../../http/paging.js";
+import { pageOf } from "../../http/paging.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
 import { type EnvPath, environmentRef } from "../environment.js";
 import { type Api, route } from "../route.js";
-import { EnvParams, IdempotentHeaders, Page, PageQuery, ref, Uuid } from "../schemas.js";
+import { EnvParams, Page, PageQuery, ref, Uuid } from "../schemas.js";
 import {
   DELIVERY_STATUSES,
   deliveryJson,
@@ -44,14 +44,18 @@ export async function webhookDeliveryRoutes(app: Api, deps: RouteDeps): Promise<
     ]),
     response: Page(WebhookDelivery, "WebhookDeliveryPage"),
     responseDescription: "A page of deliveries.",
-    handler: async ({ request, call }) => {
+    handler: ({ request, call }) => {
       const { status, endpoint_id } = request.query;
-      const page = pageRequest(request, deps.cursors, request.query);
-      const answer = await deliveries.listDeliveries(
-        { environment: environmentRef(request.params), page, status, endpointId: endpoint_id },
-        call,
+      return pageOf(
+        request,
+        deps.cursors,
+        (page) =>
+          deliveries.listDeliveries(
+            { environment: environmentRef(request.params), page, status, endpointId: endpoint_id },
+            call,
+          ),
+        deliveryJson,
       );
-      return pageBody(request, deps.cursors, answer.items.map(deliveryJson), answer.page);
     },
   });
 
@@ -79,7 +83,6 @@ export async function webhookDeliveryRoutes(app: Api, deps: RouteDeps): Promise<
       "keeps counting. Requires `webhooks:write` and an Idempotency-Key.",
     access: { auth: "operator", scope: "webhooks:write", idempotency: "required" },
     params: DeliveryParams,
-    headers: IdempotentHeaders,
     response: ref(WebhookDelivery),
     responseDescription: "The delivery, pending again.",
     handler: async ({ request, call }) =>

@@ -2,7 +2,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
 import { type Api, route } from "../route.js";
-import { DateTime, IdempotentHeaders, ref } from "../schemas.js";
+import { DateTime, ref } from "../schemas.js";
 import { EndpointParams, endpointRef, WRITE } from "./endpoint-path.js";
 import {
   deliveryJson,
@@ -29,7 +29,6 @@ export async function webhookEndpointActionRoutes(app: Api, deps: RouteDeps): Pr
       "Idempotency-Key.",
     access: WRITE,
     params: EndpointParams,
-    headers: IdempotentHeaders,
     response: ref(WebhookEndpointCreated),
     responseDescription: "The endpoint with its new secret.",
     handler: async ({ request, call }) =>
@@ -46,7 +45,6 @@ export async function webhookEndpointActionRoutes(app: Api, deps: RouteDeps): Pr
       "`webhooks:write` and an Idempotency-Key.",
     access: WRITE,
     params: EndpointParams,
-    headers: IdempotentHeaders,
     response: ref(WebhookDelivery),
     responseDescription: "The test event's delivery.",
     handler: async ({ request, call }) =>
@@ -63,7 +61,6 @@ export async function webhookEndpointActionRoutes(app: Api, deps: RouteDeps): Pr
       "`dry_run`, only counts them. Requires `webhooks:write` and an Idempotency-Key.",
     access: WRITE,
     params: EndpointParams,
-    headers: IdempotentHeaders,
     body: Type.Object(
       { since: DateTime, dry_run: Type.Optional(Type.Boolean({ default: false })) },
       { additionalProperties: false },

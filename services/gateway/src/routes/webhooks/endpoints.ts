@@ -1,10 +1,10 @@
 import { Type } from "@sinclair/typebox";
-import { pageBody, pageRequest } from "../../http/paging.js";
+import { pageOf } from "../../http/paging.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
 import { environmentRef } from "../environment.js";
 import { type Api, route } from "../route.js";
-import { EnvParams, IdempotentHeaders, Page, PageQuery, ref } from "../schemas.js";
+import { EnvParams, Page, PageQuery, ref } from "../schemas.js";
 import { EndpointParams, endpointRef, READ, WRITE } from "./endpoint-path.js";
 import { refusingFields } from "./field-refusals.js";
 import {
@@ -35,7 +35,6 @@ export async function webhookEndpointRoutes(app: Api, deps: RouteDeps): Promise<
       "`webhook_endpoints` quota, 409 `quota_exceeded`. Requires `webhooks:write` and an Idempotency-Key.",
     access: WRITE,
     params: EnvParams,
-    headers: IdempotentHeaders,
     body: Type.Object(
       {
         url: Url,
@@ -78,14 +77,13 @@ export async function webhookEndpointRoutes(app: Api, deps: RouteDeps): Promise<
     querystring: PageQuery,
     response: Page(WebhookEndpoint, "WebhookEndpointPage"),
     responseDescription: "A page of endpoints.",
-    handler: async ({ request, call }) => {
-      const page = pageRequest(request, deps.cursors, request.query);
-      const answer = await endpoints.listEndpoints(
-        { environment: environmentRef(request.params), page },
-        call,
-      );
-      return pageBody(request, deps.cursors, answer.items.map(endpointJson), answer.page);
-    },
+    handler: ({ request, call }) =>
+      pageOf(
+        request,
+        deps.cursors,
+        (page) => endpoints.listEndpoints({ environment: environmentRef(request.params), page }, call),
+        endpointJson,
+      ),
   });
 
   route(app, TAG, {
@@ -113,7 +111,6 @@ export async function webhookEndpointRoutes(app: Api, deps: RouteDeps): Promise<
       "and an Idempotency-Key.",
     access: WRITE,
     params: EndpointParams,
-    headers: IdempotentHeaders,
     body: Type.Object(
       {
         url: Type.Optional(Url),
@@ -151,7 +148,6 @@ export async function webhookEndpointRoutes(app: Api, deps: RouteDeps): Promise<
       "Requires `webhooks:write` and an Idempotency-Key.",
     access: WRITE,
     params: EndpointParams,
-    headers: IdempotentHeaders,
     status: 204,
     responseDescription: "The endpoint, deleted.",
     handler: async ({ request, call }) => {
