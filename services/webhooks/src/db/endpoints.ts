@@ -53,3 +53,71 @@ export async function countEndpoints(db: Queryable, environmentId: string): Prom
   );
   return found.rows[0]?.n ?? 0;
 }
+
+/** Ends an endpoint's failure streak (a success). */
+export async function clearFailingSince(db: Queryable, endpointId: string): Promise<void> {
+  await db.query(
+    "UPDATE webhook_endpoints SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL",
+    [endpointId],
+  );
+}
+
+/**
+ * An endpoint's failure streak and whether it stopped (disabled or deleted), locked, so that a
+ * disabling decided by the dispatcher and one made by a client cannot deadlock each other.
+ */
+export async function lockStreak(
+  db: Queryable,
+  endpointId: string,
+): Promise<{ failing_since: Date | null; disabled: boolean } | undefined> {
+  const found = await db.query<{ failing_since: Date | null; disabled: boolean }>(
+    `SELECT failing_since, disabled_at IS NOT NULL OR deleted_at IS NOT NULL AS disabled
+     FROM webhook_endpoints WHERE id = $1 FOR UPDATE`,
+    [endpointId],
+  );
+  return found.rows[0];
+}
+
+/** Starts an endpoint's failure streak (the first failure after a success). */
+export async function setFailingSince(db: Queryable, endpointId: string, at: Date): Promise<void> {
+  await db.query("UPDATE webhook_endpoints SET failing_since = $2 WHERE id = $1", [endpointId, at]);
+}
+
+/** Enabled endpoints (not deleted) of the environments, oldest first: who hears their events. */
+export async function subscribedEndpoints(
+  db: Queryable,
+  environmentIds: string[],
+): Promise<Array<{ id: string; environment_id: string; event_types: string[]; created_at: Date }>> {
+  const found = await db.query<{
+    id: string;
+    environment_id: string;
+    event_types: string[];
+    created_at: Date;
+  }>(
+    `SELECT id, environment_id, event_types, created_at FROM webhook_endpoints
+     WHERE environment_id = ANY($1::uuid[]) AND disabled_at IS NULL AND deleted_at IS NULL
+     ORDER BY created_at, id`,
+    [environmentIds],
+  );
+  return found.rows;
+}
+
+/**
+ * Sets `disabled_at` (with its reason) of an endpoint still enabled; what the event of its
+ * disabling needs, or undefined when it was disabled already.
+ */
+export async function markDisabled(
+  db: Queryable,
+  endpointId: string,
+  reason: string,
+): Promise<{ environment_id: string; disabled_at: Date; failing_since: Date | null } | undefined> {
+  const updated = await db.query<{ environment_id: string; disabled_at: Date; failing_since: Date | null }>(
+    `UPDATE webhook_endpoints
+     SET disabled_at = date_trunc('milliseconds', clock_timestamp()), disabled_reason = $2,
+         updated_at = clock_timestamp()
+     WHERE id = $1 AND disabled_at IS NULL
+     RETURNING environment_id, disabled_at, failing_since`,
+    [endpointId, reason],
+  );
+  return updated.rows[0];
+}
