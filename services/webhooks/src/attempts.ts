@@ -1,13 +1,12 @@
 import { type Pool, type Queryable, withTransaction } from "@evalp/kit";
+import { type DeliveryStatus, writeDeadLetter } from "./db/deliveries.js";
 import {
   type ClaimedDelivery,
   countAttempt,
-  type DeliveryStatus,
   insertAttempt,
   settleLeased,
-  writeDeadLetter,
   writeSuccesses,
-} from "./db/deliveries.js";
+} from "./db/delivery-attempts.js";
 import { clearFailingSince, lockStreak, setFailingSince } from "./db/endpoints.js";
 import { disableEndpoint, ENDPOINT_DISABLED } from "./disable.js";
 import { type AttemptResult, decideOutcome, type Outcome, shouldAutoDisable } from "./retry.js";

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { createWakeLoop, type Logger, type Pool } from "@evalp/kit";
 import { createSuccessRecorder, isPlainSuccess, recordAttempt } from "./attempts.js";
-import { type ClaimedDelivery, claimDue, msUntilNextDue, releaseLease } from "./db/deliveries.js";
+import { type ClaimedDelivery, claimDue, msUntilNextDue, releaseLease } from "./db/delivery-attempts.js";
 import type { Sender } from "./deliver.js";
 
 /** The delivery worker of one process: takes due deliveries and attempts them. */

@@ -7,8 +7,9 @@ import {
   type CreateAgentSessionResponse,
   CreateAgentSessionResponseSchema,
 } from "@evalp/proto/interview/v1/agent";
+import { closeSessionConnections } from "../db/agent-connections.js";
 import { findEvaluation } from "../db/evaluations.js";
-import { requireInterview, saveInterview } from "../db/interviews.js";
+import { clearAgentPause, requireInterview, saveInterview } from "../db/interviews.js";
 import type { Deps } from "../deps.js";
 import type { RequireEnvironment } from "../environment-scope.js";
 
@@ -52,10 +53,8 @@ export function createAgentSession(deps: Deps, requireEnvironment: RequireEnviro
       const supersededIds = older.rows.map((row) => row.id);
       let disconnected = false;
       if (supersededIds.length > 0) {
-        await tx.query("DELETE FROM agent_connections WHERE agent_session_id = ANY($1::uuid[])", [
-          supersededIds,
-        ]);
-        await tx.query("UPDATE interviews SET agent_pause_at = NULL WHERE id = $1", [interview.id]);
+        await closeSessionConnections(tx, supersededIds);
+        await clearAgentPause(tx, interview.id);
         if (interview.agent.connected === true) {
           interview.agent = { ...interview.agent, connected: false };
           interview.revision += 1;

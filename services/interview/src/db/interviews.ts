@@ -58,3 +58,35 @@ export async function completeSessions(tx: Queryable, evaluationId: string, now:
     [evaluationId, now],
   );
 }
+
+/** The evaluation an interview is of, if the interview exists. */
+export async function evaluationOfInterview(db: Queryable, interviewId: string): Promise<string | undefined> {
+  const found = await db.query<{ evaluation_id: string }>(
+    "SELECT evaluation_id FROM interviews WHERE id = $1",
+    [interviewId],
+  );
+  return found.rows[0]?.evaluation_id;
+}
+
+/** Schedules the pause of an interview whose agent left, `afterMs` from now. */
+export async function scheduleAgentPause(db: Queryable, interviewId: string, afterMs: number): Promise<void> {
+  await db.query(
+    "UPDATE interviews SET agent_pause_at = clock_timestamp() + $2 * interval '1 millisecond' WHERE id = $1",
+    [interviewId, afterMs],
+  );
+}
+
+/** Calls off a scheduled agent pause (an agent came back, or the pause is being handled). */
+export async function clearAgentPause(db: Queryable, interviewId: string): Promise<void> {
+  await db.query("UPDATE interviews SET agent_pause_at = NULL WHERE id = $1", [interviewId]);
+}
+
+/** Locks up to `limit` interviews whose agent pause is due, skipping those another sweeper holds; their evaluations. */
+export async function lockDueAgentPauses(db: Queryable, limit: number): Promise<string[]> {
+  const due = await db.query<{ evaluation_id: string }>(
+    `SELECT evaluation_id FROM interviews WHERE agent_pause_at <= clock_timestamp()
+     ORDER BY agent_pause_at LIMIT $1 FOR UPDATE SKIP LOCKED`,
+    [limit],
+  );
+  return due.rows.map((row) => row.evaluation_id);
+}
