@@ -66,32 +66,33 @@ export type ServiceProcess = Process & {
  * `serve` finishes the process once the rest is wired: its RPC and ops servers, closed first at
  * shutdown, and the work that waits for NATS.
  */
-export function serviceBase(options: {
-  name: string;
-  schema: string;
-  config: Config;
-  logger: Logger;
-  /** The RPC and ops ports when SERVICE_PORT and OPS_PORT are unset. */
-  defaultPorts: ProcessPorts;
-  process?: ProcessOptions;
-}) {
-  const { config, logger } = options;
+export function serviceBase(
+  service: {
+    name: string;
+    schema: string;
+    /** The RPC and ops ports when SERVICE_PORT and OPS_PORT are unset. */
+    ports: ProcessPorts;
+  },
+  config: Config,
+  logger: Logger,
+  options: ProcessOptions = {},
+) {
   const shutdown = createShutdownManager(logger, config.SHUTDOWN_GRACE_MS);
   const pool = createPool({
     databaseUrl: config.DATABASE_URL,
-    schema: options.schema,
+    schema: service.schema,
     max: config.DATABASE_POOL_SIZE,
   });
   shutdown.register("postgres", () => pool.end());
-  const ports = options.process?.ports ?? {
-    port: config.SERVICE_PORT ?? options.defaultPorts.port,
-    opsPort: config.OPS_PORT ?? options.defaultPorts.opsPort,
+  const ports = options.ports ?? {
+    port: config.SERVICE_PORT ?? service.ports.port,
+    opsPort: config.OPS_PORT ?? service.ports.opsPort,
   };
   return {
     shutdown,
     pool,
     /** The configuration NATS is connected with: this process's user. */
-    natsConfig: { ...config, ...options.process?.nats },
+    natsConfig: { ...config, ...options.nats },
     serve(
       definition: ServiceDefinition,
       work: {
@@ -108,7 +109,7 @@ export function serviceBase(options: {
         return closing;
       };
       return {
-        name: options.name,
+        name: service.name,
         shutdown,
         pool,
         stopServing,

@@ -1,10 +1,8 @@
 import {
   auditRoute,
-  type Config,
+  type ComposeProcess,
   createOutboxPublisher,
   type DurableConsumer,
-  type Logger,
-  type ProcessOptions,
   type ServiceProcess,
   serviceBase,
 } from "@evalp/kit";
@@ -18,19 +16,9 @@ import { createUsageClients } from "./usage-clients.js";
  * The control process: its RPCs, the background tasks they start (awaited at shutdown), its
  * outbox relay and the consumer of every plane's audit records.
  */
-export async function createControl(
-  config: Config,
-  logger: Logger,
-  options?: ProcessOptions,
-): Promise<ServiceProcess> {
-  const base = serviceBase({
-    name: "control",
-    schema: SCHEMA,
-    config,
-    logger,
-    defaultPorts: { port: 8081, opsPort: 9081 },
-    process: options,
-  });
+export const createControl: ComposeProcess<ServiceProcess> = async (config, logger, options = {}) => {
+  const ports = { port: 8081, opsPort: 9081 };
+  const base = serviceBase({ name: "control", schema: SCHEMA, ports }, config, logger, options);
   const { pool, shutdown } = base;
   const tasks = createBackgroundTasks(logger);
   shutdown.register("background tasks", () => tasks.drain());
@@ -51,4 +39,4 @@ export async function createControl(
       audit.start();
     },
   });
-}
+};

@@ -1,11 +1,9 @@
 import {
-  type Config,
+  type ComposeProcess,
   connectNats,
   createShutdownManager,
-  type Logger,
   listen,
   type Process,
-  type ProcessOptions,
   requireJwtSecret,
 } from "@evalp/kit";
 import type { FastifyInstance } from "fastify";
@@ -21,11 +19,7 @@ export type GatewayProcess = Process & { app: FastifyInstance; redis: Redis };
  * The gateway process: the public API in front of the services, its Redis (rate limits,
  * idempotency) and its NATS connection (realtime frames of other gateways' sockets).
  */
-export async function createGateway(
-  config: Config,
-  logger: Logger,
-  options: ProcessOptions = {},
-): Promise<GatewayProcess> {
+export const createGateway: ComposeProcess<GatewayProcess> = async (config, logger, options = {}) => {
   // It signs or verifies with the JWT secret: without one (production) it does not start.
   requireJwtSecret(config);
   const shutdown = createShutdownManager(logger, config.SHUTDOWN_GRACE_MS);
@@ -74,4 +68,4 @@ export async function createGateway(
       await nats;
     },
   };
-}
+};

@@ -1,8 +1,6 @@
 import {
-  type Config,
+  type ComposeProcess,
   createOutboxPublisher,
-  type Logger,
-  type ProcessOptions,
   requireJwtSecret,
   type ServiceProcess,
   serviceBase,
@@ -16,21 +14,11 @@ import { interviewService, SCHEMA } from "./server.js";
  * The interview process: its RPCs, the sweeper of agent connections and pauses, its outbox relay
  * and the realtime frames it publishes once NATS answers.
  */
-export async function createInterview(
-  config: Config,
-  logger: Logger,
-  options?: ProcessOptions,
-): Promise<ServiceProcess> {
+export const createInterview: ComposeProcess<ServiceProcess> = async (config, logger, options = {}) => {
   // It signs or verifies with the JWT secret: without one (production) it does not start.
   requireJwtSecret(config);
-  const base = serviceBase({
-    name: "interview",
-    schema: SCHEMA,
-    config,
-    logger,
-    defaultPorts: { port: 8083, opsPort: 9083 },
-    process: options,
-  });
+  const ports = { port: 8083, opsPort: 9083 };
+  const base = serviceBase({ name: "interview", schema: SCHEMA, ports }, config, logger, options);
   const { pool, shutdown } = base;
   const realtime = createRealtime({ subjectPrefix: config.REALTIME_SUBJECT_PREFIX, logger });
   const deps = {
@@ -54,4 +42,4 @@ export async function createInterview(
       realtime.attach(await publisher.start());
     },
   });
-}
+};

@@ -1,28 +1,11 @@
-import {
-  type Config,
-  createOutboxPublisher,
-  type Logger,
-  type ProcessOptions,
-  type ServiceProcess,
-  serviceBase,
-} from "@evalp/kit";
+import { type ComposeProcess, createOutboxPublisher, type ServiceProcess, serviceBase } from "@evalp/kit";
 import { createControlClients, createDeliveryClient } from "./control-clients.js";
 import { platformService, SCHEMA } from "./server.js";
 
 /** The platform process: its RPCs and its outbox relay. */
-export async function createPlatform(
-  config: Config,
-  logger: Logger,
-  options?: ProcessOptions,
-): Promise<ServiceProcess> {
-  const base = serviceBase({
-    name: "platform",
-    schema: SCHEMA,
-    config,
-    logger,
-    defaultPorts: { port: 8082, opsPort: 9082 },
-    process: options,
-  });
+export const createPlatform: ComposeProcess<ServiceProcess> = async (config, logger, options = {}) => {
+  const ports = { port: 8082, opsPort: 9082 };
+  const base = serviceBase({ name: "platform", schema: SCHEMA, ports }, config, logger, options);
   const { pool, shutdown } = base;
   const publisher = createOutboxPublisher({ name: "platform", config: base.natsConfig, pool, logger });
   // After the servers have closed (last registered runs first), the relay publishes what it holds.
@@ -40,4 +23,4 @@ export async function createPlatform(
       await publisher.start();
     },
   });
-}
+};

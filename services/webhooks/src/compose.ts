@@ -1,9 +1,7 @@
 import {
-  type Config,
+  type ComposeProcess,
   connectNats,
-  type Logger,
   type NatsConnection,
-  type ProcessOptions,
   pingNats,
   type ServiceProcess,
   serviceBase,
@@ -17,19 +15,9 @@ import { createWebhookWorkers } from "./workers.js";
  * The webhooks process: its RPCs and its workers (the delivery dispatcher, which needs Postgres
  * only, and the events consumer and outbox relay, which wait for NATS).
  */
-export async function createWebhooks(
-  config: Config,
-  logger: Logger,
-  options?: ProcessOptions,
-): Promise<ServiceProcess> {
-  const base = serviceBase({
-    name: "webhooks",
-    schema: SCHEMA,
-    config,
-    logger,
-    defaultPorts: { port: 8084, opsPort: 9084 },
-    process: options,
-  });
+export const createWebhooks: ComposeProcess<ServiceProcess> = async (config, logger, options = {}) => {
+  const ports = { port: 8084, opsPort: 9084 };
+  const base = serviceBase({ name: "webhooks", schema: SCHEMA, ports }, config, logger, options);
   const { pool, shutdown } = base;
   const workers = createWebhookWorkers({ pool, logger, config, databaseUrl: config.DATABASE_URL });
   const control = createControlClients(config);
@@ -69,4 +57,4 @@ export async function createWebhooks(
       await workers.connect(nats);
     },
   });
-}
+};
