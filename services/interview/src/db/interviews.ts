@@ -1,5 +1,4 @@
-import type { Queryable } from "@evalp/kit";
-import { notFound } from "@evalp/kit";
+import { newId, notFound, type Queryable } from "@evalp/kit";
 import { INTERVIEW_COLUMNS, type InterviewRow } from "./rows.js";
 
 /** The interview of an evaluation, if it started; `forUpdate` takes the row for one step. */
@@ -89,4 +88,31 @@ export async function lockDueAgentPauses(db: Queryable, limit: number): Promise<
     [limit],
   );
   return due.rows.map((row) => row.evaluation_id);
+}
+
+/** Inserts an evaluation's interview (operator status `active`); undefined when a concurrent first start did. */
+export async function insertInterview(
+  db: Queryable,
+  interview: {
+    evaluationId: string;
+    environmentId: string;
+    bundleId: string;
+    fingerprint: string;
+    components: unknown;
+  },
+): Promise<InterviewRow | undefined> {
+  const inserted = await db.query<InterviewRow>(
+    `INSERT INTO interviews (id, evaluation_id, environment_id, bundle_id, config_fingerprint, components, status)
+     VALUES ($1, $2, $3, $4, $5, $6, 'active')
+     ON CONFLICT (evaluation_id) DO NOTHING RETURNING ${INTERVIEW_COLUMNS}`,
+    [
+      newId(),
+      interview.evaluationId,
+      interview.environmentId,
+      interview.bundleId,
+      interview.fingerprint,
+      interview.components,
+    ],
+  );
+  return inserted.rows[0];
 }
