@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import { type Pool, withDefaultUser } from "./db.js";
 import { ensureStreams, type NatsConnection, routedSubject, type StreamRoute } from "./nats.js";
 import { OUTBOX_CHANNEL } from "./outbox.js";
+import { createWakeLoop } from "./wake-loop.js";
 
 /** Publishes a service's outbox to JetStream; one per emitting process. */
 export type OutboxRelay = {
@@ -34,8 +35,6 @@ export type OutboxRelayOptions = {
 
 type OutboxRow = { id: string; subject: string; payload: string };
 
-const MAX_BACKOFF_MS = 5_000;
-
 /**
  * The transactional outbox's other half (contract §6). In one transaction per batch it claims
  * unpublished rows in the order they were written (`FOR UPDATE SKIP LOCKED`, and a transaction
@@ -53,28 +52,9 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const log = options.logger.child({ component: "outbox-relay" });
   let js: JetStreamClient | undefined;
   let stopped = false;
-  let pending = false;
-  let wakeUp: (() => void) | null = null;
-  let loop: Promise<void> | null = null;
+  let streamsReady = false;
   let listener: pg.Client | null = null;
   let schema = "";
-
-  function wake() {
-    pending = true;
-    wakeUp?.();
-  }
-
-  function pause(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        wakeUp = null;
-        resolve();
-      }
-      wakeUp = done;
-    });
-  }
 
   async function publish(rows: OutboxRow[]): Promise<{ published: string[]; failed: unknown }> {
     js ??= jetstream(options.nc, { timeout: publishTimeoutMs });
@@ -131,31 +111,23 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     }
   }
 
-  async function run(): Promise<void> {
-    let backoff = 0;
-    let streamsReady = false;
-    while (!stopped) {
-      pending = false;
-      try {
-        if (!streamsReady) {
-          await ensureStreams(options.nc, options.routes);
-          streamsReady = true;
-        }
-        const claimed = await relayBatch();
-        backoff = 0;
-        if (claimed >= batchSize) continue;
-      } catch (error) {
-        backoff = Math.min(Math.max(backoff * 2, 100), MAX_BACKOFF_MS);
-        log.warn({ err: error, retry_in_ms: backoff }, "outbox relay pass failed");
-        // A stream deleted under us (or a server started empty) is created again.
-        streamsReady = false;
-        await pause(backoff);
-        continue;
+  const loop = createWakeLoop({
+    logger: log,
+    failure: "outbox relay pass failed",
+    intervalMs,
+    // A stream deleted under us (or a server started empty) is created again.
+    onError: () => {
+      streamsReady = false;
+    },
+    async pass() {
+      if (!streamsReady) {
+        await ensureStreams(options.nc, options.routes);
+        streamsReady = true;
       }
-      if (pending) continue;
-      await pause(intervalMs);
-    }
-  }
+      // A full batch leaves more behind: the next pass runs at once.
+      return (await relayBatch()) >= batchSize ? 0 : undefined;
+    },
+  });
 
   async function listen(databaseUrl: string): Promise<void> {
     while (!stopped) {
@@ -166,13 +138,13 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
         client.on("end", () => resolve());
       });
       client.on("notification", (message) => {
-        if (message.payload === schema) wake();
+        if (message.payload === schema) loop.wake();
       });
       try {
         await client.connect();
         await client.query(`LISTEN ${OUTBOX_CHANNEL}`);
         // Rows committed while nobody listened are picked up now.
-        wake();
+        loop.wake();
         await ended;
       } catch (error) {
         log.debug({ err: error }, "outbox listener lost its connection");
@@ -188,14 +160,13 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       const found = await options.pool.query<{ schema: string }>("SELECT current_schema() AS schema");
       schema = found.rows[0]?.schema ?? "";
       if (options.databaseUrl) void listen(options.databaseUrl);
-      loop = run();
+      loop.start();
     },
     async stop() {
       stopped = true;
-      wakeUp?.();
-      await loop;
+      await loop.stop();
       await listener?.end().catch(() => {});
     },
-    wake,
+    wake: () => loop.wake(),
   };
 }

@@ -1,4 +1,6 @@
 import { type Actor, LEGACY_SCOPES, type Queryable, ROLE_SCOPES, type Scope } from "@evalp/kit";
+import { activeRole } from "./db/membership-rows.js";
+import { apiKeyScopes } from "./db/organizations.js";
 
 /**
  * What the actor of a call may do in an environment, as control knows it (not as the caller says):
@@ -13,19 +15,11 @@ export async function actorScopes(
 ): Promise<readonly Scope[]> {
   if (!actor) return [];
   if (actor.kind === "session") {
-    const found = await db.query<{ role: string }>(
-      "SELECT role FROM memberships WHERE user_id = $1 AND organization_id = $2 AND status = 'active'",
-      [actor.id, environment.organizationId],
-    );
-    const role = found.rows[0]?.role;
+    const role = await activeRole(db, actor.id, environment.organizationId);
     return role ? (ROLE_SCOPES[role as keyof typeof ROLE_SCOPES] ?? []) : [];
   }
   if (actor.kind === "api_key") {
-    const found = await db.query<{ scopes: Scope[] }>(
-      "SELECT scopes FROM api_keys WHERE id = $1 AND environment_id = $2 AND revoked_at IS NULL",
-      [actor.id, environment.environmentId],
-    );
-    return found.rows[0]?.scopes ?? [];
+    return apiKeyScopes<Scope>(db, actor.id, environment.environmentId);
   }
   if (actor.kind === "legacy") return LEGACY_SCOPES;
   return [];

@@ -1,4 +1,5 @@
 export { buildApp, type GatewayDeps } from "./app.js";
+export { createGateway, type GatewayProcess } from "./compose.js";
 export { idempotencyId } from "./plugins/idempotency.js";
 export { createRedis } from "./redis.js";
 export { createUpstreams, type Upstreams } from "./upstream.js";

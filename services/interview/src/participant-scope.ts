@@ -1,6 +1,7 @@
 import { AppError, isUuid, type Queryable } from "@evalp/kit";
 import type { ParticipantRef } from "@evalp/proto/interview/v1/participant";
-import { EVALUATION_COLUMNS, type EvaluationRow } from "./db/rows.js";
+import { findParticipantSession } from "./db/evaluations.js";
+import type { EvaluationRow } from "./db/rows.js";
 
 /** A participant session with its evaluation. */
 export type SessionContext = {
@@ -23,17 +24,7 @@ export async function requireSession(
   ref: ParticipantRef | undefined,
 ): Promise<SessionContext> {
   if (!ref || !isUuid(ref.sessionId) || !isUuid(ref.evaluationId)) throw unauthenticated();
-  const found = await db.query<
-    EvaluationRow & { session_id: string; expires_at: Date; completed_at: Date | null; expired: boolean }
-  >(
-    `SELECT ${EVALUATION_COLUMNS}, s.id AS session_id, s.expires_at, s.completed_at,
-            s.expires_at <= clock_timestamp() AS expired
-     FROM participant_sessions s JOIN evaluations e ON e.id = s.evaluation_id
-     LEFT JOIN interviews i ON i.evaluation_id = e.id
-     WHERE s.id = $1`,
-    [ref.sessionId],
-  );
-  const row = found.rows[0];
+  const row = await findParticipantSession(db, ref.sessionId);
   if (!row || row.id !== ref.evaluationId) throw unauthenticated();
   if (row.expired) throw new AppError("token_expired", "The participant session has expired.");
   const { session_id, expires_at, completed_at, expired: _, ...evaluation } = row;

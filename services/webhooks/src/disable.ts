@@ -1,5 +1,6 @@
 import { type Queryable, writeOutboxEvent } from "@evalp/kit";
 import { deadLetterWaiting } from "./db/deliveries.js";
+import { markDisabled } from "./db/endpoints.js";
 
 /** Why an endpoint stopped: a client's PATCH, a receiver's `410 Gone`, or 5 days of failures. */
 export type DisableReason = "requested" | "gone" | "failing";
@@ -18,15 +19,7 @@ export async function disableEndpoint(
   endpointId: string,
   reason: DisableReason,
 ): Promise<boolean> {
-  const updated = await db.query<{ environment_id: string; disabled_at: Date; failing_since: Date | null }>(
-    `UPDATE webhook_endpoints
-     SET disabled_at = date_trunc('milliseconds', clock_timestamp()), disabled_reason = $2,
-         updated_at = clock_timestamp()
-     WHERE id = $1 AND disabled_at IS NULL
-     RETURNING environment_id, disabled_at, failing_since`,
-    [endpointId, reason],
-  );
-  const row = updated.rows[0];
+  const row = await markDisabled(db, endpointId, reason);
   if (!row) return false;
   await deadLetterWaiting(db, endpointId, ENDPOINT_DISABLED);
   if (reason !== "requested") {

@@ -1,14 +1,7 @@
 import { randomUUID } from "node:crypto";
-import type { Logger, Pool } from "@evalp/kit";
-import {
-  type ClaimedDelivery,
-  claimDue,
-  createSuccessRecorder,
-  isPlainSuccess,
-  msUntilNextDue,
-  recordAttempt,
-  releaseLease,
-} from "./attempts.js";
+import { createWakeLoop, type Logger, type Pool } from "@evalp/kit";
+import { createSuccessRecorder, isPlainSuccess, recordAttempt } from "./attempts.js";
+import { type ClaimedDelivery, claimDue, msUntilNextDue, releaseLease } from "./db/delivery-attempts.js";
 import type { Sender } from "./deliver.js";
 
 /** The delivery worker of one process: takes due deliveries and attempts them. */
@@ -50,35 +43,14 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const running = new Set<Promise<void>>();
   const shutdown = new AbortController();
   let inFlight = 0;
-  let stopped = false;
-  let pending = false;
-  let wakeUp: (() => void) | null = null;
   let soon: NodeJS.Timeout | null = null;
-  let loop: Promise<void> | null = null;
-
-  function wake() {
-    pending = true;
-    wakeUp?.();
-  }
 
   /** After a completion: wait a moment so that several finished attempts are refilled in one round. */
   function wakeSoon() {
     soon ??= setTimeout(() => {
       soon = null;
-      wake();
+      loop.wake();
     }, 2);
-  }
-
-  function pause(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, Math.max(0, ms));
-      function done() {
-        clearTimeout(timer);
-        wakeUp = null;
-        resolve();
-      }
-      wakeUp = done;
-    });
   }
 
   function saturated(): string[] {
@@ -128,54 +100,43 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     else await recordAttempt(options.pool, delivery, result, options.schedule);
   }
 
-  async function run(): Promise<void> {
-    let backoff = 0;
-    while (!stopped) {
-      pending = false;
-      const free = options.concurrency - inFlight;
-      try {
-        if (free > 0) {
-          const claimed = await claimDue(options.pool, {
-            limit: free,
-            perEndpoint: options.perEndpoint,
-            busy: perEndpoint,
-            saturated: saturated(),
-            leaseMs,
-            token: randomUUID(),
-          });
-          for (const delivery of claimed) launch(delivery);
-        }
-        backoff = 0;
-        if (pending || stopped) continue;
-        if (inFlight >= options.concurrency) {
-          await pause(pollMs);
-          continue;
-        }
-        const next = await msUntilNextDue(options.pool, saturated());
-        await pause(next === null ? pollMs : Math.min(Math.max(next, 10), pollMs));
-      } catch (error) {
-        backoff = Math.min(Math.max(backoff * 2, 100), 5_000);
-        log.warn({ err: error, retry_in_ms: backoff }, "dispatcher round failed");
-        await pause(backoff);
-      }
+  /** One round: claims what the free capacity allows, then sleeps until the next delivery is due. */
+  async function round(): Promise<number> {
+    const free = options.concurrency - inFlight;
+    if (free > 0) {
+      const claimed = await claimDue(options.pool, {
+        limit: free,
+        perEndpoint: options.perEndpoint,
+        busy: perEndpoint,
+        saturated: saturated(),
+        leaseMs,
+        token: randomUUID(),
+      });
+      for (const delivery of claimed) launch(delivery);
     }
+    if (inFlight >= options.concurrency) return pollMs;
+    const next = await msUntilNextDue(options.pool, saturated());
+    return next === null ? pollMs : Math.min(Math.max(next, 10), pollMs);
   }
 
+  const loop = createWakeLoop({
+    logger: log,
+    failure: "dispatcher round failed",
+    intervalMs: pollMs,
+    pass: round,
+  });
+
   return {
-    start() {
-      loop ??= run();
-    },
+    start: () => loop.start(),
     async stop(drainMs = 5_000) {
-      stopped = true;
       if (soon) clearTimeout(soon);
-      wakeUp?.();
-      await loop;
+      await loop.stop();
       const drained = Promise.all(running).then(() => true);
       const late = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), drainMs).unref());
       if (!(await Promise.race([drained, late]))) shutdown.abort();
       await Promise.all(running);
       await options.sender.close();
     },
-    wake,
+    wake: () => loop.wake(),
   };
 }

@@ -1,3 +1,4 @@
+export { createWebhooks } from "./compose.js";
 export { createControlClients } from "./control-clients.js";
 export type { Deps as WebhooksDeps } from "./deps.js";
 export { createEnvironmentScope } from "./environment-scope.js";

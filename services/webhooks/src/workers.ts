@@ -2,6 +2,7 @@ import {
   auditRoute,
   type Config,
   createOutboxRelay,
+  type DurableConsumer,
   eventsRoute,
   type Logger,
   type NatsConnection,
@@ -9,7 +10,7 @@ import {
   type Pool,
   webhooksRoute,
 } from "@evalp/kit";
-import { createEventConsumer, type EventConsumer } from "./consumer.js";
+import { createEventConsumer } from "./consumer.js";
 import { createSender } from "./deliver.js";
 import { createDispatcher } from "./dispatcher.js";
 import { parseSchedule } from "./retry.js";
@@ -73,7 +74,7 @@ export function createWebhookWorkers(options: {
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
   });
   let relay: OutboxRelay | null = null;
-  let consumer: EventConsumer | null = null;
+  let consumer: DurableConsumer | null = null;
   return {
     start: () => dispatcher.start(),
     async connect(nc) {
@@ -92,7 +93,7 @@ export function createWebhookWorkers(options: {
         route: eventsRoute(config),
         onStored: dispatcher.wake,
       });
-      await consumer.start();
+      consumer.start();
     },
     async stop(drainMs) {
       await consumer?.stop();

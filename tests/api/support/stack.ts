@@ -2,48 +2,23 @@ import { once } from "node:events";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { migrations as controlMigrations, createControl } from "@evalp/control";
+import { createGateway, type GatewayProcess } from "@evalp/gateway";
+import { createInterview, migrations as interviewMigrations } from "@evalp/interview";
 import {
-  migrations as controlMigrations,
-  controlService,
-  createAuditConsumer,
-  createBackgroundTasks,
-  createMailer,
-  createUsageClients,
-} from "@evalp/control";
-import { buildApp, createRedis, createUpstreams } from "@evalp/gateway";
-import {
-  createAgentSweeper,
-  createRealtime,
-  createControlClients as interviewControlClients,
-  migrations as interviewMigrations,
-  createPlatformClients as interviewPlatformClients,
-  interviewService,
-} from "@evalp/interview";
-import {
-  auditRoute,
+  type ComposeProcess,
   type Config,
   connectNats,
   createLogger,
-  createOutboxRelay,
   createPool,
-  eventsRoute,
-  listen,
   loadConfig,
   type NatsConnection,
   type NatsNames,
   type NatsUser,
-  type OutboxRelay,
   type Pool,
-  type RunningService,
-  type ServiceDefinition,
-  serveService,
+  type ServiceProcess,
 } from "@evalp/kit";
-import {
-  createControlClients,
-  createDeliveryClient,
-  migrations as platformMigrations,
-  platformService,
-} from "@evalp/platform";
+import { createPlatform, migrations as platformMigrations } from "@evalp/platform";
 import {
   createTestDatabase,
   natsAuthorization,
@@ -51,15 +26,8 @@ import {
   uniqueRedisPrefix,
   uniqueSuffix,
 } from "@evalp/testing";
-import {
-  createEnvironmentScope,
-  createWebhookWorkers,
-  createControlClients as webhooksControlClients,
-  migrations as webhooksMigrations,
-  webhooksService,
-} from "@evalp/webhooks";
+import { createWebhooks, migrations as webhooksMigrations } from "@evalp/webhooks";
 import { connect } from "@nats-io/transport-node";
-import type { FastifyInstance } from "fastify";
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll } from "vitest";
 import { type ApiClient, apiClient } from "./client.js";
@@ -115,26 +83,13 @@ export async function startStack(
     JWT_SECRET: "test-secret-test-secret-test-secret-0123456789",
     SERVICE_TOKEN_SECRETS: "test:test-service-token-secret-0123456789abcdef",
     DATABASE_POOL_SIZE: "4",
+    // At the end of a test file its stack stops at once: webhook attempts in flight are cut off.
+    SHUTDOWN_GRACE_MS: "0",
     MAIL_DIR: mkdtempSync(join(tmpdir(), "evalp-mail-")),
     // JetStream forbids streams with overlapping subjects: each stack has streams of its own.
     ...streamNames(uniqueSuffix()),
     ...env,
   });
-  const pools = new Map<string, Pool>();
-  const pool = (schema: string) => {
-    const created = pools.get(schema) ?? createPool({ databaseUrl: database.url, schema, max: 4 });
-    pools.set(schema, created);
-    return created;
-  };
-  const serve = (definition: ServiceDefinition) =>
-    serveService(definition, {
-      logger: logger.child({ service: definition.name }),
-      host: "127.0.0.1",
-      rpcPort: 0,
-      opsPort: 0,
-      serviceTokenSecrets: config.SERVICE_TOKEN_SECRETS,
-    });
-  const controlPool = pool("control");
   // A NATS server of the stack's own with production's users and permissions: each process
   // connects as itself, so a publish or subscription outside its permissions fails the tests.
   const authorization = natsAuthorization(config);
@@ -151,53 +106,21 @@ export async function startStack(
     return nc;
   };
   const nats = await connect({ servers: natsServer.url, name: "test-harness", ...authorization.harness });
-  const webhooksControl = webhooksControlClients(config);
-  const webhookWorkers = createWebhookWorkers({
-    pool: pool("webhooks"),
-    logger,
-    config,
-    databaseUrl: database.url,
-  });
-  const tasks = createBackgroundTasks(logger);
-  const realtime = createRealtime({ subjectPrefix: config.REALTIME_SUBJECT_PREFIX, logger });
-  realtime.attach(await connectAs("interview"));
-  const interviewDeps = {
-    pool: pool("interview"),
-    logger,
-    config,
-    control: interviewControlClients(config),
-    platform: interviewPlatformClients(config),
-    realtime,
+  // Every process as its main.ts composes it, on free ports and as its own NATS user.
+  const start = <P extends ServiceProcess | GatewayProcess>(name: NatsUser, compose: ComposeProcess<P>) =>
+    compose(config, logger.child({ service: name }), {
+      ports: { port: 0, opsPort: 0 },
+      nats: authorization.credentials(name),
+    });
+  const services = {
+    control: await start("control", createControl),
+    platform: await start("platform", createPlatform),
+    interview: await start("interview", createInterview),
+    webhooks: await start("webhooks", createWebhooks),
   };
-  const agentSweeper = createAgentSweeper(interviewDeps, realtime.changed);
-  agentSweeper.start();
-  const mailer = createMailer({ mailDir: config.MAIL_DIR, logger });
-  const services: Record<string, RunningService> = {
-    control: await serve(
-      controlService({ pool: controlPool, config, logger, mailer, tasks, usage: createUsageClients(config) }),
-    ),
-    platform: await serve(
-      platformService({
-        pool: pool("platform"),
-        logger,
-        config,
-        control: createControlClients(config),
-        deliveries: createDeliveryClient(config),
-      }),
-    ),
-    interview: await serve(interviewService(interviewDeps)),
-    webhooks: await serve(
-      webhooksService({
-        pool: pool("webhooks"),
-        logger,
-        config,
-        control: webhooksControl,
-        requireEnvironment: createEnvironmentScope(webhooksControl),
-        wake: () => webhookWorkers.wake(),
-      }),
-    ),
-  };
-  const at = (name: string) => `http://127.0.0.1:${services[name]?.rpcPort}`;
+  const ports: Record<string, number> = {};
+  for (const [name, service] of Object.entries(services)) ports[name] = (await service.listen()).port;
+  const at = (name: string) => `http://127.0.0.1:${ports[name]}`;
   Object.assign(config, {
     CONTROL_URL: at("control"),
     PLATFORM_URL: at("platform"),
@@ -206,83 +129,55 @@ export async function startStack(
   });
   // The event path of contract §6: each emitting plane's outbox relay (events and audit records),
   // control's audit consumer, and the webhooks plane's workers.
-  const relays: OutboxRelay[] = [];
-  for (const schema of ["control", "platform", "interview"] as const) {
-    relays.push(
-      createOutboxRelay({
-        pool: pool(schema),
-        nc: await connectAs(schema),
-        routes: [eventsRoute(config), auditRoute(config)],
-        logger,
-        databaseUrl: database.url,
-      }),
-    );
-  }
-  for (const relay of relays) await relay.start();
-  const audit = createAuditConsumer({
-    pool: controlPool,
-    nc: await connectAs("control"),
-    route: auditRoute(config),
-    logger,
-  });
-  await audit.start();
-  webhookWorkers.start();
-  await webhookWorkers.connect(await connectAs("webhooks"));
+  for (const service of Object.values(services)) await service.connect();
+  const pools = new Map<string, Pool>(
+    Object.entries(services).map(([name, service]) => [name, service.pool]),
+  );
+  const pool = (schema: string) => {
+    const created = pools.get(schema) ?? createPool({ databaseUrl: database.url, schema, max: 4 });
+    pools.set(schema, created);
+    return created;
+  };
   // Two gateways, each with clients of its own, as two replicas behind a balancer.
-  const gateways: Array<{ app: FastifyInstance; redis: Redis; url: string; opsUrl: string }> = [];
+  const gateways: Array<{ process: GatewayProcess; url: string; opsUrl: string }> = [];
   for (let i = 0; i < 2; i++) {
-    const redis = createRedis(config.REDIS_URL);
+    const gateway = await start("gateway", createGateway);
     // The client refuses commands until it is connected (no offline queue); tests use it at once.
-    if (redis.status !== "ready") await once(redis, "ready");
-    const app = await buildApp({
-      config,
-      logger: logger.child({ service: "gateway" }),
-      redis,
-      upstreams: createUpstreams(config),
-      nats: connectAs("gateway"),
-    });
-    await app.listen({ port: 0, host: "127.0.0.1" });
-    const opsPort = await listen(app.ops, 0, "127.0.0.1");
+    if (gateway.redis.status !== "ready") await once(gateway.redis, "ready");
+    const listening = await gateway.listen();
     gateways.push({
-      app,
-      redis,
-      url: `http://127.0.0.1:${(app.server.address() as { port: number }).port}`,
-      opsUrl: `http://127.0.0.1:${opsPort}`,
+      process: gateway,
+      url: `http://127.0.0.1:${listening.port}`,
+      opsUrl: `http://127.0.0.1:${listening.opsPort}`,
     });
   }
   const [first] = gateways;
   if (!first) throw new Error("no gateway");
-  const { redis, url } = first;
-  const address = first.app.server.address() as { port: number };
+  const { url } = first;
+  const redis = first.process.redis;
   // The interview plane hands out the realtime door as `server_url`: this gateway's.
-  config.REALTIME_URL = `ws://127.0.0.1:${address.port}/v1/participant/realtime`;
+  config.REALTIME_URL = `${url.replace(/^http/, "ws")}/v1/participant/realtime`;
   return {
     url,
     urls: gateways.map((gateway) => gateway.url),
     opsUrl: first.opsUrl,
     config: { ...config, PUBLIC_URL: url },
-    db: controlPool,
+    db: pool("control"),
     pool,
     redis,
     nats,
     connectNats: connectAs,
     async stop(name) {
-      await services[name]?.close();
+      await services[name].stopServing();
     },
     async close() {
-      for (const gateway of gateways) await gateway.app.close();
-      await agentSweeper.stop();
-      await Promise.all(Object.values(services).map((service) => service.close()));
-      await webhookWorkers.stop(0);
-      await audit.stop();
-      for (const relay of relays) await relay.stop();
-      for (const nc of [...connections, nats]) await nc.close();
-      await natsServer.close();
-      await tasks.drain();
       const keys = await redis.keys(`${config.REDIS_KEY_PREFIX}*`);
       if (keys.length > 0) await redis.del(...keys);
-      for (const gateway of gateways) await gateway.redis.quit();
-      await Promise.all([...pools.values()].map((p) => p.end()));
+      for (const gateway of gateways) await gateway.process.shutdown.shutdown("test over");
+      for (const service of Object.values(services)) await service.shutdown.shutdown("test over");
+      for (const nc of [...connections, nats]) await nc.close();
+      await natsServer.close();
+      await Promise.all([...pools.entries()].filter(([name]) => !(name in services)).map(([, p]) => p.end()));
       await database.drop();
     },
   };

@@ -1,10 +1,13 @@
+import type { JsonObject } from "@bufbuild/protobuf";
 import {
   type AuditEntry,
   type AuditRecord,
   auditRecord,
+  pageClause,
   type Queryable,
   type RequestContext,
 } from "@evalp/kit";
+import type { PageRequest } from "@evalp/proto/common/v1/page";
 
 export type { AuditEntry } from "@evalp/kit";
 
@@ -35,4 +38,39 @@ export async function insertAuditRecord(db: Queryable, record: AuditRecord): Pro
 /** Writes an audit event of a control-plane change; call it with the change's transaction client. */
 export async function writeAudit(db: Queryable, context: RequestContext, entry: AuditEntry): Promise<void> {
   await insertAuditRecord(db, auditRecord(context, entry));
+}
+
+/** An audit event as listed. */
+export type AuditRow = {
+  id: string;
+  organization_id: string;
+  app_id: string | null;
+  environment_id: string | null;
+  actor_kind: string;
+  actor_id: string;
+  action: string;
+  resource_type: string;
+  resource_id: string;
+  request_id: string | null;
+  metadata: JsonObject;
+  created_at: Date;
+};
+
+/** A page of an organization's audit events, newest first, of one action and resource type when given. */
+export async function listAuditRows(
+  db: Queryable,
+  organizationId: string,
+  filter: { action: string | null; resourceType: string | null },
+  page: PageRequest | undefined,
+): Promise<AuditRow[]> {
+  const clause = pageClause(page, 4);
+  const found = await db.query<AuditRow>(
+    `SELECT id, organization_id, app_id, environment_id, actor_kind, actor_id, action, resource_type,
+            resource_id, request_id, metadata, created_at
+     FROM audit_events
+     WHERE organization_id = $1 AND ($2::text IS NULL OR action = $2) AND ($3::text IS NULL OR resource_type = $3)
+       AND ${clause.where} ${clause.tail}`,
+    [organizationId, filter.action, filter.resourceType, ...clause.params],
+  );
+  return found.rows;
 }

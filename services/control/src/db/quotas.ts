@@ -7,6 +7,7 @@ import {
   QuotasSchema,
 } from "@evalp/proto/control/v1/quota";
 import type { Deps } from "../deps.js";
+import { countPrograms } from "./subject-rows.js";
 
 /** The seven counters of contract §5b, as the API names them. */
 export const COUNTERS = [
@@ -79,13 +80,9 @@ export async function usageOf(
     planes.webhooks.countUsage({ environmentId: row.environment_id }),
   ]);
   const owned = { ...interview.usage, ...webhooks.usage };
-  const counted = await db.query<{ programs: number }>(
-    "SELECT count(*)::int AS programs FROM programs WHERE environment_id = $1",
-    [row.environment_id],
-  );
   const counts = {
     subjects: await countSubjects(db, row.environment_id),
-    programs: counted.rows[0]?.programs ?? 0,
+    programs: await countPrograms(db, row.environment_id),
   };
   return {
     active_participant_sessions: Number(owned.active_participant_sessions ?? 0n),
@@ -117,4 +114,58 @@ export async function readQuotas(db: Queryable, environmentId: string): Promise<
   const row = found.rows[0];
   if (!row) throw notFound("environment");
   return row;
+}
+
+/** The default quotas of a new environment. */
+export async function insertQuotas(db: Queryable, environmentId: string): Promise<void> {
+  await db.query("INSERT INTO quotas (environment_id) VALUES ($1)", [environmentId]);
+}
+
+/**
+ * Replaces the seven limits when `expectedRevision` is the current one, the check and the write
+ * one UPDATE; the new row, or undefined when the revision (or the environment) differs.
+ */
+export async function replaceLimits(
+  db: Queryable,
+  environmentId: string,
+  expectedRevision: number,
+  limits: Record<Counter, number>,
+): Promise<QuotaRow | undefined> {
+  const assignments = COUNTERS.map((counter, index) => `${counter} = $${index + 3}`).join(", ");
+  const updated = await db.query<QuotaRow>(
+    `UPDATE quotas SET ${assignments}, revision = revision + 1,
+       updated_at = date_trunc('milliseconds', clock_timestamp())
+     WHERE environment_id = $1 AND revision = $2 RETURNING ${QUOTA_COLUMNS}`,
+    [environmentId, expectedRevision, ...COUNTERS.map((counter) => limits[counter])],
+  );
+  return updated.rows[0];
+}
+
+/** The current revision of an environment's quotas, if it has them. */
+export async function quotaRevision(db: Queryable, environmentId: string): Promise<number | undefined> {
+  const current = await db.query<{ revision: number }>(
+    "SELECT revision FROM quotas WHERE environment_id = $1",
+    [environmentId],
+  );
+  return current.rows[0]?.revision;
+}
+
+/**
+ * What an import needs in one read: the `active_subjects` limit, the subjects counted, and the
+ * ids of the batch's external ids already known; undefined when the environment has no quotas.
+ */
+export async function importState(
+  db: Queryable,
+  environmentId: string,
+  externalIds: string[],
+): Promise<{ limit: number; subjects: string; known: Record<string, string> } | undefined> {
+  const state = await db.query<{ limit: number; subjects: string; known: Record<string, string> }>(
+    `SELECT q.active_subjects AS limit, COALESCE(c.subjects, 0) AS subjects,
+            COALESCE((SELECT json_object_agg(external_id, id) FROM subjects
+                      WHERE environment_id = $1 AND external_id = ANY($2)), '{}') AS known
+     FROM quotas q LEFT JOIN subject_counts c ON c.environment_id = q.environment_id
+     WHERE q.environment_id = $1`,
+    [environmentId, externalIds],
+  );
+  return state.rows[0];
 }

@@ -1,5 +1,7 @@
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { newId, pageClause, type Queryable } from "@evalp/kit";
+import type { PageRequest } from "@evalp/proto/common/v1/page";
 import { type Program, ProgramSchema, type Subject, SubjectSchema } from "@evalp/proto/control/v1/subject";
 
 export type SubjectRow = {
@@ -36,4 +38,95 @@ export function programMessage(row: ProgramRow): Program {
     name: row.name,
     createdAt: timestampFromDate(row.created_at),
   });
+}
+
+export async function findSubject(
+  db: Queryable,
+  environmentId: string | undefined,
+  subjectId: string,
+): Promise<SubjectRow | undefined> {
+  const found = await db.query<SubjectRow>(
+    `SELECT ${SUBJECT_COLUMNS} FROM subjects WHERE id = $1 AND environment_id = $2`,
+    [subjectId, environmentId],
+  );
+  return found.rows[0];
+}
+
+export async function findProgram(
+  db: Queryable,
+  environmentId: string | undefined,
+  programId: string,
+): Promise<ProgramRow | undefined> {
+  const found = await db.query<ProgramRow>(
+    `SELECT ${PROGRAM_COLUMNS} FROM programs WHERE id = $1 AND environment_id = $2`,
+    [programId, environmentId],
+  );
+  return found.rows[0];
+}
+
+/** A page of an environment's programs, newest first. */
+export async function listProgramRows(
+  db: Queryable,
+  environmentId: string | undefined,
+  page: PageRequest | undefined,
+): Promise<ProgramRow[]> {
+  const clause = pageClause(page, 2);
+  const found = await db.query<ProgramRow>(
+    `SELECT ${PROGRAM_COLUMNS} FROM programs WHERE environment_id = $1 AND ${clause.where} ${clause.tail}`,
+    [environmentId, ...clause.params],
+  );
+  return found.rows;
+}
+
+/** The environment's programs: the `programs` quota's usage. */
+export async function countPrograms(db: Queryable, environmentId: string): Promise<number> {
+  const counted = await db.query<{ programs: number }>(
+    "SELECT count(*)::int AS programs FROM programs WHERE environment_id = $1",
+    [environmentId],
+  );
+  return counted.rows[0]?.programs ?? 0;
+}
+
+/** Inserts a program. */
+export async function insertProgram(db: Queryable, environmentId: string, name: string): Promise<ProgramRow> {
+  const inserted = await db.query<ProgramRow>(
+    `INSERT INTO programs (id, environment_id, name) VALUES ($1, $2, $3) RETURNING ${PROGRAM_COLUMNS}`,
+    [newId(), environmentId, name],
+  );
+  return inserted.rows[0] as ProgramRow;
+}
+
+/** Updates known subjects and inserts new ones, the whole batch in one statement. */
+export async function writeSubjects(
+  db: Queryable,
+  environmentId: string,
+  updates: Array<{ id: string; profile: JsonObject; mode: string }>,
+  inserts: Array<{ id: string; externalId: string; profile: JsonObject; mode: string }>,
+): Promise<void> {
+  await db.query(
+    `WITH updated AS (
+       UPDATE subjects s
+       SET profile = u.profile, identity_mode = u.mode,
+           updated_at = date_trunc('milliseconds', clock_timestamp())
+       FROM unnest($1::uuid[], $2::jsonb[], $3::text[]) AS u (id, profile, mode)
+       WHERE s.id = u.id
+       RETURNING 1
+     ), inserted AS (
+       INSERT INTO subjects (id, environment_id, external_id, identity_mode, profile)
+       SELECT i.id, $4, i.external_id, i.mode, i.profile
+       FROM unnest($5::uuid[], $6::text[], $7::text[], $8::jsonb[]) AS i (id, external_id, mode, profile)
+       RETURNING 1
+     )
+     SELECT (SELECT count(*) FROM updated) + (SELECT count(*) FROM inserted) AS written`,
+    [
+      updates.map((u) => u.id),
+      updates.map((u) => JSON.stringify(u.profile)),
+      updates.map((u) => u.mode),
+      environmentId,
+      inserts.map((i) => i.id),
+      inserts.map((i) => i.externalId),
+      inserts.map((i) => i.mode),
+      inserts.map((i) => JSON.stringify(i.profile)),
+    ],
+  );
 }

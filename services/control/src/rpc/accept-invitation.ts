@@ -6,9 +6,9 @@ import {
   type AcceptInvitationResponse,
   AcceptInvitationResponseSchema,
 } from "@evalp/proto/control/v1/membership";
-import { sha256 } from "../credentials.js";
 import { writeAudit } from "../db/audit.js";
 import { emitToOrganization } from "../db/events.js";
+import { activateMembership, findInvitation, setPassword, useInvitation } from "../db/users.js";
 import type { Deps } from "../deps.js";
 import { hashPassword } from "../passwords.js";
 
@@ -24,16 +24,9 @@ export function acceptInvitation(deps: Deps) {
     const passwordHash = await hashPassword(req.password);
     return withTransaction(deps.pool, async (tx) => {
       const invitation = await usableInvitation(tx, req.token, true);
-      await tx.query("UPDATE invitations SET used_at = clock_timestamp() WHERE id = $1", [invitation.id]);
-      await tx.query("UPDATE users SET password_hash = $2, updated_at = clock_timestamp() WHERE id = $1", [
-        invitation.user_id,
-        passwordHash,
-      ]);
-      await tx.query(
-        `UPDATE memberships SET status = 'active', updated_at = date_trunc('milliseconds', clock_timestamp())
-         WHERE id = $1`,
-        [invitation.membership_id],
-      );
+      await useInvitation(tx, invitation.id);
+      await setPassword(tx, invitation.user_id, passwordHash);
+      await activateMembership(tx, invitation.membership_id);
       await writeAudit(tx, context, {
         organizationId: invitation.organization_id,
         action: "invitation.accepted",
@@ -60,21 +53,7 @@ export function acceptInvitation(deps: Deps) {
 
 /** The invitation a token names with its membership, if it can still be used (`lock`: held for the transaction). */
 async function usableInvitation(db: Queryable, token: string, lock: boolean) {
-  const found = await db.query<{
-    id: string;
-    membership_id: string;
-    usable: boolean;
-    organization_id: string;
-    user_id: string;
-    role: string;
-  }>(
-    `SELECT i.id, i.membership_id, i.used_at IS NULL AND i.expires_at > clock_timestamp() AS usable,
-            m.organization_id, m.user_id, m.role
-     FROM invitations i JOIN memberships m ON m.id = i.membership_id
-     WHERE i.token_hash = $1${lock ? " FOR UPDATE OF i" : ""}`,
-    [sha256(token)],
-  );
-  const invitation = found.rows[0];
+  const invitation = await findInvitation(db, token, lock);
   if (!invitation) throw notFound("invitation");
   if (!invitation.usable)
     throw new AppError("invitation_expired", "This invitation was already used or has expired.");

@@ -11,6 +11,8 @@ import {
   PrincipalSchema,
 } from "@evalp/proto/control/v1/auth";
 import { ACCESS_TOKEN_PREFIX, API_KEY_PATTERN, API_KEY_PREFIX, sha256 } from "../credentials.js";
+import { environmentOwners, findApiKeyBySecret } from "../db/organizations.js";
+import { activeMemberships, findSession } from "../db/users.js";
 import type { Deps } from "../deps.js";
 import { parseLegacyKeys } from "../legacy-keys.js";
 
@@ -38,31 +40,14 @@ export function authenticate(deps: Deps) {
 }
 
 async function sessionPrincipal(db: Queryable, token: string): Promise<Principal> {
-  const found = await db.query<{
-    user_id: string;
-    email: string;
-    active_organization_id: string | null;
-    expires_at: Date;
-    expired: boolean;
-    revoked: boolean;
-  }>(
-    `SELECT s.user_id, u.email, s.active_organization_id, s.expires_at,
-            s.expires_at <= clock_timestamp() AS expired, s.revoked_at IS NOT NULL AS revoked
-     FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = $1`,
-    [sha256(token)],
-  );
-  const session = found.rows[0];
+  const session = await findSession(db, token);
   if (!session || session.revoked) throw unauthenticated();
   if (session.expired) throw new AppError("token_expired", "The access token has expired.");
-  const memberships = await db.query<{ organization_id: string; role: string }>(
-    `SELECT organization_id, role FROM memberships WHERE user_id = $1 AND status = 'active'
-     ORDER BY created_at, id`,
-    [session.user_id],
-  );
-  const active = memberships.rows.some((m) => m.organization_id === session.active_organization_id)
+  const memberships = await activeMemberships(db, session.user_id);
+  const active = memberships.some((m) => m.organization_id === session.active_organization_id)
     ? session.active_organization_id
-    : (memberships.rows[0]?.organization_id ?? null);
-  const activeRole = memberships.rows.find((m) => m.organization_id === active)?.role;
+    : (memberships[0]?.organization_id ?? null);
+  const activeRole = memberships.find((m) => m.organization_id === active)?.role;
   return create(PrincipalSchema, {
     kind: PrincipalKind.SESSION,
     principalId: session.user_id,
@@ -70,7 +55,7 @@ async function sessionPrincipal(db: Queryable, token: string): Promise<Principal
     email: session.email,
     activeOrganizationId: active ?? "",
     scopes: activeRole ? [...(ROLE_SCOPES[activeRole as keyof typeof ROLE_SCOPES] ?? [])] : [],
-    memberships: memberships.rows.map((m) =>
+    memberships: memberships.map((m) =>
       create(MembershipRoleSchema, { organizationId: m.organization_id, role: m.role }),
     ),
     expiresAt: timestampFromDate(session.expires_at),
@@ -79,23 +64,7 @@ async function sessionPrincipal(db: Queryable, token: string): Promise<Principal
 
 async function apiKeyPrincipal(db: Queryable, key: string): Promise<Principal> {
   if (!API_KEY_PATTERN.test(key)) throw unauthenticated();
-  const found = await db.query<{
-    id: string;
-    name: string;
-    scopes: string[];
-    environment_id: string;
-    app_id: string;
-    organization_id: string;
-    created_by_user_id: string | null;
-    revoked: boolean;
-  }>(
-    `SELECT k.id, k.name, k.scopes, k.environment_id, e.app_id, a.organization_id, k.created_by_user_id,
-            k.revoked_at IS NOT NULL AS revoked
-     FROM api_keys k JOIN environments e ON e.id = k.environment_id JOIN apps a ON a.id = e.app_id
-     WHERE k.secret_hash = $1`,
-    [sha256(key)],
-  );
-  const row = found.rows[0];
+  const row = await findApiKeyBySecret(db, key);
   if (!row) throw unauthenticated();
   if (row.revoked) throw new AppError("api_key_revoked", "This API key has been revoked.");
   return create(PrincipalSchema, {
@@ -112,11 +81,7 @@ async function apiKeyPrincipal(db: Queryable, key: string): Promise<Principal> {
 
 /** Legacy keys predate scoped keys: they reach their one environment with the data scopes (LEGACY_SCOPES). */
 async function legacyPrincipal(db: Queryable, hash: string, environmentId: string): Promise<Principal> {
-  const found = await db.query<{ app_id: string; organization_id: string }>(
-    "SELECT e.app_id, a.organization_id FROM environments e JOIN apps a ON a.id = e.app_id WHERE e.id = $1",
-    [environmentId],
-  );
-  const row = found.rows[0];
+  const row = await environmentOwners(db, environmentId);
   if (!row) throw unauthenticated();
   return create(PrincipalSchema, {
     kind: PrincipalKind.LEGACY,

@@ -6,8 +6,14 @@ import {
   type ConfirmPasswordResetResponse,
   ConfirmPasswordResetResponseSchema,
 } from "@evalp/proto/control/v1/auth";
-import { sha256 } from "../credentials.js";
 import { writeAudit } from "../db/audit.js";
+import {
+  activeMemberships,
+  findPasswordReset,
+  revokeUserSessions,
+  setPassword,
+  usePasswordReset,
+} from "../db/users.js";
 import type { Deps } from "../deps.js";
 import { hashPassword } from "../passwords.js";
 
@@ -26,27 +32,18 @@ export function confirmPasswordReset(deps: Deps) {
     const passwordHash = await hashPassword(req.password);
     await withTransaction(deps.pool, async (tx) => {
       const reset = await usableReset(tx, req.token, true);
-      await tx.query("UPDATE password_resets SET used_at = clock_timestamp() WHERE id = $1", [reset.id]);
-      await tx.query("UPDATE users SET password_hash = $2, updated_at = clock_timestamp() WHERE id = $1", [
-        reset.user_id,
-        passwordHash,
-      ]);
-      const revoked = await tx.query(
-        "UPDATE sessions SET revoked_at = clock_timestamp() WHERE user_id = $1 AND revoked_at IS NULL",
-        [reset.user_id],
-      );
-      const organizations = await tx.query<{ organization_id: string }>(
-        "SELECT organization_id FROM memberships WHERE user_id = $1 AND status = 'active'",
-        [reset.user_id],
-      );
+      await usePasswordReset(tx, reset.id);
+      await setPassword(tx, reset.user_id, passwordHash);
+      const revoked = await revokeUserSessions(tx, reset.user_id);
+      const organizations = await activeMemberships(tx, reset.user_id);
       // The reset is audited in every organization the user acts in.
-      for (const { organization_id } of organizations.rows) {
+      for (const { organization_id } of organizations) {
         await writeAudit(tx, context, {
           organizationId: organization_id,
           action: "user.password_reset",
           resourceType: "user",
           resourceId: reset.user_id,
-          metadata: { sessions_revoked: revoked.rowCount ?? 0 },
+          metadata: { sessions_revoked: revoked },
           actor: { kind: "user", id: reset.user_id },
         });
       }
@@ -57,12 +54,7 @@ export function confirmPasswordReset(deps: Deps) {
 
 /** The reset a token names, if it can still be used (`lock`: held for the transaction). */
 async function usableReset(db: Queryable, token: string, lock: boolean) {
-  const found = await db.query<{ id: string; user_id: string; usable: boolean }>(
-    `SELECT id, user_id, used_at IS NULL AND expires_at > clock_timestamp() AS usable
-     FROM password_resets WHERE token_hash = $1${lock ? " FOR UPDATE" : ""}`,
-    [sha256(token)],
-  );
-  const reset = found.rows[0];
+  const reset = await findPasswordReset(db, token, lock);
   if (!reset) throw notFound("reset_token");
   if (!reset.usable)
     throw new AppError("reset_token_expired", "This reset link was already used or has expired.");

@@ -1,15 +1,16 @@
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
-import { AppError, grants, isScope, newId, requestContext, withTransaction } from "@evalp/kit";
+import { AppError, grants, isScope, requestContext, withTransaction } from "@evalp/kit";
 import {
   type CreateApiKeyRequest,
   type CreateApiKeyResponse,
   CreateApiKeyResponseSchema,
 } from "@evalp/proto/control/v1/api_key";
 import { actorScopes } from "../actor-scopes.js";
-import { newApiKey, sha256 } from "../credentials.js";
+import { newApiKey } from "../credentials.js";
 import { writeAudit } from "../db/audit.js";
-import { API_KEY_COLUMNS, type ApiKeyRow, apiKeyMessage } from "../db/rows.js";
+import { insertApiKey } from "../db/organizations.js";
+import { apiKeyMessage } from "../db/rows.js";
 import { requireEnvironment } from "../db/scope.js";
 import type { Deps } from "../deps.js";
 
@@ -34,20 +35,14 @@ export function createApiKey(deps: Deps) {
           required_scope: missing,
         });
       }
-      const inserted = await tx.query<ApiKeyRow>(
-        `INSERT INTO api_keys (id, environment_id, name, key_prefix, secret_hash, scopes, created_by_user_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${API_KEY_COLUMNS}`,
-        [
-          newId(),
-          req.environment?.environmentId,
-          req.name,
-          key.prefix,
-          sha256(key.secret),
-          req.scopes,
-          req.createdByUserId ?? null,
-        ],
-      );
-      const created = inserted.rows[0] as ApiKeyRow;
+      const created = await insertApiKey(tx, {
+        environmentId: req.environment?.environmentId,
+        name: req.name,
+        prefix: key.prefix,
+        secret: key.secret,
+        scopes: req.scopes,
+        createdByUserId: req.createdByUserId ?? null,
+      });
       await writeAudit(tx, context, {
         organizationId: req.environment?.organizationId ?? "",
         appId: req.environment?.appId,

@@ -1,13 +1,14 @@
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
-import { AppError, isUuid, newId, notFound, requestContext, withTransaction } from "@evalp/kit";
+import { AppError, isUuid, notFound, requestContext, withTransaction } from "@evalp/kit";
 import {
   type CreateAppRequest,
   type CreateAppResponse,
   CreateAppResponseSchema,
 } from "@evalp/proto/control/v1/organization";
 import { writeAudit } from "../db/audit.js";
-import { APP_COLUMNS, type AppRow, appMessage } from "../db/rows.js";
+import { insertApp } from "../db/organizations.js";
+import { appMessage } from "../db/rows.js";
 import { isUniqueViolation } from "../db/unique.js";
 import type { Deps } from "../deps.js";
 
@@ -18,13 +19,12 @@ export function createApp(deps: Deps) {
     if (!isUuid(req.organizationId)) throw notFound("organization");
     try {
       const row = await withTransaction(deps.pool, async (tx) => {
-        const inserted = await tx.query<AppRow>(
-          `INSERT INTO apps (id, organization_id, slug, name, description)
-           SELECT $1, id, $3, $4, $5 FROM organizations WHERE id = $2
-           RETURNING ${APP_COLUMNS}`,
-          [newId(), req.organizationId, req.slug, req.name, req.description ?? null],
-        );
-        const app = inserted.rows[0];
+        const app = await insertApp(tx, {
+          organizationId: req.organizationId,
+          slug: req.slug,
+          name: req.name,
+          description: req.description ?? null,
+        });
         if (!app) throw notFound("organization");
         await writeAudit(tx, context, {
           organizationId: app.organization_id,

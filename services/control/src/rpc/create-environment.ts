@@ -1,13 +1,15 @@
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
-import { AppError, newId, requestContext, withTransaction } from "@evalp/kit";
+import { AppError, requestContext, withTransaction } from "@evalp/kit";
 import {
   type CreateEnvironmentRequest,
   type CreateEnvironmentResponse,
   CreateEnvironmentResponseSchema,
 } from "@evalp/proto/control/v1/organization";
 import { writeAudit } from "../db/audit.js";
-import { ENVIRONMENT_COLUMNS, type EnvironmentRow, environmentMessage } from "../db/rows.js";
+import { insertEnvironment } from "../db/organizations.js";
+import { insertQuotas } from "../db/quotas.js";
+import { environmentMessage } from "../db/rows.js";
 import { requireApp } from "../db/scope.js";
 import { isUniqueViolation } from "../db/unique.js";
 import type { Deps } from "../deps.js";
@@ -19,13 +21,8 @@ export function createEnvironment(deps: Deps) {
     try {
       const row = await withTransaction(deps.pool, async (tx) => {
         await requireApp(tx, req.organizationId, req.appId);
-        const inserted = await tx.query<EnvironmentRow>(
-          `INSERT INTO environments (id, app_id, slug, name) VALUES ($1, $2, $3, $4)
-           RETURNING ${ENVIRONMENT_COLUMNS}`,
-          [newId(), req.appId, req.slug, req.name],
-        );
-        const environment = inserted.rows[0] as EnvironmentRow;
-        await tx.query("INSERT INTO quotas (environment_id) VALUES ($1)", [environment.id]);
+        const environment = await insertEnvironment(tx, { appId: req.appId, slug: req.slug, name: req.name });
+        await insertQuotas(tx, environment.id);
         await writeAudit(tx, context, {
           organizationId: req.organizationId,
           appId: req.appId,

@@ -8,9 +8,11 @@ import {
 } from "@evalp/proto/control/v1/membership";
 import { writeAudit } from "../db/audit.js";
 import { emitToOrganization } from "../db/events.js";
-import { MEMBERSHIP_SELECT, type MembershipRow, membershipMessage } from "../db/membership-rows.js";
+import { findMembership, membershipMessage } from "../db/membership-rows.js";
+import { findOrganization } from "../db/organizations.js";
 import { createInvitation } from "../db/tokens.js";
 import { isUniqueViolation } from "../db/unique.js";
+import { ensureUser, insertMembership } from "../db/users.js";
 import type { Deps } from "../deps.js";
 
 /**
@@ -23,27 +25,19 @@ export function createMembership(deps: Deps) {
     const context = requestContext(ctx.values);
     try {
       const { membership, invitation } = await withTransaction(deps.pool, async (tx) => {
-        const org = await tx.query<{ name: string }>("SELECT name FROM organizations WHERE id = $1", [
-          req.organizationId,
-        ]);
-        if (!org.rows[0]) throw notFound("organization");
-        await tx.query(
-          "INSERT INTO users (id, email) VALUES ($1, $2) ON CONFLICT (lower(email)) DO NOTHING",
-          [newId(), req.email],
-        );
-        const user = await tx.query<{ id: string; active: boolean }>(
-          "SELECT id, password_hash IS NOT NULL AS active FROM users WHERE lower(email) = lower($1)",
-          [req.email],
-        );
-        const { id: userId, active } = user.rows[0] as { id: string; active: boolean };
+        const org = await findOrganization(tx, req.organizationId);
+        if (!org) throw notFound("organization");
+        const { id: userId, active } = await ensureUser(tx, req.email);
         const membershipId = newId();
-        await tx.query(
-          `INSERT INTO memberships (id, organization_id, user_id, role, status) VALUES ($1, $2, $3, $4, $5)`,
-          [membershipId, req.organizationId, userId, req.role, active ? "active" : "invited"],
-        );
+        await insertMembership(tx, {
+          id: membershipId,
+          organizationId: req.organizationId,
+          userId,
+          role: req.role,
+          status: active ? "active" : "invited",
+        });
         const token = active ? null : await createInvitation(tx, membershipId);
-        const row = (await tx.query<MembershipRow>(`${MEMBERSHIP_SELECT} WHERE m.id = $1`, [membershipId]))
-          .rows[0] as MembershipRow;
+        const row = await findMembership(tx, membershipId);
         await writeAudit(tx, context, {
           organizationId: req.organizationId,
           action: "membership.created",
@@ -58,7 +52,7 @@ export function createMembership(deps: Deps) {
           role: req.role,
           status: row.status,
         });
-        return { membership: row, invitation: token && { token, organization: org.rows[0].name } };
+        return { membership: row, invitation: token && { token, organization: org.name } };
       });
       if (invitation) {
         // Mailed after the commit, so a rolled-back membership never sends one.

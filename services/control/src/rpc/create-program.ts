@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
-import { enforceQuota, newId, requestContext, withTransaction } from "@evalp/kit";
+import { enforceQuota, requestContext, withTransaction } from "@evalp/kit";
 import {
   type CreateProgramRequest,
   type CreateProgramResponse,
@@ -9,7 +9,7 @@ import {
 import { writeAudit } from "../db/audit.js";
 import { readQuotas } from "../db/quotas.js";
 import { requireEnvironment } from "../db/scope.js";
-import { PROGRAM_COLUMNS, type ProgramRow, programMessage } from "../db/subject-rows.js";
+import { countPrograms, insertProgram, programMessage } from "../db/subject-rows.js";
 import type { Deps } from "../deps.js";
 
 /** A new program of the environment, counted against its `programs` quota (kit `enforceQuota`). */
@@ -23,18 +23,9 @@ export function createProgram(deps: Deps) {
         environmentId,
         counter: "programs",
         limit: async () => (await readQuotas(tx, environmentId)).programs,
-        usage: async () =>
-          (
-            await tx.query<{ n: number }>("SELECT count(*) AS n FROM programs WHERE environment_id = $1", [
-              environmentId,
-            ])
-          ).rows[0]?.n ?? 0,
+        usage: () => countPrograms(tx, environmentId),
       });
-      const inserted = await tx.query<ProgramRow>(
-        `INSERT INTO programs (id, environment_id, name) VALUES ($1, $2, $3) RETURNING ${PROGRAM_COLUMNS}`,
-        [newId(), environmentId, req.name],
-      );
-      const program = inserted.rows[0] as ProgramRow;
+      const program = await insertProgram(tx, environmentId, req.name);
       await writeAudit(tx, context, {
         organizationId: req.environment?.organizationId ?? "",
         appId: req.environment?.appId,

@@ -5,7 +5,8 @@ import {
   type GetEnvironmentResponse,
   GetEnvironmentResponseSchema,
 } from "@evalp/proto/control/v1/organization";
-import { ENVIRONMENT_COLUMNS, type EnvironmentRow, environmentMessage } from "../db/rows.js";
+import { findEnvironment } from "../db/organizations.js";
+import { environmentMessage } from "../db/rows.js";
 import { requireEnvironment } from "../db/scope.js";
 import type { Deps } from "../deps.js";
 
@@ -17,11 +18,7 @@ import type { Deps } from "../deps.js";
 export function getEnvironment(deps: Deps) {
   return async (req: GetEnvironmentRequest): Promise<GetEnvironmentResponse> => {
     await requireEnvironment(deps.pool, req.environment);
-    const found = await deps.pool.query<EnvironmentRow>(
-      `SELECT ${ENVIRONMENT_COLUMNS} FROM environments WHERE id = $1`,
-      [req.environment?.environmentId],
-    );
-    const row = found.rows[0];
+    const row = await findEnvironment(deps.pool, req.environment?.environmentId);
     if (!row) throw notFound("environment");
     return create(GetEnvironmentResponseSchema, { environment: environmentMessage(row) });
   };

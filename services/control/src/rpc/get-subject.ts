@@ -6,18 +6,14 @@ import {
   GetSubjectResponseSchema,
 } from "@evalp/proto/control/v1/subject";
 import { requireEnvironment } from "../db/scope.js";
-import { SUBJECT_COLUMNS, type SubjectRow, subjectMessage } from "../db/subject-rows.js";
+import { findSubject, subjectMessage } from "../db/subject-rows.js";
 import type { Deps } from "../deps.js";
 
 export function getSubject(deps: Deps) {
   return async (req: GetSubjectRequest): Promise<GetSubjectResponse> => {
     await requireEnvironment(deps.pool, req.environment);
     if (!isUuid(req.subjectId)) throw notFound("subject");
-    const found = await deps.pool.query<SubjectRow>(
-      `SELECT ${SUBJECT_COLUMNS} FROM subjects WHERE id = $1 AND environment_id = $2`,
-      [req.subjectId, req.environment?.environmentId],
-    );
-    const row = found.rows[0];
+    const row = await findSubject(deps.pool, req.environment?.environmentId, req.subjectId);
     if (!row) throw notFound("subject");
     return create(GetSubjectResponseSchema, { subject: subjectMessage(row) });
   };

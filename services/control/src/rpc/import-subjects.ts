@@ -8,7 +8,9 @@ import {
   SubjectReceiptSchema,
 } from "@evalp/proto/control/v1/subject";
 import { writeAudit } from "../db/audit.js";
+import { importState } from "../db/quotas.js";
 import { requireEnvironment } from "../db/scope.js";
+import { writeSubjects } from "../db/subject-rows.js";
 import type { Deps } from "../deps.js";
 
 type Receipt = { itemIndex: number; subjectId: string; errorCode: string };
@@ -28,15 +30,7 @@ export function importSubjects(deps: Deps) {
     const receipts = await withTransaction(deps.pool, async (tx) => {
       await requireEnvironment(tx, req.environment, "active_subjects");
       const externalIds = req.items.map((item) => item.externalId);
-      const state = await tx.query<{ limit: number; subjects: string; known: Record<string, string> }>(
-        `SELECT q.active_subjects AS limit, COALESCE(c.subjects, 0) AS subjects,
-                COALESCE((SELECT json_object_agg(external_id, id) FROM subjects
-                          WHERE environment_id = $1 AND external_id = ANY($2)), '{}') AS known
-         FROM quotas q LEFT JOIN subject_counts c ON c.environment_id = q.environment_id
-         WHERE q.environment_id = $1`,
-        [environmentId, externalIds],
-      );
-      const current = state.rows[0];
+      const current = await importState(tx, environmentId, externalIds);
       if (!current) throw notFound("environment");
       const existing = new Map(Object.entries(current.known));
       let active = Number(current.subjects);
@@ -67,32 +61,7 @@ export function importSubjects(deps: Deps) {
         out.push({ itemIndex, subjectId: id, errorCode: "" });
       }
       // The whole batch in one statement, however many items it holds.
-      await tx.query(
-        `WITH updated AS (
-           UPDATE subjects s
-           SET profile = u.profile, identity_mode = u.mode,
-               updated_at = date_trunc('milliseconds', clock_timestamp())
-           FROM unnest($1::uuid[], $2::jsonb[], $3::text[]) AS u (id, profile, mode)
-           WHERE s.id = u.id
-           RETURNING 1
-         ), inserted AS (
-           INSERT INTO subjects (id, environment_id, external_id, identity_mode, profile)
-           SELECT i.id, $4, i.external_id, i.mode, i.profile
-           FROM unnest($5::uuid[], $6::text[], $7::text[], $8::jsonb[]) AS i (id, external_id, mode, profile)
-           RETURNING 1
-         )
-         SELECT (SELECT count(*) FROM updated) + (SELECT count(*) FROM inserted) AS written`,
-        [
-          updates.map((u) => u.id),
-          updates.map((u) => JSON.stringify(u.profile)),
-          updates.map((u) => u.mode),
-          environmentId,
-          inserts.map((i) => i.id),
-          inserts.map((i) => i.externalId),
-          inserts.map((i) => i.mode),
-          inserts.map((i) => JSON.stringify(i.profile)),
-        ],
-      );
+      await writeSubjects(tx, environmentId, updates, inserts);
       const imported = out.filter((receipt) => receipt.subjectId !== "");
       const summary = {
         batch_id: batchId,

@@ -5,6 +5,7 @@ import {
   RequestPasswordResetResponseSchema,
 } from "@evalp/proto/control/v1/auth";
 import { createPasswordReset } from "../db/tokens.js";
+import { findUserByEmail } from "../db/users.js";
 import type { Deps } from "../deps.js";
 
 /**
@@ -14,11 +15,7 @@ import type { Deps } from "../deps.js";
 export function requestPasswordReset(deps: Deps) {
   return async (req: RequestPasswordResetRequest): Promise<RequestPasswordResetResponse> => {
     deps.tasks.run("password-reset", async () => {
-      const found = await deps.pool.query<{ id: string; email: string }>(
-        "SELECT id, email FROM users WHERE lower(email) = lower($1)",
-        [req.email],
-      );
-      const user = found.rows[0];
+      const user = await findUserByEmail(deps.pool, req.email);
       if (!user) return;
       const token = await createPasswordReset(deps.pool, user.id);
       await deps.mailer.send({

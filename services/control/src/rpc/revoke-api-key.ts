@@ -7,7 +7,8 @@ import {
   RevokeApiKeyResponseSchema,
 } from "@evalp/proto/control/v1/api_key";
 import { writeAudit } from "../db/audit.js";
-import { API_KEY_COLUMNS, type ApiKeyRow, apiKeyMessage } from "../db/rows.js";
+import { revokeApiKeyRow } from "../db/organizations.js";
+import { apiKeyMessage } from "../db/rows.js";
 import { requireEnvironment } from "../db/scope.js";
 import type { Deps } from "../deps.js";
 
@@ -21,14 +22,7 @@ export function revokeApiKey(deps: Deps) {
     if (!isUuid(req.keyId)) throw notFound("api_key");
     const row = await withTransaction(deps.pool, async (tx) => {
       await requireEnvironment(tx, req.environment);
-      const updated = await tx.query<ApiKeyRow & { already: boolean }>(
-        `WITH before AS (SELECT revoked_at FROM api_keys WHERE id = $1 AND environment_id = $2)
-         UPDATE api_keys SET revoked_at = COALESCE(revoked_at, date_trunc('milliseconds', clock_timestamp()))
-         WHERE id = $1 AND environment_id = $2
-         RETURNING ${API_KEY_COLUMNS}, (SELECT revoked_at IS NOT NULL FROM before) AS already`,
-        [req.keyId, req.environment?.environmentId],
-      );
-      const key = updated.rows[0];
+      const key = await revokeApiKeyRow(tx, req.keyId, req.environment?.environmentId);
       if (!key) throw notFound("api_key");
       // Only the revocation that took effect is audited; a repeated revoke changes nothing.
       if (!key.already) {

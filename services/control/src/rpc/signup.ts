@@ -4,8 +4,10 @@ import type { HandlerContext } from "@connectrpc/connect";
 import { AppError, newId, requestContext, withTransaction } from "@evalp/kit";
 import { type SignupRequest, type SignupResponse, SignupResponseSchema } from "@evalp/proto/control/v1/auth";
 import { writeAudit } from "../db/audit.js";
+import { insertOrganization } from "../db/organizations.js";
 import { openSession } from "../db/sessions.js";
 import { isUniqueViolation } from "../db/unique.js";
+import { insertMembership, insertUser } from "../db/users.js";
 import type { Deps } from "../deps.js";
 import { hashPassword } from "../passwords.js";
 
@@ -18,20 +20,9 @@ export function signup(deps: Deps) {
     const organizationId = newId();
     try {
       return await withTransaction(deps.pool, async (tx) => {
-        await tx.query("INSERT INTO users (id, email, password_hash) VALUES ($1, $2, $3)", [
-          userId,
-          req.email,
-          passwordHash,
-        ]);
-        await tx.query("INSERT INTO organizations (id, name) VALUES ($1, $2)", [
-          organizationId,
-          req.organizationName,
-        ]);
-        await tx.query(
-          `INSERT INTO memberships (id, organization_id, user_id, role, status)
-           VALUES ($1, $2, $3, 'owner', 'active')`,
-          [newId(), organizationId, userId],
-        );
+        await insertUser(tx, { id: userId, email: req.email, passwordHash });
+        await insertOrganization(tx, organizationId, req.organizationName);
+        await insertMembership(tx, { id: newId(), organizationId, userId, role: "owner", status: "active" });
         await writeAudit(tx, context, {
           organizationId,
           action: "organization.created",

@@ -7,7 +7,7 @@ import {
   UpdateQuotasResponseSchema,
 } from "@evalp/proto/control/v1/quota";
 import { writeAudit } from "../db/audit.js";
-import { COUNTERS, countersFromMessage, QUOTA_COLUMNS, type QuotaRow, quotasMessage } from "../db/quotas.js";
+import { countersFromMessage, quotaRevision, quotasMessage, replaceLimits } from "../db/quotas.js";
 import { requireEnvironment } from "../db/scope.js";
 import type { Deps } from "../deps.js";
 
@@ -23,23 +23,13 @@ export function updateQuotas(deps: Deps) {
     const limits = countersFromMessage(req.limits);
     const quotas = await withTransaction(deps.pool, async (tx) => {
       await requireEnvironment(tx, req.environment);
-      const assignments = COUNTERS.map((counter, index) => `${counter} = $${index + 3}`).join(", ");
-      const updated = await tx.query<QuotaRow>(
-        `UPDATE quotas SET ${assignments}, revision = revision + 1,
-           updated_at = date_trunc('milliseconds', clock_timestamp())
-         WHERE environment_id = $1 AND revision = $2 RETURNING ${QUOTA_COLUMNS}`,
-        [environmentId, req.expectedRevision, ...COUNTERS.map((counter) => limits[counter])],
-      );
-      const row = updated.rows[0];
+      const row = await replaceLimits(tx, environmentId, req.expectedRevision, limits);
       if (!row) {
-        const current = await tx.query<{ revision: number }>(
-          "SELECT revision FROM quotas WHERE environment_id = $1",
-          [environmentId],
-        );
-        if (!current.rows[0]) throw notFound("environment");
+        const current = await quotaRevision(tx, environmentId);
+        if (current === undefined) throw notFound("environment");
         throw new AppError("revision_conflict", "The quotas changed since that revision.", {
           expected_revision: req.expectedRevision,
-          current_revision: current.rows[0].revision,
+          current_revision: current,
         });
       }
       await writeAudit(tx, context, {

@@ -7,8 +7,10 @@ import {
   type CreateAgentSessionResponse,
   CreateAgentSessionResponseSchema,
 } from "@evalp/proto/interview/v1/agent";
+import { insertAgentSession, supersedeSessions } from "../db/agent.js";
+import { closeSessionConnections } from "../db/agent-connections.js";
 import { findEvaluation } from "../db/evaluations.js";
-import { requireInterview, saveInterview } from "../db/interviews.js";
+import { clearAgentPause, requireInterview, saveInterview } from "../db/interviews.js";
 import type { Deps } from "../deps.js";
 import type { RequireEnvironment } from "../environment-scope.js";
 
@@ -41,21 +43,14 @@ export function createAgentSession(deps: Deps, requireEnvironment: RequireEnviro
     const agentSessionId = newId();
     const { interviewId, superseded, changed } = await withTransaction(deps.pool, async (tx) => {
       const interview = await requireInterview(tx, evaluation.id, true);
-      const older = await tx.query<{ id: string }>(
-        `UPDATE agent_sessions SET superseded_at = clock_timestamp()
-         WHERE interview_id = $1 AND superseded_at IS NULL RETURNING id`,
-        [interview.id],
-      );
+      const supersededIds = await supersedeSessions(tx, interview.id);
       // The superseded sessions' sockets are closed by the gateways that hold them: they no
       // longer count, and no agent is connected until the new session's socket opens (no pause:
       // the interview was handed over, not left).
-      const supersededIds = older.rows.map((row) => row.id);
       let disconnected = false;
       if (supersededIds.length > 0) {
-        await tx.query("DELETE FROM agent_connections WHERE agent_session_id = ANY($1::uuid[])", [
-          supersededIds,
-        ]);
-        await tx.query("UPDATE interviews SET agent_pause_at = NULL WHERE id = $1", [interview.id]);
+        await closeSessionConnections(tx, supersededIds);
+        await clearAgentPause(tx, interview.id);
         if (interview.agent.connected === true) {
           interview.agent = { ...interview.agent, connected: false };
           interview.revision += 1;
@@ -63,11 +58,13 @@ export function createAgentSession(deps: Deps, requireEnvironment: RequireEnviro
           disconnected = true;
         }
       }
-      await tx.query(
-        `INSERT INTO agent_sessions (id, evaluation_id, interview_id, environment_id, expires_at)
-         VALUES ($1, $2, $3, $4, $5)`,
-        [agentSessionId, evaluation.id, interview.id, evaluation.environment_id, expiresAt],
-      );
+      await insertAgentSession(tx, {
+        id: agentSessionId,
+        evaluationId: evaluation.id,
+        interviewId: interview.id,
+        environmentId: evaluation.environment_id,
+        expiresAt,
+      });
       return {
         interviewId: interview.id,
         superseded: supersededIds,

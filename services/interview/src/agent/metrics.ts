@@ -1,5 +1,7 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { Queryable } from "@evalp/kit";
+import { commandLatencyP95, pricesOfInterview } from "../db/agent.js";
+import { agentReportPayloads } from "../db/entries.js";
 
 type UsageLine = { provider: string; model: string; unit: string; quantity: number };
 type ErrorLine = { provider: string; code: string };
@@ -20,24 +22,13 @@ export type AgentMetrics = {
  */
 export async function agentMetrics(db: Queryable, interviewId: string): Promise<AgentMetrics> {
   const [reports, latency, prices] = await Promise.all([
-    db.query<{ payload: { usage?: UsageLine[]; errors?: ErrorLine[] } }>(
-      "SELECT payload FROM interview_entries WHERE interview_id = $1 AND kind = 'agent_report' ORDER BY seq",
-      [interviewId],
-    ),
-    db.query<{ p95: number | null }>(
-      `SELECT percentile_cont(0.95) WITHIN GROUP (ORDER BY extract(epoch FROM acked_at - received_at) * 1000) AS p95
-       FROM agent_commands WHERE interview_id = $1 AND ack IS NOT NULL`,
-      [interviewId],
-    ),
-    db.query<{ provider: string; model: string; unit: string; usd_per_unit: number }>(
-      `SELECT p.provider, p.model, p.unit, p.usd_per_unit FROM agent_prices p
-       JOIN interviews i ON i.environment_id = p.environment_id WHERE i.id = $1`,
-      [interviewId],
-    ),
+    agentReportPayloads<{ usage?: UsageLine[]; errors?: ErrorLine[] }>(db, interviewId),
+    commandLatencyP95(db, interviewId),
+    pricesOfInterview(db, interviewId),
   ]);
   const usage: Record<string, Record<string, Record<string, number>>> = {};
   const errors: Record<string, Record<string, number>> = {};
-  for (const { payload } of reports.rows) {
+  for (const payload of reports) {
     for (const line of payload.usage ?? []) {
       const byModel = usage[line.provider] ?? {};
       const byUnit = byModel[line.model] ?? {};
@@ -52,7 +43,7 @@ export async function agentMetrics(db: Queryable, interviewId: string): Promise<
     }
   }
   const price = new Map(
-    prices.rows.map((row) => [`${row.provider}\n${row.model}\n${row.unit}`, row.usd_per_unit]),
+    prices.map((row) => [`${row.provider}\n${row.model}\n${row.unit}`, row.usd_per_unit]),
   );
   let cost: number | undefined = Object.keys(usage).length === 0 ? undefined : 0;
   for (const [provider, byModel] of Object.entries(usage)) {
@@ -67,7 +58,7 @@ export async function agentMetrics(db: Queryable, interviewId: string): Promise<
   return {
     usage: usage as JsonObject,
     providerErrors: errors as JsonObject,
-    apiLatencyP95Ms: latency.rows[0]?.p95 ?? undefined,
+    apiLatencyP95Ms: latency ?? undefined,
     estimatedCostUsd: cost,
   };
 }

@@ -13,6 +13,7 @@ import {
   type ResolveProposalResponse,
   ResolveProposalResponseSchema,
 } from "@evalp/proto/interview/v1/agent";
+import { replacePrices } from "../db/agent.js";
 import { requireInterview } from "../db/interviews.js";
 import type { Deps } from "../deps.js";
 import type { RequireEnvironment } from "../environment-scope.js";
@@ -55,16 +56,8 @@ export function putAgentPrices(deps: Deps, requireEnvironment: RequireEnvironmen
   return async (req: PutAgentPricesRequest, ctx: HandlerContext): Promise<PutAgentPricesResponse> => {
     const environment = await requireEnvironment(req.environment, ctx);
     const updatedAt = await withTransaction(deps.pool, async (tx) => {
-      await tx.query("DELETE FROM agent_prices WHERE environment_id = $1", [environment.environmentId]);
       const now = new Date();
-      for (const price of req.prices) {
-        await tx.query(
-          `INSERT INTO agent_prices (environment_id, provider, model, unit, usd_per_unit, updated_at)
-           VALUES ($1, $2, $3, $4, $5, $6)
-           ON CONFLICT (environment_id, provider, model, unit) DO UPDATE SET usd_per_unit = EXCLUDED.usd_per_unit`,
-          [environment.environmentId, price.provider, price.model, price.unit, price.usdPerUnit, now],
-        );
-      }
+      await replacePrices(tx, environment.environmentId, req.prices, now);
       return now;
     });
     return create(PutAgentPricesResponseSchema, {

@@ -6,6 +6,7 @@ import {
   type RunCommandResponse,
   RunCommandResponseSchema,
 } from "@evalp/proto/interview/v1/agent";
+import { findCommand, type StoredCommand, storeCommand } from "../db/agent.js";
 import { entryMessage } from "../db/rows.js";
 import type { Deps } from "../deps.js";
 import { snapshotOfRow } from "../steps.js";
@@ -13,12 +14,6 @@ import type { Command } from "./command.js";
 import { commandFingerprint } from "./fingerprint.js";
 import { HANDLERS } from "./handlers.js";
 import { runAgentStep } from "./scope.js";
-
-type StoredCommand = {
-  fingerprint: string;
-  ack: Buffer | null;
-  error: { code: string; message: string; context: Record<string, unknown> } | null;
-};
 
 /**
  * One agent command (contract §9). The interview row is held FOR UPDATE, so commands of one
@@ -38,11 +33,7 @@ export function runCommand(deps: Deps) {
     let failure: AppError | null = null;
     const response = await runAgentStep(deps, req.agent, async (step) => {
       const { tx, interview } = step;
-      const found = await tx.query<StoredCommand>(
-        "SELECT fingerprint, ack, error FROM agent_commands WHERE interview_id = $1 AND command_id = $2",
-        [interview.id, command.id],
-      );
-      const stored = found.rows[0];
+      const stored = await findCommand(tx, interview.id, command.id);
       if (stored) {
         if (stored.fingerprint !== fingerprint) {
           throw new AppError("idempotency_key_reused", "This command id was used for another command.", {
@@ -57,10 +48,10 @@ export function runCommand(deps: Deps) {
         }
       }
       const store = (ack: Uint8Array | null, error: StoredCommand["error"]) =>
-        tx.query(
-          `INSERT INTO agent_commands (interview_id, command_id, type, fingerprint, ack, error, received_at, acked_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, clock_timestamp())`,
-          [interview.id, command.id, command.type, fingerprint, ack, error, receivedAt],
+        storeCommand(
+          tx,
+          { interviewId: interview.id, id: command.id, type: command.type, fingerprint, receivedAt },
+          { ack, error },
         );
       await tx.query("SAVEPOINT command");
       try {

@@ -1,7 +1,8 @@
 import { AppError, isUuid, type PoolClient, type Queryable, withTransaction } from "@evalp/kit";
 import type { AgentRef } from "@evalp/proto/interview/v1/agent";
+import { findAgentSession } from "../db/agent.js";
 import { requireInterview } from "../db/interviews.js";
-import { EVALUATION_COLUMNS, type EvaluationRow } from "../db/rows.js";
+import type { EvaluationRow } from "../db/rows.js";
 import type { Deps } from "../deps.js";
 import { flowOf } from "../flow/flow.js";
 import type { Step } from "../steps.js";
@@ -22,17 +23,7 @@ const unauthenticated = () => new AppError("unauthenticated", "Authentication re
  */
 export async function requireAgent(db: Queryable, ref: AgentRef | undefined): Promise<AgentContext> {
   if (!ref || !isUuid(ref.agentSessionId) || !isUuid(ref.evaluationId)) throw unauthenticated();
-  const found = await db.query<
-    EvaluationRow & { agent_session_id: string; expires_at: Date; superseded: boolean; expired: boolean }
-  >(
-    `SELECT ${EVALUATION_COLUMNS}, a.id AS agent_session_id, a.expires_at,
-            a.superseded_at IS NOT NULL AS superseded, a.expires_at <= clock_timestamp() AS expired
-     FROM agent_sessions a JOIN evaluations e ON e.id = a.evaluation_id
-     LEFT JOIN interviews i ON i.evaluation_id = e.id
-     WHERE a.id = $1`,
-    [ref.agentSessionId],
-  );
-  const row = found.rows[0];
+  const row = await findAgentSession(db, ref.agentSessionId);
   if (!row || row.id !== ref.evaluationId) throw unauthenticated();
   if (row.superseded) {
     throw new AppError("session_superseded", "A newer agent session replaced this one.");

@@ -90,3 +90,12 @@ export async function listEntries(
   );
   return found.rows;
 }
+
+/** The payloads of the interview's `agent_report` entries, in order. */
+export async function agentReportPayloads<T>(db: Queryable, interviewId: string): Promise<T[]> {
+  const reports = await db.query<{ payload: T }>(
+    "SELECT payload FROM interview_entries WHERE interview_id = $1 AND kind = 'agent_report' ORDER BY seq",
+    [interviewId],
+  );
+  return reports.rows.map((row) => row.payload);
+}

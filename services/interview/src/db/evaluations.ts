@@ -1,4 +1,4 @@
-import { isUuid, notFound, type Queryable } from "@evalp/kit";
+import { isUuid, newId, notFound, type Queryable } from "@evalp/kit";
 import { EVALUATION_COLUMNS, type EvaluationRow } from "./rows.js";
 
 /** An evaluation of the environment, or 404 (also for one of another environment). */
@@ -44,4 +44,69 @@ export async function largestEventBatch(db: Queryable, environmentId: string): P
     [environmentId],
   );
   return found.rows[0]?.n ?? 0;
+}
+
+/** Inserts an evaluation, `pending` until its participant starts. */
+export async function insertEvaluation(
+  db: Queryable,
+  evaluation: {
+    organizationId: string;
+    appId: string;
+    environmentId: string;
+    subjectId: string;
+    bundleId: string;
+    programId: string | null;
+  },
+): Promise<EvaluationRow> {
+  const inserted = await db.query<EvaluationRow>(
+    `INSERT INTO evaluations (id, organization_id, app_id, environment_id, subject_id, bundle_id, program_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)
+     RETURNING id, organization_id, app_id, environment_id, subject_id, bundle_id, program_id, created_at,
+               'pending' AS status`,
+    [
+      newId(),
+      evaluation.organizationId,
+      evaluation.appId,
+      evaluation.environmentId,
+      evaluation.subjectId,
+      evaluation.bundleId,
+      evaluation.programId,
+    ],
+  );
+  return inserted.rows[0] as EvaluationRow;
+}
+
+/** A participant session of an evaluation, valid until `expiresAt`. */
+export async function insertParticipantSession(
+  db: Queryable,
+  session: { id: string; evaluationId: string; environmentId: string; expiresAt: Date },
+): Promise<void> {
+  await db.query(
+    "INSERT INTO participant_sessions (id, evaluation_id, environment_id, expires_at) VALUES ($1, $2, $3, $4)",
+    [session.id, session.evaluationId, session.environmentId, session.expiresAt],
+  );
+}
+
+/** A participant session with its evaluation, and whether it has expired. */
+export type ParticipantSessionRow = EvaluationRow & {
+  session_id: string;
+  expires_at: Date;
+  completed_at: Date | null;
+  expired: boolean;
+};
+
+/** A participant session by id, with its evaluation (and that evaluation's interview status). */
+export async function findParticipantSession(
+  db: Queryable,
+  sessionId: string,
+): Promise<ParticipantSessionRow | undefined> {
+  const found = await db.query<ParticipantSessionRow>(
+    `SELECT ${EVALUATION_COLUMNS}, s.id AS session_id, s.expires_at, s.completed_at,
+            s.expires_at <= clock_timestamp() AS expired
+     FROM participant_sessions s JOIN evaluations e ON e.id = s.evaluation_id
+     LEFT JOIN interviews i ON i.evaluation_id = e.id
+     WHERE s.id = $1`,
+    [sessionId],
+  );
+  return found.rows[0];
 }

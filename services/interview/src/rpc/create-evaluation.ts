@@ -1,13 +1,13 @@
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
-import { AppError, enforceQuota, newId, withTransaction } from "@evalp/kit";
+import { AppError, enforceQuota, withTransaction } from "@evalp/kit";
 import {
   type CreateEvaluationRequest,
   type CreateEvaluationResponse,
   CreateEvaluationResponseSchema,
 } from "@evalp/proto/interview/v1/evaluation";
-import { countEvaluations } from "../db/evaluations.js";
-import { type EvaluationRow, evaluationMessage } from "../db/rows.js";
+import { countEvaluations, insertEvaluation } from "../db/evaluations.js";
+import { evaluationMessage } from "../db/rows.js";
 import type { Deps } from "../deps.js";
 import { forwardedCall, type RequireEnvironment } from "../environment-scope.js";
 
@@ -50,22 +50,14 @@ export function createEvaluation(deps: Deps, requireEnvironment: RequireEnvironm
         },
         usage: () => countEvaluations(tx, environmentId),
       });
-      const inserted = await tx.query<EvaluationRow>(
-        `INSERT INTO evaluations (id, organization_id, app_id, environment_id, subject_id, bundle_id, program_id)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)
-         RETURNING id, organization_id, app_id, environment_id, subject_id, bundle_id, program_id, created_at,
-                   'pending' AS status`,
-        [
-          newId(),
-          environment.organizationId,
-          environment.appId,
-          environmentId,
-          req.subjectId,
-          req.bundleId,
-          req.programId ?? null,
-        ],
-      );
-      return inserted.rows[0] as EvaluationRow;
+      return insertEvaluation(tx, {
+        organizationId: environment.organizationId,
+        appId: environment.appId,
+        environmentId,
+        subjectId: req.subjectId,
+        bundleId: req.bundleId,
+        programId: req.programId ?? null,
+      });
     });
     return create(CreateEvaluationResponseSchema, { evaluation: evaluationMessage(row) });
   };

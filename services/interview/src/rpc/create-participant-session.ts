@@ -7,7 +7,7 @@ import {
   type CreateParticipantSessionResponse,
   CreateParticipantSessionResponseSchema,
 } from "@evalp/proto/interview/v1/evaluation";
-import { countActiveSessions, findEvaluation } from "../db/evaluations.js";
+import { countActiveSessions, findEvaluation, insertParticipantSession } from "../db/evaluations.js";
 import type { Deps } from "../deps.js";
 import { forwardedCall, type RequireEnvironment } from "../environment-scope.js";
 import { invalidTransition, participantStatus } from "../flow/statuses.js";
@@ -49,10 +49,12 @@ export function createParticipantSession(deps: Deps, requireEnvironment: Require
         },
         usage: () => countActiveSessions(tx, environmentId),
       });
-      await tx.query(
-        "INSERT INTO participant_sessions (id, evaluation_id, environment_id, expires_at) VALUES ($1, $2, $3, $4)",
-        [sessionId, evaluation.id, environmentId, expiresAt],
-      );
+      await insertParticipantSession(tx, {
+        id: sessionId,
+        evaluationId: evaluation.id,
+        environmentId,
+        expiresAt,
+      });
     });
     const token = await signParticipantToken(
       deps.config.JWT_SECRET,

@@ -1,25 +1,17 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext } from "@connectrpc/connect";
-import { pageClause, pageResult } from "@evalp/kit";
+import { pageResult } from "@evalp/kit";
 import {
   BehavioralEventSchema,
   type ListBehavioralEventsRequest,
   type ListBehavioralEventsResponse,
   ListBehavioralEventsResponseSchema,
 } from "@evalp/proto/interview/v1/evaluation";
+import { listEventRows } from "../db/behavioral-events.js";
 import { findEvaluation } from "../db/evaluations.js";
 import type { Deps } from "../deps.js";
 import type { RequireEnvironment } from "../environment-scope.js";
-
-type EventRow = {
-  id: string;
-  type: string;
-  occurred_at: Date;
-  question_id: string | null;
-  elapsed_ms: number | null;
-  created_at: Date;
-};
 
 /** The staff view of an evaluation's behavioral events, newest first (BehavioralEventPage). */
 export function listBehavioralEvents(deps: Deps, requireEnvironment: RequireEnvironment) {
@@ -29,13 +21,8 @@ export function listBehavioralEvents(deps: Deps, requireEnvironment: RequireEnvi
   ): Promise<ListBehavioralEventsResponse> => {
     const environment = await requireEnvironment(req.environment, ctx);
     const evaluation = await findEvaluation(deps.pool, environment.environmentId, req.evaluationId);
-    const page = pageClause(req.page, 2);
-    const found = await deps.pool.query<EventRow>(
-      `SELECT id, type, occurred_at, question_id, elapsed_ms, created_at FROM behavioral_events
-       WHERE evaluation_id = $1 AND ${page.where} ${page.tail}`,
-      [evaluation.id, ...page.params],
-    );
-    const { rows, info } = pageResult(found.rows, req.page);
+    const found = await listEventRows(deps.pool, evaluation.id, req.page);
+    const { rows, info } = pageResult(found, req.page);
     return create(ListBehavioralEventsResponseSchema, {
       items: rows.map((row) =>
         create(BehavioralEventSchema, {

@@ -1,12 +1,13 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext } from "@connectrpc/connect";
-import { AppError, newId, withTransaction } from "@evalp/kit";
+import { AppError, withTransaction } from "@evalp/kit";
 import {
   type RecordEventsRequest,
   type RecordEventsResponse,
   RecordEventsResponseSchema,
 } from "@evalp/proto/interview/v1/participant";
+import { insertEventBatch } from "../db/behavioral-events.js";
 import type { Deps } from "../deps.js";
 import { forwardedCall } from "../environment-scope.js";
 import { requireSession } from "../participant-scope.js";
@@ -30,30 +31,17 @@ export function recordEvents(deps: Deps) {
       });
     }
     await withTransaction(deps.pool, async (tx) => {
-      const batchId = newId();
-      await tx.query(
-        `INSERT INTO behavioral_event_batches (id, environment_id, evaluation_id, session_id, size)
-         VALUES ($1, $2, $3, $4, $5)`,
-        [batchId, environmentId, session.evaluation.id, session.sessionId, req.events.length],
-      );
-      const columns = ["id", "batch_id", "evaluation_id", "type", "occurred_at", "question_id", "elapsed_ms"];
-      const values: unknown[] = [];
-      const rows = req.events.map((event, i) => {
-        values.push(
-          newId(),
-          batchId,
-          session.evaluation.id,
-          event.type,
-          event.occurredAt ? timestampDate(event.occurredAt) : new Date(),
-          event.questionId ?? null,
-          event.elapsedMs ?? null,
-        );
-        return `(${columns.map((_, k) => `$${i * columns.length + k + 1}`).join(", ")})`;
+      await insertEventBatch(tx, {
+        environmentId,
+        evaluationId: session.evaluation.id,
+        sessionId: session.sessionId,
+        events: req.events.map((event) => ({
+          type: event.type,
+          occurredAt: event.occurredAt ? timestampDate(event.occurredAt) : new Date(),
+          questionId: event.questionId ?? null,
+          elapsedMs: event.elapsedMs ?? null,
+        })),
       });
-      await tx.query(
-        `INSERT INTO behavioral_events (${columns.join(", ")}) VALUES ${rows.join(", ")}`,
-        values,
-      );
     });
     return create(RecordEventsResponseSchema, { accepted: req.events.length });
   };

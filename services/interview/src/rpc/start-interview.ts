@@ -3,7 +3,6 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext } from "@connectrpc/connect";
 import {
   MAX_TOKEN_SECONDS,
-  newId,
   type PoolClient,
   signParticipantToken,
   withTransaction,
@@ -16,8 +15,8 @@ import {
   StartInterviewResponseSchema,
 } from "@evalp/proto/interview/v1/participant";
 import { appendEntries } from "../db/entries.js";
-import { findInterview, saveInterview } from "../db/interviews.js";
-import { INTERVIEW_COLUMNS, type InterviewRow } from "../db/rows.js";
+import { findInterview, insertInterview, saveInterview } from "../db/interviews.js";
+import type { InterviewRow } from "../db/rows.js";
 import type { Deps } from "../deps.js";
 import { forwardedCall } from "../environment-scope.js";
 import type { Components } from "../flow/flow.js";
@@ -51,20 +50,13 @@ async function createInterview(
   fetched: { components: Components; fingerprint: string },
 ): Promise<InterviewRow> {
   const { evaluation } = session;
-  const inserted = await tx.query<InterviewRow>(
-    `INSERT INTO interviews (id, evaluation_id, environment_id, bundle_id, config_fingerprint, components, status)
-     VALUES ($1, $2, $3, $4, $5, $6, 'active')
-     ON CONFLICT (evaluation_id) DO NOTHING RETURNING ${INTERVIEW_COLUMNS}`,
-    [
-      newId(),
-      evaluation.id,
-      evaluation.environment_id,
-      evaluation.bundle_id,
-      fetched.fingerprint,
-      fetched.components,
-    ],
-  );
-  const interview = inserted.rows[0];
+  const interview = await insertInterview(tx, {
+    evaluationId: evaluation.id,
+    environmentId: evaluation.environment_id,
+    bundleId: evaluation.bundle_id,
+    fingerprint: fetched.fingerprint,
+    components: fetched.components,
+  });
   if (!interview) return (await findInterview(tx, evaluation.id)) as InterviewRow;
   const now = interview.started_at;
   await appendEntries(

@@ -59,3 +59,59 @@ export async function insertDefinition(
 export async function lockTemplate(tx: Queryable, templateId: string): Promise<void> {
   await tx.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [`template:${templateId}`]);
 }
+
+/** The latest revision of each (business_id, locale) of a template. */
+export async function latestDefinitions(db: Queryable, templateId: string): Promise<DefinitionRow[]> {
+  const latest = await db.query<DefinitionRow>(
+    `SELECT DISTINCT ON (business_id, locale) ${DEFINITION_COLUMNS} FROM definitions WHERE template_id = $1
+     ORDER BY business_id, locale, revision DESC`,
+    [templateId],
+  );
+  return latest.rows;
+}
+
+/** A copy of a definition as the first revision of another template, under another business id. */
+export async function copyDefinition(
+  db: Queryable,
+  source: DefinitionRow,
+  copy: { templateId: string; businessId: string; createdByUserId: string | null },
+): Promise<DefinitionRow> {
+  const inserted = await db.query<DefinitionRow>(
+    `INSERT INTO definitions (id, template_id, app_id, business_id, locale, name, kind, content, content_hash,
+       revision, created_by_user_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 1, $10) RETURNING ${DEFINITION_COLUMNS}`,
+    [
+      newId(),
+      copy.templateId,
+      source.app_id,
+      copy.businessId,
+      source.locale,
+      source.name,
+      source.kind,
+      source.content,
+      source.content_hash,
+      copy.createdByUserId,
+    ],
+  );
+  return inserted.rows[0] as DefinitionRow;
+}
+
+/** What a bundle needs of its component definitions: their app, kind and content hash. */
+export async function definitionKinds(
+  db: Queryable,
+  ids: string[],
+): Promise<Array<Pick<DefinitionRow, "id" | "app_id" | "kind" | "content_hash">>> {
+  const found = await db.query<Pick<DefinitionRow, "id" | "app_id" | "kind" | "content_hash">>(
+    "SELECT id, app_id, kind, content_hash FROM definitions WHERE id = ANY($1)",
+    [ids],
+  );
+  return found.rows;
+}
+
+/** Stamps `published_at` on definitions published for the first time. */
+export async function stampPublished(db: Queryable, ids: string[], at: Date | null): Promise<void> {
+  await db.query("UPDATE definitions SET published_at = COALESCE(published_at, $2) WHERE id = ANY($1)", [
+    ids,
+    at,
+  ]);
+}

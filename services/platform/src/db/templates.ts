@@ -21,3 +21,16 @@ export async function templateDefinitions(db: Queryable, templateId: string): Pr
   );
   return found.rows;
 }
+
+/** Inserts a template (without definitions). */
+export async function insertTemplate(
+  db: Queryable,
+  template: { id: string; appId: string; name: string; createdByUserId: string | null },
+): Promise<TemplateRow> {
+  const inserted = await db.query<TemplateRow>(
+    `INSERT INTO templates (id, app_id, name, created_by_user_id) VALUES ($1, $2, $3, $4)
+     RETURNING id, app_id, name, created_at`,
+    [template.id, template.appId, template.name, template.createdByUserId],
+  );
+  return inserted.rows[0] as TemplateRow;
+}

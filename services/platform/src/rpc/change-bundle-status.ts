@@ -8,8 +8,9 @@ import {
   ChangeBundleStatusResponseSchema,
 } from "@evalp/proto/platform/v1/bundle";
 import type { RequireApp } from "../app-scope.js";
-import { bundleContents, findBundle } from "../db/bundles.js";
-import { BUNDLE_COLUMNS, type BundleRow, bundleMessage, COMPONENT_FIELDS } from "../db/rows.js";
+import { bundleContents, findBundle, moveBundle } from "../db/bundles.js";
+import { stampPublished } from "../db/definitions.js";
+import { bundleMessage, COMPONENT_FIELDS } from "../db/rows.js";
 import type { Deps } from "../deps.js";
 import { environmentIdsOf } from "../environments.js";
 import { type BundleStatus, canMove, TRANSITIONS } from "../transitions.js";
@@ -43,18 +44,12 @@ export function changeBundleStatus(deps: Deps, requireApp: RequireApp) {
           });
         }
       }
-      const updated = await tx.query<BundleRow>(
-        `UPDATE bundles SET status = $2, updated_at = date_trunc('milliseconds', clock_timestamp()),
-           published_at = CASE WHEN $2 = 'published' THEN COALESCE(published_at, date_trunc('milliseconds', clock_timestamp()))
-                               ELSE published_at END
-         WHERE id = $1 RETURNING ${BUNDLE_COLUMNS}`,
-        [bundle.id, to],
-      );
-      const moved = updated.rows[0] as BundleRow;
+      const moved = await moveBundle(tx, bundle.id, to);
       if (to === "published") {
-        await tx.query(
-          `UPDATE definitions SET published_at = COALESCE(published_at, $2) WHERE id = ANY($1)`,
-          [COMPONENT_FIELDS.map(([field]) => moved[field]), moved.published_at],
+        await stampPublished(
+          tx,
+          COMPONENT_FIELDS.map(([field]) => moved[field]),
+          moved.published_at,
         );
       }
       for (const environmentId of environments) {

@@ -7,8 +7,9 @@ import {
   CloneTemplateResponseSchema,
 } from "@evalp/proto/platform/v1/template";
 import type { RequireApp } from "../app-scope.js";
-import { DEFINITION_COLUMNS, type DefinitionRow, definitionMessage, type TemplateRow } from "../db/rows.js";
-import { findTemplate } from "../db/templates.js";
+import { copyDefinition, latestDefinitions } from "../db/definitions.js";
+import { type DefinitionRow, definitionMessage } from "../db/rows.js";
+import { findTemplate, insertTemplate } from "../db/templates.js";
 import type { Deps } from "../deps.js";
 
 /**
@@ -21,37 +22,22 @@ export function cloneTemplate(deps: Deps, requireApp: RequireApp) {
     const app = await requireApp(req.app, ctx);
     const { templateId, definitions } = await withTransaction(deps.pool, async (tx) => {
       const source = await findTemplate(tx, app.appId, req.templateId);
-      const inserted = await tx.query<TemplateRow>(
-        `INSERT INTO templates (id, app_id, name, created_by_user_id) VALUES ($1, $2, $3, $4)
-         RETURNING id, app_id, name, created_at`,
-        [newId(), app.appId, source.name, req.createdByUserId ?? null],
-      );
-      const clone = inserted.rows[0] as TemplateRow;
-      const latest = await tx.query<DefinitionRow>(
-        `SELECT DISTINCT ON (business_id, locale) ${DEFINITION_COLUMNS} FROM definitions WHERE template_id = $1
-         ORDER BY business_id, locale, revision DESC`,
-        [source.id],
-      );
+      const createdByUserId = req.createdByUserId ?? null;
+      const clone = await insertTemplate(tx, {
+        id: newId(),
+        appId: app.appId,
+        name: source.name,
+        createdByUserId,
+      });
       const copied: DefinitionRow[] = [];
-      for (const definition of latest.rows) {
-        const inserted = await tx.query<DefinitionRow>(
-          `INSERT INTO definitions (id, template_id, app_id, business_id, locale, name, kind, content, content_hash,
-             revision, created_by_user_id)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 1, $10) RETURNING ${DEFINITION_COLUMNS}`,
-          [
-            newId(),
-            clone.id,
-            definition.app_id,
-            `${req.businessIdPrefix}.${definition.business_id}`,
-            definition.locale,
-            definition.name,
-            definition.kind,
-            definition.content,
-            definition.content_hash,
-            req.createdByUserId ?? null,
-          ],
+      for (const definition of await latestDefinitions(tx, source.id)) {
+        copied.push(
+          await copyDefinition(tx, definition, {
+            templateId: clone.id,
+            businessId: `${req.businessIdPrefix}.${definition.business_id}`,
+            createdByUserId,
+          }),
         );
-        copied.push(inserted.rows[0] as DefinitionRow);
       }
       await writeAuditRecord(tx, requestContext(ctx.values), {
         organizationId: app.organizationId,

@@ -16,13 +16,9 @@ import {
 } from "@evalp/proto/platform/v1/bundle";
 import type { RequireApp } from "../app-scope.js";
 import { bundleFingerprint } from "../content-hash.js";
-import {
-  BUNDLE_COLUMNS,
-  type BundleRow,
-  bundleMessage,
-  COMPONENT_FIELDS,
-  type DefinitionRow,
-} from "../db/rows.js";
+import { insertBundle } from "../db/bundles.js";
+import { definitionKinds } from "../db/definitions.js";
+import { bundleMessage, COMPONENT_FIELDS } from "../db/rows.js";
 import type { Deps } from "../deps.js";
 
 const PROTO_FIELD = {
@@ -44,11 +40,8 @@ export function createBundle(deps: Deps, requireApp: RequireApp) {
     const app = await requireApp(req.app, ctx);
     const ids = COMPONENT_FIELDS.map(([field]) => (req.components?.[PROTO_FIELD[field]] ?? "") as string);
     const row = await withTransaction(deps.pool, async (tx) => {
-      const found = await tx.query<Pick<DefinitionRow, "id" | "app_id" | "kind" | "content_hash">>(
-        "SELECT id, app_id, kind, content_hash FROM definitions WHERE id = ANY($1)",
-        [ids.filter(isUuid)],
-      );
-      const byId = new Map(found.rows.map((definition) => [definition.id, definition]));
+      const found = await definitionKinds(tx, ids.filter(isUuid));
+      const byId = new Map(found.map((definition) => [definition.id, definition]));
       const hashes: string[] = [];
       for (const [index, [field, kind]] of COMPONENT_FIELDS.entries()) {
         const definition = byId.get(ids[index] as string);
@@ -66,19 +59,14 @@ export function createBundle(deps: Deps, requireApp: RequireApp) {
         }
         hashes.push(definition.content_hash);
       }
-      // Revisions of one name are numbered one after the other.
-      await tx.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [
-        `bundle:${app.appId}:${req.name}`,
-      ]);
-      const inserted = await tx.query<BundleRow>(
-        `INSERT INTO bundles (id, app_id, name, status, fingerprint, revision, ${COMPONENT_FIELDS.map(([f]) => f).join(", ")},
-           created_by_user_id)
-         SELECT $1, $2, $3, 'draft', $4, 1 + count(*), $5, $6, $7, $8, $9, $10, $11
-         FROM bundles WHERE app_id = $2 AND name = $3
-         RETURNING ${BUNDLE_COLUMNS}`,
-        [newId(), app.appId, req.name, bundleFingerprint(hashes), ...ids, req.createdByUserId ?? null],
-      );
-      const bundle = inserted.rows[0] as BundleRow;
+      const bundle = await insertBundle(tx, {
+        id: newId(),
+        appId: app.appId,
+        name: req.name,
+        fingerprint: bundleFingerprint(hashes),
+        components: ids,
+        createdByUserId: req.createdByUserId ?? null,
+      });
       await writeAuditRecord(tx, requestContext(ctx.values), {
         organizationId: app.organizationId,
         appId: app.appId,

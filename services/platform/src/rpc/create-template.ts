@@ -8,7 +8,8 @@ import {
 } from "@evalp/proto/platform/v1/template";
 import type { RequireApp } from "../app-scope.js";
 import { contentKind, insertDefinition } from "../db/definitions.js";
-import { type DefinitionRow, type TemplateRow, templateMessage } from "../db/rows.js";
+import { type DefinitionRow, templateMessage } from "../db/rows.js";
+import { insertTemplate } from "../db/templates.js";
 import type { Deps } from "../deps.js";
 
 /** A template with its first definitions (revision 1 each). */
@@ -17,11 +18,12 @@ export function createTemplate(deps: Deps, requireApp: RequireApp) {
     const app = await requireApp(req.app, ctx);
     const kinds = req.definitions.map((definition) => contentKind(definition.content));
     const template = await withTransaction(deps.pool, async (tx) => {
-      const inserted = await tx.query<TemplateRow>(
-        "INSERT INTO templates (id, app_id, name, created_by_user_id) VALUES ($1, $2, $3, $4) RETURNING id, app_id, name, created_at",
-        [newId(), app.appId, req.name, req.createdByUserId ?? null],
-      );
-      const row = inserted.rows[0] as TemplateRow;
+      const row = await insertTemplate(tx, {
+        id: newId(),
+        appId: app.appId,
+        name: req.name,
+        createdByUserId: req.createdByUserId ?? null,
+      });
       const definitions: DefinitionRow[] = [];
       for (const [index, input] of req.definitions.entries()) {
         definitions.push(

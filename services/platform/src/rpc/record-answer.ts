@@ -1,14 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext } from "@connectrpc/connect";
-import {
-  AppError,
-  newId,
-  requestContext,
-  withTransaction,
-  writeAuditRecord,
-  writeOutboxEvent,
-} from "@evalp/kit";
+import { AppError, requestContext, withTransaction, writeAuditRecord, writeOutboxEvent } from "@evalp/kit";
 import {
   type RecordAnswerRequest,
   type RecordAnswerResponse,
@@ -16,15 +9,8 @@ import {
 } from "@evalp/proto/platform/v1/continuous";
 import { forwardedCall } from "../app-scope.js";
 import { sameJson } from "../content-hash.js";
+import { findAnswer, insertAnswer } from "../db/answers.js";
 import type { Deps } from "../deps.js";
-
-type AnswerRow = {
-  id: string;
-  client_answer_id: string;
-  question_id: string;
-  answer: unknown;
-  delivery_id: string | null;
-};
 
 /**
  * #7: records an answer that arrives outside an interview. The same (environment, subject,
@@ -48,26 +34,19 @@ export function recordAnswer(deps: Deps) {
         : null,
     ]);
     const answer = req.answer ?? {};
+    const key = {
+      environmentId: req.environmentId,
+      subjectId: req.subjectId,
+      programId: req.programId,
+      clientAnswerId: req.clientAnswerId,
+    };
     const receipt = await withTransaction(deps.pool, async (tx) => {
-      const inserted = await tx.query<AnswerRow>(
-        `INSERT INTO continuous_answers (id, environment_id, subject_id, program_id, client_answer_id, question_id, answer,
-           answered_at, delivery_id)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-         ON CONFLICT (environment_id, subject_id, program_id, client_answer_id) DO NOTHING
-         RETURNING id, client_answer_id, question_id, answer, delivery_id`,
-        [
-          newId(),
-          req.environmentId,
-          req.subjectId,
-          req.programId,
-          req.clientAnswerId,
-          req.questionId,
-          answer,
-          req.answeredAt ? timestampDate(req.answeredAt) : null,
-          req.deliveryId ?? null,
-        ],
-      );
-      const created = inserted.rows[0];
+      const created = await insertAnswer(tx, key, {
+        questionId: req.questionId,
+        answer,
+        answeredAt: req.answeredAt ? timestampDate(req.answeredAt) : null,
+        deliveryId: req.deliveryId ?? null,
+      });
       if (created) {
         await writeOutboxEvent(tx, {
           type: "continuous_answer.recorded",
@@ -93,12 +72,7 @@ export function recordAnswer(deps: Deps) {
         });
         return { row: created, replay: false };
       }
-      const existing = await tx.query<AnswerRow>(
-        `SELECT id, client_answer_id, question_id, answer, delivery_id FROM continuous_answers
-         WHERE environment_id = $1 AND subject_id = $2 AND program_id = $3 AND client_answer_id = $4`,
-        [req.environmentId, req.subjectId, req.programId, req.clientAnswerId],
-      );
-      const first = existing.rows[0] as AnswerRow;
+      const first = await findAnswer(tx, key);
       if (!sameJson(first.answer, answer)) {
         throw new AppError(
           "client_answer_conflict",

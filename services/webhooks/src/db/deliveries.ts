@@ -1,6 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { isUuid, notFound, type Queryable, WEBHOOKS_ROOT, writeOutboxMessage } from "@evalp/kit";
+import { isUuid, notFound, pageClause, type Queryable, WEBHOOKS_ROOT, writeOutboxMessage } from "@evalp/kit";
+import type { PageRequest } from "@evalp/proto/common/v1/page";
 import {
   type Attempt,
   AttemptSchema,
@@ -127,4 +128,96 @@ export async function deadLetterWaiting(db: Queryable, endpointId: string, reaso
   );
   for (const row of updated.rows) await writeDeadLetter(db, row);
   return updated.rowCount ?? 0;
+}
+
+/** A delivery to insert: one per endpoint and event, due at once. */
+export type NewDelivery = {
+  id: string;
+  environmentId: string;
+  endpointId: string;
+  eventId: string;
+  eventType: string;
+};
+
+/** Inserts deliveries due now; one that exists already (a redelivered event) is left as it is. */
+export async function insertDeliveries(db: Queryable, deliveries: NewDelivery[]): Promise<void> {
+  await db.query(
+    `INSERT INTO webhook_deliveries (id, environment_id, endpoint_id, event_id, event_type, next_attempt_at)
+     SELECT d.*, now() FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::text[]) AS d
+     ON CONFLICT ON CONSTRAINT webhook_deliveries_once DO NOTHING`,
+    [
+      deliveries.map((d) => d.id),
+      deliveries.map((d) => d.environmentId),
+      deliveries.map((d) => d.endpointId),
+      deliveries.map((d) => d.eventId),
+      deliveries.map((d) => d.eventType),
+    ],
+  );
+}
+
+/** A page of the environment's deliveries, newest first, of one status and endpoint when given. */
+export async function listDeliveryRows(
+  db: Queryable,
+  environmentId: string,
+  filter: { status: string | null; endpointId: string | null },
+  page: PageRequest | undefined,
+): Promise<DeliveryRow[]> {
+  const clause = pageClause(page, 4);
+  const found = await db.query<DeliveryRow>(
+    `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries
+     WHERE environment_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::uuid IS NULL OR endpoint_id = $3)
+       AND ${clause.where} ${clause.tail}`,
+    [environmentId, filter.status, filter.endpointId, ...clause.params],
+  );
+  return found.rows;
+}
+
+/** The endpoint's `failed` and `dead_letter` deliveries created since `since`. */
+export async function countRecoverable(db: Queryable, endpointId: string, since: Date): Promise<number> {
+  const counted = await db.query<{ n: number }>(
+    `SELECT count(*) AS n FROM webhook_deliveries
+     WHERE endpoint_id = $1 AND status IN ('failed', 'dead_letter') AND created_at >= $2`,
+    [endpointId, since],
+  );
+  return counted.rows[0]?.n ?? 0;
+}
+
+/**
+ * Makes the endpoint's `failed` and `dead_letter` deliveries created since `since` pending
+ * again, due at once on a fresh retry schedule (locks taken in id order); how many.
+ */
+export async function recoverDeliveries(db: Queryable, endpointId: string, since: Date): Promise<number> {
+  const recovered = await db.query(
+    `UPDATE webhook_deliveries d
+     SET status = 'pending', next_attempt_at = now(), series_start = d.attempt_count, leased_until = NULL,
+         claim_token = NULL, updated_at = clock_timestamp()
+     FROM (SELECT id FROM webhook_deliveries
+           WHERE endpoint_id = $1 AND status IN ('failed', 'dead_letter') AND created_at >= $2
+           ORDER BY id FOR UPDATE) r
+     WHERE d.id = r.id`,
+    [endpointId, since],
+  );
+  return recovered.rowCount ?? 0;
+}
+
+/** Makes a delivery pending again, due at once on a fresh retry schedule; an attempt in flight loses its lease. */
+export async function replayDeliveryRow(db: Queryable, deliveryId: string): Promise<DeliveryRow> {
+  const replayed = await db.query<DeliveryRow>(
+    `UPDATE webhook_deliveries
+     SET status = 'pending', next_attempt_at = now(), series_start = attempt_count, leased_until = NULL,
+         claim_token = NULL, updated_at = clock_timestamp()
+     WHERE id = $1 RETURNING ${DELIVERY_COLUMNS}`,
+    [deliveryId],
+  );
+  return replayed.rows[0] as DeliveryRow;
+}
+
+/** One delivery due at once (a test event's). */
+export async function insertDelivery(db: Queryable, delivery: NewDelivery): Promise<DeliveryRow> {
+  const inserted = await db.query<DeliveryRow>(
+    `INSERT INTO webhook_deliveries (id, environment_id, endpoint_id, event_id, event_type, next_attempt_at)
+     VALUES ($1, $2, $3, $4, $5, now()) RETURNING ${DELIVERY_COLUMNS}`,
+    [delivery.id, delivery.environmentId, delivery.endpointId, delivery.eventId, delivery.eventType],
+  );
+  return inserted.rows[0] as DeliveryRow;
 }

@@ -1,6 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { isUuid, notFound, type Queryable } from "@evalp/kit";
+import { isUuid, notFound, pageClause, type Queryable } from "@evalp/kit";
+import type { PageRequest } from "@evalp/proto/common/v1/page";
 import { type Endpoint, EndpointSchema } from "@evalp/proto/webhooks/v1/endpoint";
 
 export type EndpointRow = {
@@ -52,4 +53,180 @@ export async function countEndpoints(db: Queryable, environmentId: string): Prom
     [environmentId],
   );
   return found.rows[0]?.n ?? 0;
+}
+
+/** Ends an endpoint's failure streak (a success). */
+export async function clearFailingSince(db: Queryable, endpointId: string): Promise<void> {
+  await db.query(
+    "UPDATE webhook_endpoints SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL",
+    [endpointId],
+  );
+}
+
+/**
+ * An endpoint's failure streak and whether it stopped (disabled or deleted), locked, so that a
+ * disabling decided by the dispatcher and one made by a client cannot deadlock each other.
+ */
+export async function lockStreak(
+  db: Queryable,
+  endpointId: string,
+): Promise<{ failing_since: Date | null; disabled: boolean } | undefined> {
+  const found = await db.query<{ failing_since: Date | null; disabled: boolean }>(
+    `SELECT failing_since, disabled_at IS NOT NULL OR deleted_at IS NOT NULL AS disabled
+     FROM webhook_endpoints WHERE id = $1 FOR UPDATE`,
+    [endpointId],
+  );
+  return found.rows[0];
+}
+
+/** Starts an endpoint's failure streak (the first failure after a success). */
+export async function setFailingSince(db: Queryable, endpointId: string, at: Date): Promise<void> {
+  await db.query("UPDATE webhook_endpoints SET failing_since = $2 WHERE id = $1", [endpointId, at]);
+}
+
+/** Enabled endpoints (not deleted) of the environments, oldest first: who hears their events. */
+export async function subscribedEndpoints(
+  db: Queryable,
+  environmentIds: string[],
+): Promise<Array<{ id: string; environment_id: string; event_types: string[]; created_at: Date }>> {
+  const found = await db.query<{
+    id: string;
+    environment_id: string;
+    event_types: string[];
+    created_at: Date;
+  }>(
+    `SELECT id, environment_id, event_types, created_at FROM webhook_endpoints
+     WHERE environment_id = ANY($1::uuid[]) AND disabled_at IS NULL AND deleted_at IS NULL
+     ORDER BY created_at, id`,
+    [environmentIds],
+  );
+  return found.rows;
+}
+
+/**
+ * Sets `disabled_at` (with its reason) of an endpoint still enabled; what the event of its
+ * disabling needs, or undefined when it was disabled already.
+ */
+export async function markDisabled(
+  db: Queryable,
+  endpointId: string,
+  reason: string,
+): Promise<{ environment_id: string; disabled_at: Date; failing_since: Date | null } | undefined> {
+  const updated = await db.query<{ environment_id: string; disabled_at: Date; failing_since: Date | null }>(
+    `UPDATE webhook_endpoints
+     SET disabled_at = date_trunc('milliseconds', clock_timestamp()), disabled_reason = $2,
+         updated_at = clock_timestamp()
+     WHERE id = $1 AND disabled_at IS NULL
+     RETURNING environment_id, disabled_at, failing_since`,
+    [endpointId, reason],
+  );
+  return updated.rows[0];
+}
+
+/** Inserts an endpoint, disabled at once (by request) unless `enabled`. */
+export async function insertEndpoint(
+  db: Queryable,
+  endpoint: {
+    id: string;
+    environmentId: string;
+    url: string;
+    eventTypes: string[];
+    secret: string;
+    enabled: boolean;
+  },
+): Promise<EndpointRow> {
+  const inserted = await db.query<EndpointRow>(
+    `INSERT INTO webhook_endpoints (id, environment_id, url, event_types, secret, disabled_at, disabled_reason)
+     VALUES ($1, $2, $3, $4, $5,
+             CASE WHEN $6 THEN NULL ELSE date_trunc('milliseconds', clock_timestamp()) END,
+             CASE WHEN $6 THEN NULL ELSE 'requested' END)
+     RETURNING ${ENDPOINT_COLUMNS}`,
+    [
+      endpoint.id,
+      endpoint.environmentId,
+      endpoint.url,
+      endpoint.eventTypes,
+      endpoint.secret,
+      endpoint.enabled,
+    ],
+  );
+  return inserted.rows[0] as EndpointRow;
+}
+
+/** Marks an endpoint deleted (and disabled, if it was not). */
+export async function markDeleted(db: Queryable, endpointId: string): Promise<void> {
+  await db.query(
+    `UPDATE webhook_endpoints
+     SET deleted_at = clock_timestamp(), disabled_at = COALESCE(disabled_at, date_trunc('milliseconds', clock_timestamp())),
+         updated_at = clock_timestamp()
+     WHERE id = $1`,
+    [endpointId],
+  );
+}
+
+/** A page of the environment's endpoints that are not deleted, newest first. */
+export async function listEndpointRows(
+  db: Queryable,
+  environmentId: string,
+  page: PageRequest | undefined,
+): Promise<EndpointRow[]> {
+  const clause = pageClause(page, 2);
+  const found = await db.query<EndpointRow>(
+    `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints
+     WHERE environment_id = $1 AND deleted_at IS NULL AND ${clause.where} ${clause.tail}`,
+    [environmentId, ...clause.params],
+  );
+  return found.rows;
+}
+
+/** A new secret; the one it replaces keeps signing for `overlapMs` (an older previous one is dropped). */
+export async function rotateEndpointSecret(
+  db: Queryable,
+  endpointId: string,
+  secret: string,
+  overlapMs: number,
+): Promise<EndpointRow> {
+  const updated = await db.query<EndpointRow>(
+    `UPDATE webhook_endpoints
+     SET previous_secret = secret, secret = $2,
+         previous_secret_expires_at = clock_timestamp() + make_interval(secs => $3::double precision / 1000),
+         updated_at = clock_timestamp()
+     WHERE id = $1 RETURNING ${ENDPOINT_COLUMNS}`,
+    [endpointId, secret, overlapMs],
+  );
+  return updated.rows[0] as EndpointRow;
+}
+
+/** Changes an endpoint's URL (when given) and event types (when `setEventTypes`). */
+export async function updateEndpointTarget(
+  db: Queryable,
+  endpointId: string,
+  change: { url: string | null; setEventTypes: boolean; eventTypes: string[] },
+): Promise<void> {
+  await db.query(
+    `UPDATE webhook_endpoints
+     SET url = COALESCE($2, url), event_types = CASE WHEN $3 THEN $4::text[] ELSE event_types END,
+         updated_at = clock_timestamp()
+     WHERE id = $1`,
+    [endpointId, change.url, change.setEventTypes, change.eventTypes],
+  );
+}
+
+/** Enables a disabled endpoint again, ending its failure streak. */
+export async function markEnabled(db: Queryable, endpointId: string): Promise<void> {
+  await db.query(
+    `UPDATE webhook_endpoints SET disabled_at = NULL, disabled_reason = NULL, failing_since = NULL,
+       updated_at = clock_timestamp()
+     WHERE id = $1 AND disabled_at IS NOT NULL`,
+    [endpointId],
+  );
+}
+
+/** An endpoint as it stands (deleted or not). */
+export async function endpointRow(db: Queryable, endpointId: string): Promise<EndpointRow> {
+  const found = await db.query<EndpointRow>(
+    `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = $1`,
+    [endpointId],
+  );
+  return found.rows[0] as EndpointRow;
 }

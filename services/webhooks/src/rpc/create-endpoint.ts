@@ -7,7 +7,7 @@ import {
   CreateEndpointResponseSchema,
 } from "@evalp/proto/webhooks/v1/endpoint";
 import { auditWebhooks } from "../audit.js";
-import { countEndpoints, ENDPOINT_COLUMNS, type EndpointRow, endpointMessage } from "../db/endpoints.js";
+import { countEndpoints, endpointMessage, insertEndpoint } from "../db/endpoints.js";
 import type { Deps } from "../deps.js";
 import { forwardedCall } from "../environment-scope.js";
 import { generateSecret, secretProblem } from "../secrets.js";
@@ -36,15 +36,14 @@ export function createEndpoint(deps: Deps) {
         },
         usage: () => countEndpoints(tx, environmentId),
       });
-      const inserted = await tx.query<EndpointRow>(
-        `INSERT INTO webhook_endpoints (id, environment_id, url, event_types, secret, disabled_at, disabled_reason)
-         VALUES ($1, $2, $3, $4, $5,
-                 CASE WHEN $6 THEN NULL ELSE date_trunc('milliseconds', clock_timestamp()) END,
-                 CASE WHEN $6 THEN NULL ELSE 'requested' END)
-         RETURNING ${ENDPOINT_COLUMNS}`,
-        [newId(), environmentId, req.url, eventTypesOf(req.eventTypes), secret, req.enabled],
-      );
-      const endpoint = inserted.rows[0] as EndpointRow;
+      const endpoint = await insertEndpoint(tx, {
+        id: newId(),
+        environmentId,
+        url: req.url,
+        eventTypes: eventTypesOf(req.eventTypes),
+        secret,
+        enabled: req.enabled,
+      });
       await auditWebhooks(tx, ctx, req.environment, {
         action: "webhook_endpoint.created",
         resourceType: "webhook_endpoint",

@@ -8,7 +8,7 @@ import {
 } from "@evalp/proto/webhooks/v1/endpoint";
 import { auditWebhooks } from "../audit.js";
 import { deadLetterWaiting } from "../db/deliveries.js";
-import { requireEndpoint } from "../db/endpoints.js";
+import { markDeleted, requireEndpoint } from "../db/endpoints.js";
 import type { Deps } from "../deps.js";
 
 /**
@@ -20,13 +20,7 @@ export function deleteEndpoint(deps: Deps) {
     const environmentId = await deps.requireEnvironment(req.environment, ctx);
     await withTransaction(deps.pool, async (tx) => {
       await requireEndpoint(tx, environmentId, req.endpointId, true);
-      await tx.query(
-        `UPDATE webhook_endpoints
-         SET deleted_at = clock_timestamp(), disabled_at = COALESCE(disabled_at, date_trunc('milliseconds', clock_timestamp())),
-             updated_at = clock_timestamp()
-         WHERE id = $1`,
-        [req.endpointId],
-      );
+      await markDeleted(tx, req.endpointId);
       await deadLetterWaiting(tx, req.endpointId, "endpoint deleted");
       await auditWebhooks(tx, ctx, req.environment, {
         action: "webhook_endpoint.deleted",

@@ -1,12 +1,12 @@
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
-import { isUuid, pageClause, pageResult } from "@evalp/kit";
+import { isUuid, pageResult } from "@evalp/kit";
 import {
   type ListDeliveriesRequest,
   type ListDeliveriesResponse,
   ListDeliveriesResponseSchema,
 } from "@evalp/proto/webhooks/v1/delivery";
-import { DELIVERY_COLUMNS, type DeliveryRow, deliveryMessage } from "../db/deliveries.js";
+import { deliveryMessage, listDeliveryRows } from "../db/deliveries.js";
 import type { Deps } from "../deps.js";
 
 /** #13: the environment's deliveries, newest first, filtered by `status` and `endpoint_id`. */
@@ -16,14 +16,13 @@ export function listDeliveries(deps: Deps) {
     if (req.endpointId !== undefined && !isUuid(req.endpointId)) {
       return create(ListDeliveriesResponseSchema, { items: [] });
     }
-    const page = pageClause(req.page, 4);
-    const found = await deps.pool.query<DeliveryRow>(
-      `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries
-       WHERE environment_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::uuid IS NULL OR endpoint_id = $3)
-         AND ${page.where} ${page.tail}`,
-      [environmentId, req.status ?? null, req.endpointId ?? null, ...page.params],
+    const found = await listDeliveryRows(
+      deps.pool,
+      environmentId,
+      { status: req.status ?? null, endpointId: req.endpointId ?? null },
+      req.page,
     );
-    const { rows, info } = pageResult(found.rows, req.page);
+    const { rows, info } = pageResult(found, req.page);
     return create(ListDeliveriesResponseSchema, {
       items: rows.map((row) => deliveryMessage(row)),
       page: info,

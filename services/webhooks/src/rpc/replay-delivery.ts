@@ -7,7 +7,7 @@ import {
   ReplayDeliveryResponseSchema,
 } from "@evalp/proto/webhooks/v1/delivery";
 import { auditWebhooks } from "../audit.js";
-import { DELIVERY_COLUMNS, type DeliveryRow, deliveryMessage, requireDelivery } from "../db/deliveries.js";
+import { deliveryMessage, replayDeliveryRow, requireDelivery } from "../db/deliveries.js";
 import type { Deps } from "../deps.js";
 
 /**
@@ -20,13 +20,7 @@ export function replayDelivery(deps: Deps) {
     const environmentId = await deps.requireEnvironment(req.environment, ctx);
     await requireDelivery(deps.pool, environmentId, req.deliveryId);
     const updated = await withTransaction(deps.pool, async (tx) => {
-      const replayed = await tx.query<DeliveryRow>(
-        `UPDATE webhook_deliveries
-         SET status = 'pending', next_attempt_at = now(), series_start = attempt_count, leased_until = NULL,
-             claim_token = NULL, updated_at = clock_timestamp()
-         WHERE id = $1 RETURNING ${DELIVERY_COLUMNS}`,
-        [req.deliveryId],
-      );
+      const replayed = await replayDeliveryRow(tx, req.deliveryId);
       await auditWebhooks(tx, ctx, req.environment, {
         action: "webhook_delivery.replayed",
         resourceType: "webhook_delivery",
@@ -36,7 +30,7 @@ export function replayDelivery(deps: Deps) {
     });
     deps.wake();
     return create(ReplayDeliveryResponseSchema, {
-      delivery: deliveryMessage(updated.rows[0] as DeliveryRow),
+      delivery: deliveryMessage(updated),
     });
   };
 }

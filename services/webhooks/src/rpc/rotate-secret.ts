@@ -7,7 +7,7 @@ import {
   RotateSecretResponseSchema,
 } from "@evalp/proto/webhooks/v1/endpoint";
 import { auditWebhooks } from "../audit.js";
-import { ENDPOINT_COLUMNS, type EndpointRow, endpointMessage, requireEndpoint } from "../db/endpoints.js";
+import { endpointMessage, requireEndpoint, rotateEndpointSecret } from "../db/endpoints.js";
 import type { Deps } from "../deps.js";
 import { generateSecret, ROTATION_OVERLAP_MS } from "../secrets.js";
 
@@ -22,20 +22,13 @@ export function rotateSecret(deps: Deps) {
     const secret = generateSecret();
     const row = await withTransaction(deps.pool, async (tx) => {
       await requireEndpoint(tx, environmentId, req.endpointId, true);
-      const updated = await tx.query<EndpointRow>(
-        `UPDATE webhook_endpoints
-         SET previous_secret = secret, secret = $2,
-             previous_secret_expires_at = clock_timestamp() + make_interval(secs => $3::double precision / 1000),
-             updated_at = clock_timestamp()
-         WHERE id = $1 RETURNING ${ENDPOINT_COLUMNS}`,
-        [req.endpointId, secret, ROTATION_OVERLAP_MS],
-      );
+      const updated = await rotateEndpointSecret(tx, req.endpointId, secret, ROTATION_OVERLAP_MS);
       await auditWebhooks(tx, ctx, req.environment, {
         action: "webhook_endpoint.secret_rotated",
         resourceType: "webhook_endpoint",
         resourceId: req.endpointId,
       });
-      return updated.rows[0] as EndpointRow;
+      return updated;
     });
     return create(RotateSecretResponseSchema, { endpoint: endpointMessage(row), secret });
   };

@@ -7,10 +7,10 @@ import {
   TestEndpointResponseSchema,
 } from "@evalp/proto/webhooks/v1/endpoint";
 import { auditWebhooks } from "../audit.js";
-import { DELIVERY_COLUMNS, type DeliveryRow, deliveryMessage } from "../db/deliveries.js";
+import { deliveryMessage, insertDelivery } from "../db/deliveries.js";
 import { requireEndpoint } from "../db/endpoints.js";
+import { insertEvents } from "../db/events.js";
 import type { Deps } from "../deps.js";
-import { eventBody } from "../event-body.js";
 
 /**
  * `POST ENV/webhooks/{id}/test`: a `webhook.test` event for this endpoint alone (whatever its
@@ -28,16 +28,14 @@ export function testEndpoint(deps: Deps) {
         environment_id: environmentId,
         data: { endpoint_id: req.endpointId },
       };
-      await tx.query(
-        "INSERT INTO webhook_events (id, environment_id, event_type, body, created_at) VALUES ($1, $2, $3, $4, $5)",
-        [event.id, environmentId, event.type, eventBody(event), event.timestamp],
-      );
-      const inserted = await tx.query<DeliveryRow>(
-        `INSERT INTO webhook_deliveries (id, environment_id, endpoint_id, event_id, event_type, next_attempt_at)
-         VALUES ($1, $2, $3, $4, $5, now()) RETURNING ${DELIVERY_COLUMNS}`,
-        [newId(), environmentId, req.endpointId, event.id, event.type],
-      );
-      const delivery = inserted.rows[0] as DeliveryRow;
+      await insertEvents(tx, [event]);
+      const delivery = await insertDelivery(tx, {
+        id: newId(),
+        environmentId,
+        endpointId: req.endpointId,
+        eventId: event.id,
+        eventType: event.type,
+      });
       await auditWebhooks(tx, ctx, req.environment, {
         action: "webhook_endpoint.tested",
         resourceType: "webhook_endpoint",

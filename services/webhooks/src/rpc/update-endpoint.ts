@@ -7,7 +7,13 @@ import {
   UpdateEndpointResponseSchema,
 } from "@evalp/proto/webhooks/v1/endpoint";
 import { auditWebhooks } from "../audit.js";
-import { ENDPOINT_COLUMNS, type EndpointRow, endpointMessage, requireEndpoint } from "../db/endpoints.js";
+import {
+  endpointMessage,
+  endpointRow,
+  markEnabled,
+  requireEndpoint,
+  updateEndpointTarget,
+} from "../db/endpoints.js";
 import type { Deps } from "../deps.js";
 import { disableEndpoint } from "../disable.js";
 import { eventTypesOf, requireTarget } from "../target.js";
@@ -23,27 +29,14 @@ export function updateEndpoint(deps: Deps) {
     if (req.url !== undefined) await requireTarget(deps, req.url);
     const row = await withTransaction(deps.pool, async (tx) => {
       await requireEndpoint(tx, environmentId, req.endpointId, true);
-      await tx.query(
-        `UPDATE webhook_endpoints
-         SET url = COALESCE($2, url), event_types = CASE WHEN $3 THEN $4::text[] ELSE event_types END,
-             updated_at = clock_timestamp()
-         WHERE id = $1`,
-        [req.endpointId, req.url ?? null, req.setEventTypes, eventTypesOf(req.eventTypes)],
-      );
+      await updateEndpointTarget(tx, req.endpointId, {
+        url: req.url ?? null,
+        setEventTypes: req.setEventTypes,
+        eventTypes: eventTypesOf(req.eventTypes),
+      });
       if (req.enabled === false) await disableEndpoint(tx, req.endpointId, "requested");
-      if (req.enabled === true) {
-        await tx.query(
-          `UPDATE webhook_endpoints SET disabled_at = NULL, disabled_reason = NULL, failing_since = NULL,
-             updated_at = clock_timestamp()
-           WHERE id = $1 AND disabled_at IS NOT NULL`,
-          [req.endpointId],
-        );
-      }
-      const updated = await tx.query<EndpointRow>(
-        `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = $1`,
-        [req.endpointId],
-      );
-      const endpoint = updated.rows[0] as EndpointRow;
+      if (req.enabled === true) await markEnabled(tx, req.endpointId);
+      const endpoint = await endpointRow(tx, req.endpointId);
       await auditWebhooks(tx, ctx, req.environment, {
         action: "webhook_endpoint.updated",
         resourceType: "webhook_endpoint",

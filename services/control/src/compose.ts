@@ -1,0 +1,42 @@
+import {
+  auditRoute,
+  type ComposeProcess,
+  createOutboxPublisher,
+  type DurableConsumer,
+  type ServiceProcess,
+  serviceBase,
+} from "@evalp/kit";
+import { createAuditConsumer } from "./audit-consumer.js";
+import { createBackgroundTasks } from "./background.js";
+import { createMailer } from "./mailer.js";
+import { controlService, SCHEMA } from "./server.js";
+import { createUsageClients } from "./usage-clients.js";
+
+/**
+ * The control process: its RPCs, the background tasks they start (awaited at shutdown), its
+ * outbox relay and the consumer of every plane's audit records.
+ */
+export const createControl: ComposeProcess<ServiceProcess> = async (config, logger, options = {}) => {
+  const ports = { port: 8081, opsPort: 9081 };
+  const base = serviceBase({ name: "control", schema: SCHEMA, ports }, config, logger, options);
+  const { pool, shutdown } = base;
+  const tasks = createBackgroundTasks(logger);
+  shutdown.register("background tasks", () => tasks.drain());
+  const mailer = createMailer({ smtpUrl: config.SMTP_URL, mailDir: config.MAIL_DIR, logger });
+  const publisher = createOutboxPublisher({ name: "control", config: base.natsConfig, pool, logger });
+  let audit: DurableConsumer | null = null;
+  // After the servers have closed (last registered runs first), the relay publishes what it holds.
+  shutdown.register("event path", async () => {
+    await audit?.stop();
+    await publisher.stop();
+  });
+  const service = controlService({ pool, config, logger, mailer, tasks, usage: createUsageClients(config) });
+  // Events wait in the outbox until NATS answers; the API does not depend on it.
+  return base.serve(service, {
+    async connect() {
+      const nats = await publisher.start();
+      audit = createAuditConsumer({ pool, nc: nats, route: auditRoute(config), logger });
+      audit.start();
+    },
+  });
+};

@@ -1,0 +1,45 @@
+import {
+  type ComposeProcess,
+  createOutboxPublisher,
+  requireJwtSecret,
+  type ServiceProcess,
+  serviceBase,
+} from "@evalp/kit";
+import { createAgentSweeper } from "./agent/connections.js";
+import { createControlClients, createPlatformClients } from "./clients.js";
+import { createRealtime } from "./realtime.js";
+import { interviewService, SCHEMA } from "./server.js";
+
+/**
+ * The interview process: its RPCs, the sweeper of agent connections and pauses, its outbox relay
+ * and the realtime frames it publishes once NATS answers.
+ */
+export const createInterview: ComposeProcess<ServiceProcess> = async (config, logger, options = {}) => {
+  // It signs or verifies with the JWT secret: without one (production) it does not start.
+  requireJwtSecret(config);
+  const ports = { port: 8083, opsPort: 9083 };
+  const base = serviceBase({ name: "interview", schema: SCHEMA, ports }, config, logger, options);
+  const { pool, shutdown } = base;
+  const realtime = createRealtime({ subjectPrefix: config.REALTIME_SUBJECT_PREFIX, logger });
+  const deps = {
+    pool,
+    logger,
+    config,
+    control: createControlClients(config),
+    platform: createPlatformClients(config),
+    realtime,
+  };
+  const sweeper = createAgentSweeper(deps, realtime.changed);
+  shutdown.register("agent sweeper", () => sweeper.stop());
+  const publisher = createOutboxPublisher({ name: "interview", config: base.natsConfig, pool, logger });
+  // After the servers have closed (last registered runs first), the relay publishes what it holds.
+  shutdown.register("outbox relay", () => publisher.stop());
+  return base.serve(interviewService(deps), {
+    listening: () => sweeper.start(),
+    // `interview.started` / `interview.completed` wait in the outbox until NATS answers; realtime
+    // frames go out once it does.
+    async connect() {
+      realtime.attach(await publisher.start());
+    },
+  });
+};

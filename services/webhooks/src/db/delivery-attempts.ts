@@ -1,0 +1,213 @@
+import { newId, type Queryable } from "@evalp/kit";
+import { DELIVERY_COLUMNS, type DeliveryRow, type DeliveryStatus } from "./deliveries.js";
+
+/*
+ * The dispatcher's side of `webhook_deliveries` and `webhook_delivery_attempts`: leases on due
+ * deliveries, the attempts made under them and the outcomes they set.
+ */
+
+/** A due delivery leased to this worker, with what its attempt needs. */
+export type ClaimedDelivery = {
+  id: string;
+  endpoint_id: string;
+  event_id: string;
+  attempt_count: number;
+  series_start: number;
+  next_attempt_at: Date;
+  claim_token: string;
+  url: string;
+  secret: string;
+  previous_secret: string | null;
+  endpoint_stopped: boolean;
+  endpoint_deleted: boolean;
+  /** The endpoint has a failure streak, which a success ends. */
+  endpoint_failing: boolean;
+  body: string;
+};
+
+/**
+ * Leases due deliveries to one worker: at most `limit`, and per endpoint no more than its free
+ * slots, oldest due first. `FOR UPDATE SKIP LOCKED` lets replicas claim side by side without
+ * ever taking the same delivery; the lease (`leased_until`, `claim_token`) keeps it theirs while
+ * the attempt runs, and lets another worker take it if this one dies.
+ */
+export async function claimDue(
+  pool: Queryable,
+  claim: {
+    limit: number;
+    perEndpoint: number;
+    busy: Map<string, number>;
+    saturated: string[];
+    leaseMs: number;
+    token: string;
+  },
+): Promise<ClaimedDelivery[]> {
+  const busyIds = [...claim.busy.keys()];
+  const busyFree = busyIds.map((id) => Math.max(0, claim.perEndpoint - (claim.busy.get(id) ?? 0)));
+  const claimed = await pool.query<ClaimedDelivery>(
+    `WITH candidates AS (
+       SELECT id, endpoint_id, next_attempt_at FROM webhook_deliveries
+       WHERE status IN ('pending', 'failed') AND next_attempt_at <= now()
+         AND (leased_until IS NULL OR leased_until <= now())
+         AND NOT (endpoint_id = ANY($1::uuid[]))
+       ORDER BY next_attempt_at, id
+       LIMIT $2
+       FOR UPDATE SKIP LOCKED
+     ), ranked AS (
+       SELECT c.id, c.next_attempt_at, c.endpoint_id,
+              row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.next_attempt_at, c.id) AS n
+       FROM candidates c
+     ), chosen AS (
+       SELECT r.id FROM ranked r
+       LEFT JOIN unnest($3::uuid[], $4::int[]) AS busy (endpoint_id, free) ON busy.endpoint_id = r.endpoint_id
+       WHERE r.n <= COALESCE(busy.free, $5)
+       ORDER BY r.next_attempt_at, r.id
+       LIMIT $6
+     )
+     UPDATE webhook_deliveries d
+     SET leased_until = clock_timestamp() + make_interval(secs => $7::double precision / 1000), claim_token = $8
+     FROM chosen, webhook_endpoints e, webhook_events ev
+     WHERE d.id = chosen.id AND e.id = d.endpoint_id AND ev.id = d.event_id
+     RETURNING d.id, d.endpoint_id, d.event_id, d.attempt_count, d.series_start, d.next_attempt_at, d.claim_token,
+       e.url, e.secret,
+       CASE WHEN e.previous_secret_expires_at > now() THEN e.previous_secret END AS previous_secret,
+       (e.disabled_at IS NOT NULL OR e.deleted_at IS NOT NULL) AS endpoint_stopped,
+       e.deleted_at IS NOT NULL AS endpoint_deleted, e.failing_since IS NOT NULL AS endpoint_failing, ev.body`,
+    [
+      claim.saturated,
+      claim.limit * 4,
+      busyIds,
+      busyFree,
+      claim.perEndpoint,
+      claim.limit,
+      claim.leaseMs,
+      claim.token,
+    ],
+  );
+  // First attempts to one endpoint go out in the order their events were stored.
+  return claimed.rows.sort(
+    (a, b) =>
+      a.next_attempt_at.getTime() - b.next_attempt_at.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+  );
+}
+
+/** Milliseconds until the next delivery not leased and not of a saturated endpoint falls due; null: none. */
+export async function msUntilNextDue(pool: Queryable, saturated: string[]): Promise<number | null> {
+  const found = await pool.query<{ ms: number }>(
+    `SELECT (extract(epoch FROM next_attempt_at - clock_timestamp()) * 1000)::float8 AS ms
+     FROM webhook_deliveries
+     WHERE status IN ('pending', 'failed') AND (leased_until IS NULL OR leased_until <= now())
+       AND NOT (endpoint_id = ANY($1::uuid[]))
+     ORDER BY next_attempt_at, id LIMIT 1`,
+    [saturated],
+  );
+  const row = found.rows[0];
+  return row ? row.ms : null;
+}
+
+/** Gives a delivery back untried (shutdown cut its attempt off), to be attempted again at once. */
+export async function releaseLease(pool: Queryable, delivery: ClaimedDelivery): Promise<void> {
+  await pool.query(
+    "UPDATE webhook_deliveries SET leased_until = NULL, claim_token = NULL WHERE id = $1 AND claim_token = $2",
+    [delivery.id, delivery.claim_token],
+  );
+}
+
+/** A plain success to record: its attempt, and the delivery's new status while its lease holds. */
+export type Success = {
+  delivery: Pick<ClaimedDelivery, "id" | "claim_token">;
+  status: number | null;
+  attemptedAt: Date;
+  durationMs: number;
+};
+
+/**
+ * Records a group of plain successes in one statement: each attempt row, and each delivery
+ * `succeeded` where its lease still holds (counted only, where a replay or disabling took it).
+ */
+export async function writeSuccesses(db: Queryable, group: Success[]): Promise<void> {
+  await db.query(
+    `WITH input AS (
+       SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::int[], $4::uuid[], $5::timestamptz[], $6::int[])
+         AS i (delivery_id, claim_token, response_status, attempt_id, attempted_at, duration_ms)
+     ), settled AS (
+       UPDATE webhook_deliveries d
+       SET status = 'succeeded', next_attempt_at = NULL, last_error = NULL, response_status = i.response_status,
+           delivered_at = date_trunc('milliseconds', clock_timestamp()), attempt_count = d.attempt_count + 1,
+           leased_until = NULL, claim_token = NULL, updated_at = clock_timestamp()
+       FROM input i WHERE d.id = i.delivery_id AND d.claim_token = i.claim_token
+       RETURNING d.id
+     ), counted AS (
+       UPDATE webhook_deliveries d
+       SET attempt_count = d.attempt_count + 1, updated_at = clock_timestamp()
+       FROM input i WHERE d.id = i.delivery_id AND d.claim_token IS DISTINCT FROM i.claim_token
+       RETURNING d.id
+     )
+     INSERT INTO webhook_delivery_attempts (id, delivery_id, attempted_at, response_status, error, duration_ms)
+     SELECT attempt_id, delivery_id, attempted_at, response_status, NULL, duration_ms FROM input`,
+    [
+      group.map((entry) => entry.delivery.id),
+      group.map((entry) => entry.delivery.claim_token),
+      group.map((entry) => entry.status),
+      group.map(() => newId()),
+      group.map((entry) => entry.attemptedAt),
+      group.map((entry) => entry.durationMs),
+    ],
+  );
+}
+
+/** One attempt's row. */
+export async function insertAttempt(
+  db: Queryable,
+  deliveryId: string,
+  attempt: { attemptedAt: Date; status: number | null; error: string | null; durationMs: number },
+): Promise<void> {
+  await db.query(
+    `INSERT INTO webhook_delivery_attempts (id, delivery_id, attempted_at, response_status, error, duration_ms)
+     VALUES ($1, $2, $3, $4, $5, $6)`,
+    [newId(), deliveryId, attempt.attemptedAt, attempt.status, attempt.error, attempt.durationMs],
+  );
+}
+
+/** Counts an attempt whose outcome no longer sets the status (its lease was taken away). */
+export async function countAttempt(db: Queryable, deliveryId: string): Promise<void> {
+  await db.query(
+    "UPDATE webhook_deliveries SET attempt_count = attempt_count + 1, updated_at = clock_timestamp() WHERE id = $1",
+    [deliveryId],
+  );
+}
+
+/** A delivery's new status, set only while `delivery`'s lease holds; the row, or null when it no longer did. */
+export async function settleLeased(
+  db: Queryable,
+  delivery: Pick<ClaimedDelivery, "id" | "claim_token">,
+  fields: {
+    status: DeliveryStatus;
+    nextAttemptAt: Date | null;
+    lastError: string | null;
+    responseStatus: number | null;
+    delivered: boolean;
+    counted: number;
+  },
+): Promise<DeliveryRow | null> {
+  const updated = await db.query<DeliveryRow>(
+    `UPDATE webhook_deliveries
+     SET status = $3, next_attempt_at = $4, last_error = $5,
+         response_status = COALESCE($6, response_status),
+         delivered_at = CASE WHEN $7 THEN date_trunc('milliseconds', clock_timestamp()) ELSE delivered_at END,
+         attempt_count = attempt_count + $8, leased_until = NULL, claim_token = NULL, updated_at = clock_timestamp()
+     WHERE id = $1 AND claim_token = $2
+     RETURNING ${DELIVERY_COLUMNS}`,
+    [
+      delivery.id,
+      delivery.claim_token,
+      fields.status,
+      fields.nextAttemptAt,
+      fields.lastError,
+      fields.responseStatus,
+      fields.delivered,
+      fields.counted,
+    ],
+  );
+  return updated.rows[0] ?? null;
+}
