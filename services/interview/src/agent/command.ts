@@ -1,8 +1,7 @@
 import { type AppError, notFound } from "@evalp/kit";
-import { appendEntries, type NewEntry } from "../db/entries.js";
+import { appendEntries, findEntry, type NewEntry } from "../db/entries.js";
 import { saveInterview } from "../db/interviews.js";
 import type { EntryRow } from "../db/rows.js";
-import { ENTRY_COLUMNS } from "../db/rows.js";
 import { requireInProgress } from "../flow/statuses.js";
 import { questionIdProblem, validationError } from "../rpc/submit-answer.js";
 import type { Step } from "../steps.js";
@@ -41,11 +40,7 @@ export function questionOf(step: Step, questionId: string, field = "question_id"
  * an id that names nothing (the two must not be told apart).
  */
 export async function entryById(step: Step, entryId: string): Promise<EntryRow> {
-  const found = await step.tx.query<EntryRow>(
-    `SELECT ${ENTRY_COLUMNS} FROM interview_entries WHERE interview_id = $1 AND id = $2`,
-    [step.interview.id, entryId],
-  );
-  const entry = found.rows[0];
+  const entry = await findEntry(step.tx, step.interview.id, entryId);
   if (!entry) throw notFound("entry", { entry_id: entryId });
   return entry;
 }

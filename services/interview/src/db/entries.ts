@@ -91,6 +91,19 @@ export async function listEntries(
   return found.rows;
 }
 
+/** The entry `entryId` of the interview, if it is one of its entries. */
+export async function findEntry(
+  db: Queryable,
+  interviewId: string,
+  entryId: string,
+): Promise<EntryRow | null> {
+  const found = await db.query<EntryRow>(
+    `SELECT ${ENTRY_COLUMNS} FROM interview_entries WHERE interview_id = $1 AND id = $2`,
+    [interviewId, entryId],
+  );
+  return found.rows[0] ?? null;
+}
+
 /** The payloads of the interview's `agent_report` entries, in order. */
 export async function agentReportPayloads<T>(db: Queryable, interviewId: string): Promise<T[]> {
   const reports = await db.query<{ payload: T }>(
