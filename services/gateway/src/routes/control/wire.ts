@@ -1,36 +1,15 @@
 import { create } from "@bufbuild/protobuf";
 import { ROLES } from "@evalp/kit";
-import type { ApiKey } from "@evalp/proto/control/v1/api_key";
-import type { AuditEvent } from "@evalp/proto/control/v1/audit";
 import type { LoginResponse, SignupResponse } from "@evalp/proto/control/v1/auth";
-import type { AcceptInvitationResponse, Membership } from "@evalp/proto/control/v1/membership";
-import type { App, Environment, Organization } from "@evalp/proto/control/v1/organization";
 import { type QuotaCounters, QuotaCountersSchema, type Quotas } from "@evalp/proto/control/v1/quota";
-import type { ImportSubjectsResponse, Program, Subject } from "@evalp/proto/control/v1/subject";
-import { type ObjectOptions, type SchemaOptions, type TObject, type TSchema, Type } from "@sinclair/typebox";
-import type { Principal } from "../../http/principal.js";
-import { iso, isoOrNull } from "../../http/timestamps.js";
+import type { ImportSubjectsResponse } from "@evalp/proto/control/v1/subject";
+import { type ObjectOptions, type TObject, type TSchema, Type } from "@sinclair/typebox";
 import { StringEnum } from "../../validation/request-validator.js";
 import { DateTime, ref, Uuid } from "../schemas.js";
+import { FreeObject, named, nullable, OneOf, required, wireOf } from "../wire.js";
 
 // The control plane's resources on the wire: their schemas (named components of the document)
 // and the mappers from the RPC messages.
-
-/** Wire messages always carry their required parts; a missing one is an upstream bug. */
-function required<T>(value: T | undefined, what: string): T {
-  if (value === undefined) throw new Error(`upstream returned no ${what}`);
-  return value;
-}
-
-/** A string of one of `values` in the document; typed as any string, as upstream answers it. */
-const OneOf = (values: readonly string[], options: SchemaOptions = {}) =>
-  Type.Unsafe<string>({ ...options, type: "string", enum: [...values] });
-
-/** The options of a named schema: a component of the document, called `name`. */
-const named = (name: string, description: string) => ({ $id: name, title: name, description });
-
-const FreeObject = Type.Record(Type.String(), Type.Unknown());
-const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
 /** A new password (sign-up, reset, invitation). */
 export const Password = Type.String({ minLength: 8, maxLength: 256 });
@@ -56,38 +35,21 @@ export const Application = Type.Object(
   named("Application", "An app of an organization (contract §5b)."),
 );
 
-export function appJson(message: App | undefined) {
-  const app = required(message, "app");
-  return {
-    id: app.id,
-    organization_id: app.organizationId,
-    slug: app.slug,
-    name: app.name,
-    description: app.description ?? null,
-    created_at: iso(app.createdAt),
-  };
-}
+export const appJson = wireOf(Application);
 
 export const EnvironmentBody = Type.Object(
   { id: Uuid, app_id: Uuid, slug: Type.String(), name: Type.String(), created_at: DateTime },
   named("Environment", "An environment of an app (contract §5b)."),
 );
 
-export function environmentJson(message: Environment | undefined) {
-  const environment = required(message, "environment");
-  const { id, slug, name } = environment;
-  return { id, app_id: environment.appId, slug, name, created_at: iso(environment.createdAt) };
-}
+export const environmentJson = wireOf(EnvironmentBody);
 
 export const OrganizationBody = Type.Object(
   { id: Uuid, name: Type.String(), created_at: DateTime },
   named("Organization", "An organization: the tenant."),
 );
 
-export function organizationJson(message: Organization | undefined) {
-  const { id, name, createdAt } = required(message, "organization");
-  return { id, name, created_at: iso(createdAt) };
-}
+export const organizationJson = wireOf(OrganizationBody);
 
 export const MembershipBody = Type.Object(
   {
@@ -105,29 +67,14 @@ export const MembershipBody = Type.Object(
   named("Membership", "A member, or an invitee, of an organization."),
 );
 
-export function membershipJson(message: Membership | undefined) {
-  const membership = required(message, "membership");
-  return {
-    id: membership.id,
-    organization_id: membership.organizationId,
-    user_id: membership.userId,
-    email: membership.email,
-    role: membership.role,
-    status: membership.status,
-    created_at: iso(membership.createdAt),
-    updated_at: iso(membership.updatedAt),
-  };
-}
+export const membershipJson = wireOf(MembershipBody);
 
 export const InvitationAcceptance = Type.Object(
   { membership_id: Uuid, organization_id: Uuid, role: Type.String(), user_id: Uuid },
   named("InvitationAcceptance", "An accepted invitation: the membership it activated."),
 );
 
-export function invitationAcceptanceJson(answer: AcceptInvitationResponse) {
-  const { membershipId, organizationId, role, userId } = answer;
-  return { membership_id: membershipId, organization_id: organizationId, role, user_id: userId };
-}
+export const invitationAcceptanceJson = wireOf(InvitationAcceptance);
 
 const apiKeyProperties = {
   id: Uuid,
@@ -149,18 +96,7 @@ export const ApiKeyCreated = Type.Object(
   named("ApiKeyCreated", "A new API key and its secret."),
 );
 
-export function apiKeyJson(message: ApiKey | undefined) {
-  const key = required(message, "api key");
-  return {
-    id: key.id,
-    environment_id: key.environmentId,
-    name: key.name,
-    key_prefix: key.keyPrefix,
-    scopes: key.scopes,
-    created_at: iso(key.createdAt),
-    revoked_at: isoOrNull(key.revokedAt),
-  };
-}
+export const apiKeyJson = wireOf(ApiKeySummary);
 
 export const AuditEventBody = Type.Object(
   {
@@ -180,22 +116,7 @@ export const AuditEventBody = Type.Object(
   named("AuditEvent", "A record of a change to the organization."),
 );
 
-export function auditEventJson(event: AuditEvent) {
-  return {
-    id: event.id,
-    organization_id: event.organizationId,
-    app_id: event.appId ?? null,
-    environment_id: event.environmentId ?? null,
-    actor_kind: event.actorKind,
-    actor_id: event.actorId,
-    action: event.action,
-    resource_type: event.resourceType,
-    resource_id: event.resourceId,
-    request_id: event.requestId ?? null,
-    metadata: event.metadata ?? {},
-    created_at: iso(event.createdAt),
-  };
-}
+export const auditEventJson = wireOf(AuditEventBody);
 
 /** The seven quota counters (contract §5b) and their proto field names. */
 const COUNTERS = {
@@ -269,18 +190,7 @@ export const SubjectBody = Type.Object(
   named("Subject", "A person evaluated in an environment."),
 );
 
-export function subjectJson(message: Subject | undefined) {
-  const subject = required(message, "subject");
-  return {
-    id: subject.id,
-    environment_id: subject.environmentId,
-    external_id: subject.externalId,
-    identity_mode: subject.identityMode,
-    profile: subject.profile ?? {},
-    created_at: iso(subject.createdAt),
-    updated_at: iso(subject.updatedAt),
-  };
-}
+export const subjectJson = wireOf(SubjectBody);
 
 export const SubjectImport = Type.Object(
   {
@@ -312,10 +222,7 @@ export const ProgramBody = Type.Object(
   named("Program", "A program subjects answer in."),
 );
 
-export function programJson(message: Program | undefined) {
-  const { id, environmentId, name, createdAt } = required(message, "program");
-  return { id, environment_id: environmentId, name, created_at: iso(createdAt) };
-}
+export const programJson = wireOf(ProgramBody);
 
 export const AuthPrincipal = Type.Object(
   {
@@ -328,19 +235,14 @@ export const AuthPrincipal = Type.Object(
   named("AuthPrincipal", "Who a caller is and what it may do."),
 );
 
-export function principalJson(principal: Principal) {
-  const { kind, principalId, scopes, apiKeyName, email } = principal;
-  return { kind, principal_id: principalId, scopes, api_key_name: apiKeyName, email };
-}
+export const principalJson = wireOf(AuthPrincipal);
 
 export const ActiveOrganization = Type.Object(
   { organization_id: Type.String() },
   named("ActiveOrganization", "The organization a session acts in."),
 );
 
-export function activeOrganizationJson(answer: { organizationId: string }) {
-  return { organization_id: answer.organizationId };
-}
+export const activeOrganizationJson = wireOf(ActiveOrganization);
 
 export const SignupResult = Type.Object(
   { user_id: Uuid, organization_id: Uuid, access_token: Type.String(), expires_at: DateTime },

@@ -1,11 +1,9 @@
-import { type TSchema, Type } from "@sinclair/typebox";
+import { Type } from "@sinclair/typebox";
 import { DateTime, ref, Uuid } from "../schemas.js";
+import { FreeObject, nullable } from "../wire.js";
 
 // The interview plane's resources on the wire (contract §5b, §9): their schemas, named components
 // of the document (`wire.ts` maps the RPC messages to them).
-
-const FreeObject = Type.Record(Type.String(), Type.Unknown());
-const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
 export const Evaluation = Type.Object(
   {

@@ -5,62 +5,34 @@ import type {
 } from "@evalp/proto/interview/v1/agent";
 import type { GetSummaryResponse } from "@evalp/proto/interview/v1/analytics";
 import type {
-  BehavioralEvent as BehavioralEventMessage,
-  CreateParticipantSessionResponse,
-  Evaluation as EvaluationMessage,
-} from "@evalp/proto/interview/v1/evaluation";
-import type {
-  Entry,
-  Metrics,
   OperatorInterview,
   Question as QuestionMessage,
   Snapshot,
-  TranscriptEntry as TranscriptEntryMessage,
 } from "@evalp/proto/interview/v1/interview";
 import type { Connection } from "@evalp/proto/interview/v1/participant";
 import type { Static } from "@sinclair/typebox";
 import { iso } from "../../http/timestamps.js";
-import type { Proposal, Scenario } from "./resources.js";
+import { required, wireOf } from "../wire.js";
+import {
+  BehavioralEvent,
+  Evaluation,
+  InterviewEntry,
+  InterviewMetrics,
+  ParticipantSession,
+  type Proposal,
+  type Scenario,
+  TranscriptEntry,
+} from "./resources.js";
 
 // The interview plane's RPC messages as the API shows them (the schemas of `resources.ts`). An
 // optional field the message lacks is left undefined: the serializer (and a socket's JSON) leaves
 // it out.
 
-/** Wire messages always carry their required parts; a missing one is an upstream bug. */
-function required<T>(value: T | undefined, what: string): T {
-  if (value === undefined) throw new Error(`upstream returned no ${what}`);
-  return value;
-}
+export const evaluationJson = wireOf(Evaluation);
 
-export function evaluationJson(evaluation: EvaluationMessage | undefined) {
-  const e = required(evaluation, "evaluation");
-  return {
-    id: e.id,
-    environment_id: e.environmentId,
-    subject_id: e.subjectId,
-    bundle_id: e.bundleId,
-    program_id: e.programId ?? null,
-    status: e.status,
-    created_at: iso(e.createdAt),
-  };
-}
+export const participantSessionJson = wireOf(ParticipantSession);
 
-export function participantSessionJson(answer: CreateParticipantSessionResponse) {
-  return {
-    session_id: answer.sessionId,
-    participant_token: answer.participantToken,
-    expires_at: iso(answer.expiresAt),
-  };
-}
-
-export function behavioralEventJson(event: BehavioralEventMessage) {
-  return {
-    type: event.type,
-    occurred_at: iso(event.occurredAt),
-    question_id: event.questionId ?? null,
-    elapsed_ms: event.elapsedMs ?? null,
-  };
-}
+export const behavioralEventJson = wireOf(BehavioralEvent);
 
 function questionJson(question: QuestionMessage) {
   return {
@@ -120,56 +92,11 @@ export function connectionJson(connection: Connection | undefined) {
   return { participant_token: c.participantToken, server_url: c.serverUrl, expires_at: iso(c.expiresAt) };
 }
 
-export function transcriptJson(entry: TranscriptEntryMessage | undefined) {
-  const t = required(entry, "transcript entry");
-  return {
-    entry_id: t.entryId,
-    seq: Number(t.seq),
-    speaker: t.speaker,
-    modality: t.modality,
-    text: t.text,
-    started_at: iso(t.startedAt),
-    ended_at: t.endedAt && iso(t.endedAt),
-    interrupted: t.interrupted,
-  };
-}
+export const transcriptJson = wireOf(TranscriptEntry);
 
-export function entryJson(entry: Entry) {
-  return {
-    id: entry.id,
-    seq: Number(entry.seq),
-    kind: entry.kind,
-    actor: entry.actor,
-    attempt: entry.attempt,
-    occurred_at: iso(entry.occurredAt),
-    received_at: iso(entry.receivedAt),
-    payload: entry.payload ?? {},
-    question_id: entry.questionId,
-    ref_entry_id: entry.refEntryId,
-    scenario_id: entry.scenarioId,
-    section_id: entry.sectionId,
-  };
-}
+export const entryJson = wireOf(InterviewEntry);
 
-function metricsJson(m: Metrics | undefined) {
-  const metrics = required(m, "metrics");
-  return {
-    attempts: Number(metrics.attempts),
-    clarifications: Number(metrics.clarifications),
-    consistency_follow_ups: Number(metrics.consistencyFollowUps),
-    corrections: Number(metrics.corrections),
-    duration_seconds: Number(metrics.durationSeconds),
-    rejected_proposals: Number(metrics.rejectedProposals),
-    scenario_evidence: Number(metrics.scenarioEvidence),
-    scenario_gaps: Number(metrics.scenarioGaps),
-    provider_errors: metrics.providerErrors ?? {},
-    usage: metrics.usage ?? {},
-    api_latency_p95_ms: metrics.apiLatencyP95Ms,
-    estimated_cost_usd: metrics.estimatedCostUsd,
-    turn_latency_p50_ms: metrics.turnLatencyP50Ms,
-    turn_latency_p95_ms: metrics.turnLatencyP95Ms,
-  };
-}
+const metricsJson = wireOf(InterviewMetrics);
 
 export function operatorInterviewJson(interview: OperatorInterview | undefined) {
   const i = required(interview, "interview");

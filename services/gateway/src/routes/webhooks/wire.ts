@@ -1,9 +1,9 @@
-import type { Attempt, Delivery } from "@evalp/proto/webhooks/v1/delivery";
+import type { Delivery } from "@evalp/proto/webhooks/v1/delivery";
 import type { Endpoint } from "@evalp/proto/webhooks/v1/endpoint";
 import { Type } from "@sinclair/typebox";
-import { iso } from "../../http/timestamps.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import { DateTime, ref, Uuid } from "../schemas.js";
+import { wireOf } from "../wire.js";
 
 // The webhooks plane's resources on the wire: their schemas (named components of the document) and
 // the mappers from the RPC messages. Optional fields are absent rather than null (interface `(o)`).
@@ -53,18 +53,7 @@ export const WebhookEndpointCreated = Type.Object(
   },
 );
 
-export function endpointJson(endpoint: Endpoint | undefined) {
-  if (!endpoint) throw new Error("upstream returned no webhook endpoint");
-  return {
-    id: endpoint.id,
-    environment_id: endpoint.environmentId,
-    url: endpoint.url,
-    enabled: endpoint.enabled,
-    event_types: endpoint.eventTypes,
-    created_at: iso(endpoint.createdAt),
-    ...(endpoint.disabledAt && { disabled_at: iso(endpoint.disabledAt) }),
-  };
-}
+export const endpointJson = wireOf(WebhookEndpoint);
 
 /** An endpoint and the secret its answer carries (creation, rotation). */
 export function endpointWithSecretJson(answer: { endpoint?: Endpoint | undefined; secret: string }) {
@@ -115,31 +104,9 @@ export const WebhookDeliveryWithAttempts = Type.Object(
   },
 );
 
-export function deliveryJson(delivery: Delivery | undefined) {
-  if (!delivery) throw new Error("upstream returned no webhook delivery");
-  return {
-    id: delivery.id,
-    endpoint_id: delivery.endpointId,
-    event_id: delivery.eventId,
-    event_type: delivery.eventType,
-    status: delivery.status,
-    attempt_count: delivery.attemptCount,
-    created_at: iso(delivery.createdAt),
-    ...(delivery.deliveredAt && { delivered_at: iso(delivery.deliveredAt) }),
-    ...(delivery.lastError !== undefined && { last_error: delivery.lastError }),
-    ...(delivery.nextAttemptAt && { next_attempt_at: iso(delivery.nextAttemptAt) }),
-    ...(delivery.responseStatus !== undefined && { response_status: delivery.responseStatus }),
-  };
-}
+export const deliveryJson = wireOf(WebhookDelivery);
 
-function attemptJson(attempt: Attempt) {
-  return {
-    attempted_at: iso(attempt.attemptedAt),
-    ...(attempt.responseStatus !== undefined && { response_status: attempt.responseStatus }),
-    ...(attempt.error !== undefined && { error: attempt.error }),
-    duration_ms: attempt.durationMs,
-  };
-}
+const attemptJson = wireOf(WebhookDeliveryAttempt);
 
 export function deliveryWithAttemptsJson(delivery: Delivery | undefined) {
   return { ...deliveryJson(delivery), attempts: (delivery?.attempts ?? []).map(attemptJson) };
