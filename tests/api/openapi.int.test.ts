@@ -87,7 +87,16 @@ describe("the served API document, as a client generator reads it", () => {
 
   it("keeps resources as named components, the error body among them", () => {
     const names = Object.keys(document.components.schemas);
-    expect(names).toEqual(expect.arrayContaining(["ApplicationError", "ValidationError", "Environment"]));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        "ApplicationError",
+        "ValidationError",
+        "App",
+        "Environment",
+        "ApiKey",
+        "ApiKeyCreated",
+      ]),
+    );
     expect(names.filter((name) => /^def-\d+$/.test(name))).toEqual([]);
   });
 });

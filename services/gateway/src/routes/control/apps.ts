@@ -58,7 +58,7 @@ export async function appRoutes(app: Api, deps: RouteDeps): Promise<void> {
     access: { auth: "operator", scope: "org:read" },
     params: OrgParams,
     querystring: PageQuery,
-    response: Page(Application, "ApplicationPage"),
+    response: Page(Application, "AppPage"),
     responseDescription: "A page of apps.",
     handler: ({ request, call }) =>
       pageOf(

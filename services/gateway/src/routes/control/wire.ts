@@ -32,7 +32,7 @@ export const Application = Type.Object(
     description: nullable(Type.String()),
     created_at: DateTime,
   },
-  named("Application", "An app of an organization (contract §5b)."),
+  named("App", "An app of an organization (contract §5b)."),
 );
 
 export const appJson = wireOf(Application);
@@ -88,7 +88,7 @@ const apiKeyProperties = {
 
 export const ApiKeySummary = Type.Object(
   apiKeyProperties,
-  named("ApiKeySummary", "An API key of an environment, without its secret."),
+  named("ApiKey", "An API key of an environment, without its secret."),
 );
 
 export const ApiKeyCreated = Type.Object(
