@@ -21,6 +21,7 @@ export * from "./paging.js";
 export * from "./participant-tokens.js";
 export * from "./peer-outage.js";
 export * from "./process.js";
+export * from "./quota-counters.js";
 export * from "./quota-guard.js";
 export * from "./readiness.js";
 export * from "./request-context.js";

@@ -1,15 +1,6 @@
 import type { Queryable } from "./db.js";
 import { AppError } from "./errors.js";
-
-/** The seven quota counters of contract §5b. */
-export type QuotaCounter =
-  | "active_participant_sessions"
-  | "active_subjects"
-  | "behavioral_event_batch_size"
-  | "continuous_event_batch_size"
-  | "evaluations"
-  | "programs"
-  | "webhook_endpoints";
+import type { QuotaCounter } from "./quota-counters.js";
 
 /**
  * Serializes, for the rest of the transaction, every creation that counts against one counter

@@ -1,27 +1,10 @@
 import { create } from "@bufbuild/protobuf";
-import { notFound, type Queryable } from "@evalp/kit";
-import {
-  type QuotaCounters,
-  QuotaCountersSchema,
-  type Quotas,
-  QuotasSchema,
-} from "@evalp/proto/control/v1/quota";
+import { notFound, QUOTA_COUNTERS, type Queryable, type QuotaValues, quotaCountersMessage } from "@evalp/kit";
+import { type Quotas, QuotasSchema } from "@evalp/proto/control/v1/quota";
 import type { Deps } from "../deps.js";
 import { countPrograms } from "./subject-rows.js";
 
-/** The seven counters of contract §5b, as the API names them. */
-export const COUNTERS = [
-  "active_participant_sessions",
-  "active_subjects",
-  "behavioral_event_batch_size",
-  "continuous_event_batch_size",
-  "evaluations",
-  "programs",
-  "webhook_endpoints",
-] as const;
-export type Counter = (typeof COUNTERS)[number];
-
-export type QuotaRow = Record<Counter, number> & {
+export type QuotaRow = QuotaValues & {
   environment_id: string;
   revision: number;
   schema_version: number;
@@ -29,31 +12,8 @@ export type QuotaRow = Record<Counter, number> & {
   largest_continuous_event_batch: number;
 };
 
-export const QUOTA_COLUMNS = `environment_id, ${COUNTERS.join(", ")}, revision, schema_version,
+export const QUOTA_COLUMNS = `environment_id, ${QUOTA_COUNTERS.join(", ")}, revision, schema_version,
   largest_behavioral_event_batch, largest_continuous_event_batch`;
-
-/** Proto field names of the counters (camel case), for reading and writing QuotaCounters. */
-const FIELD: Record<Counter, keyof Omit<QuotaCounters, "$typeName" | "$unknown">> = {
-  active_participant_sessions: "activeParticipantSessions",
-  active_subjects: "activeSubjects",
-  behavioral_event_batch_size: "behavioralEventBatchSize",
-  continuous_event_batch_size: "continuousEventBatchSize",
-  evaluations: "evaluations",
-  programs: "programs",
-  webhook_endpoints: "webhookEndpoints",
-};
-
-export function countersMessage(values: Record<Counter, number>): QuotaCounters {
-  const counters = create(QuotaCountersSchema);
-  for (const counter of COUNTERS) counters[FIELD[counter]] = BigInt(values[counter]);
-  return counters;
-}
-
-export function countersFromMessage(message: QuotaCounters | undefined): Record<Counter, number> {
-  const values = {} as Record<Counter, number>;
-  for (const counter of COUNTERS) values[counter] = Number(message?.[FIELD[counter]] ?? 0n);
-  return values;
-}
 
 /**
  * Usage as counted from the rows that are the thing counted: subjects and programs live here;
@@ -70,11 +30,7 @@ export async function countSubjects(db: Queryable, environmentId: string): Promi
   return Number(found.rows[0]?.subjects ?? 0);
 }
 
-export async function usageOf(
-  db: Queryable,
-  row: QuotaRow,
-  planes: Deps["usage"],
-): Promise<Record<Counter, number>> {
+export async function usageOf(db: Queryable, row: QuotaRow, planes: Deps["usage"]): Promise<QuotaValues> {
   const [interview, webhooks] = await Promise.all([
     planes.interview.countUsage({ environmentId: row.environment_id }),
     planes.webhooks.countUsage({ environmentId: row.environment_id }),
@@ -99,8 +55,8 @@ export async function usageOf(
 export async function quotasMessage(db: Queryable, row: QuotaRow, planes: Deps["usage"]): Promise<Quotas> {
   return create(QuotasSchema, {
     environmentId: row.environment_id,
-    limits: countersMessage(row),
-    usage: countersMessage(await usageOf(db, row, planes)),
+    limits: quotaCountersMessage(row),
+    usage: quotaCountersMessage(await usageOf(db, row, planes)),
     revision: row.revision,
     schemaVersion: row.schema_version,
   });
@@ -129,14 +85,14 @@ export async function replaceLimits(
   db: Queryable,
   environmentId: string,
   expectedRevision: number,
-  limits: Record<Counter, number>,
+  limits: QuotaValues,
 ): Promise<QuotaRow | undefined> {
-  const assignments = COUNTERS.map((counter, index) => `${counter} = $${index + 3}`).join(", ");
+  const assignments = QUOTA_COUNTERS.map((counter, index) => `${counter} = $${index + 3}`).join(", ");
   const updated = await db.query<QuotaRow>(
     `UPDATE quotas SET ${assignments}, revision = revision + 1,
        updated_at = date_trunc('milliseconds', clock_timestamp())
      WHERE environment_id = $1 AND revision = $2 RETURNING ${QUOTA_COLUMNS}`,
-    [environmentId, expectedRevision, ...COUNTERS.map((counter) => limits[counter])],
+    [environmentId, expectedRevision, ...QUOTA_COUNTERS.map((counter) => limits[counter])],
   );
   return updated.rows[0];
 }

@@ -1,13 +1,20 @@
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
-import { AppError, notFound, requestContext, withTransaction, writeOutboxEvent } from "@evalp/kit";
+import {
+  AppError,
+  notFound,
+  quotaValues,
+  requestContext,
+  withTransaction,
+  writeOutboxEvent,
+} from "@evalp/kit";
 import {
   type UpdateQuotasRequest,
   type UpdateQuotasResponse,
   UpdateQuotasResponseSchema,
 } from "@evalp/proto/control/v1/quota";
 import { writeAudit } from "../db/audit.js";
-import { countersFromMessage, quotaRevision, quotasMessage, replaceLimits } from "../db/quotas.js";
+import { quotaRevision, quotasMessage, replaceLimits } from "../db/quotas.js";
 import { requireEnvironment } from "../db/scope.js";
 import type { Deps } from "../deps.js";
 
@@ -20,7 +27,7 @@ export function updateQuotas(deps: Deps) {
   return async (req: UpdateQuotasRequest, ctx: HandlerContext): Promise<UpdateQuotasResponse> => {
     const context = requestContext(ctx.values);
     const environmentId = req.environment?.environmentId ?? "";
-    const limits = countersFromMessage(req.limits);
+    const limits = quotaValues(req.limits);
     const quotas = await withTransaction(deps.pool, async (tx) => {
       await requireEnvironment(tx, req.environment);
       const row = await replaceLimits(tx, environmentId, req.expectedRevision, limits);

@@ -1,7 +1,8 @@
-import type { QuotaCounter } from "@evalp/kit";
-import { type TObject, type TProperties, type TSchema, Type } from "@sinclair/typebox";
+import { QUOTA_COUNTERS } from "@evalp/kit";
+import { type TObject, type TProperties, Type } from "@sinclair/typebox";
 import { DateTime, Uuid } from "../routes/schemas.js";
 import type { EVENT_TYPES } from "../routes/webhooks/wire.js";
+import { nullable } from "../routes/wire.js";
 import { StringEnum } from "../validation/request-validator.js";
 
 /** An event type a webhook endpoint can subscribe to (contract §6, §9); `*` is not one. */
@@ -35,22 +36,10 @@ function eventBody(type: EventType, name: string, data: TProperties, description
   );
 }
 
-const nullable = (schema: TSchema) => Type.Union([schema, Type.Null()]);
-
-/** The seven counters of `quota.updated`'s `limits`, each set by the client (0-1,000,000,000). */
-const QUOTA_COUNTERS = {
-  active_participant_sessions: null,
-  active_subjects: null,
-  behavioral_event_batch_size: null,
-  continuous_event_batch_size: null,
-  evaluations: null,
-  programs: null,
-  webhook_endpoints: null,
-} satisfies Record<QuotaCounter, null>;
-
+/** `quota.updated`'s `limits`: the seven counters, each set by the client (0-1,000,000,000). */
 const Limits = Type.Object(
   Object.fromEntries(
-    Object.keys(QUOTA_COUNTERS).map((name) => [name, Type.Integer({ minimum: 0, maximum: 1_000_000_000 })]),
+    QUOTA_COUNTERS.map((name) => [name, Type.Integer({ minimum: 0, maximum: 1_000_000_000 })]),
   ),
   { additionalProperties: false },
 );

@@ -1,9 +1,10 @@
+import { quotaCountersMessage } from "@evalp/kit";
 import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
 import { environmentRef } from "../environment.js";
 import { type Api, route } from "../route.js";
 import { EnvParams, ref } from "../schemas.js";
-import { counters, countersMessage, QuotasBody, quotasJson } from "./wire.js";
+import { counters, QuotasBody, quotasJson } from "./wire.js";
 
 const TAG = "control";
 
@@ -58,7 +59,7 @@ export function quotaRoutes(app: Api, deps: RouteDeps): void {
         {
           environment: environmentRef(request.params),
           expectedRevision: request.body.expected_revision,
-          limits: countersMessage(request.body.limits),
+          limits: quotaCountersMessage(request.body.limits),
         },
         call,
       );

@@ -1,7 +1,6 @@
-import { create } from "@bufbuild/protobuf";
-import { ROLES } from "@evalp/kit";
+import { QUOTA_COUNTERS, type QuotaCounter, quotaValues, ROLES } from "@evalp/kit";
 import type { LoginResponse, SignupResponse } from "@evalp/proto/control/v1/auth";
-import { type QuotaCounters, QuotaCountersSchema, type Quotas } from "@evalp/proto/control/v1/quota";
+import type { Quotas } from "@evalp/proto/control/v1/quota";
 import type { ImportSubjectsResponse } from "@evalp/proto/control/v1/subject";
 import { type ObjectOptions, type TObject, type TSchema, Type } from "@sinclair/typebox";
 import { StringEnum } from "../../validation/request-validator.js";
@@ -118,23 +117,10 @@ export const AuditEventBody = Type.Object(
 
 export const auditEventJson = wireOf(AuditEventBody);
 
-/** The seven quota counters (contract §5b) and their proto field names. */
-const COUNTERS = {
-  active_participant_sessions: "activeParticipantSessions",
-  active_subjects: "activeSubjects",
-  behavioral_event_batch_size: "behavioralEventBatchSize",
-  continuous_event_batch_size: "continuousEventBatchSize",
-  evaluations: "evaluations",
-  programs: "programs",
-  webhook_endpoints: "webhookEndpoints",
-} as const;
-type Counter = keyof typeof COUNTERS;
-const COUNTER_FIELDS = Object.entries(COUNTERS) as [Counter, (typeof COUNTERS)[Counter]][];
-
 /** An object of the seven counters, each described by `schema`. */
 export function counters<T extends TSchema>(schema: () => T, options?: ObjectOptions) {
-  const properties = Object.fromEntries(COUNTER_FIELDS.map(([name]) => [name, schema()]));
-  return Type.Object(properties as Record<Counter, T>, options) as TObject<Record<Counter, T>>;
+  const properties = Object.fromEntries(QUOTA_COUNTERS.map((name) => [name, schema()]));
+  return Type.Object(properties as Record<QuotaCounter, T>, options) as TObject<Record<QuotaCounter, T>>;
 }
 
 export const QuotaCountersBody = counters(
@@ -153,25 +139,12 @@ export const QuotasBody = Type.Object(
   named("EnvironmentQuotas", "An environment's limits and their usage (contract §5b)."),
 );
 
-function countersJson(message: QuotaCounters | undefined): Record<Counter, number> {
-  const out = {} as Record<Counter, number>;
-  for (const [name, field] of COUNTER_FIELDS) out[name] = Number(message?.[field] ?? 0n);
-  return out;
-}
-
-/** The RPC form of limits given by a client. */
-export function countersMessage(limits: Record<Counter, number>): QuotaCounters {
-  const message = create(QuotaCountersSchema);
-  for (const [name, field] of COUNTER_FIELDS) message[field] = BigInt(limits[name]);
-  return message;
-}
-
 export function quotasJson(message: Quotas | undefined) {
   const quotas = required(message, "quotas");
   return {
     environment_id: quotas.environmentId,
-    limits: countersJson(quotas.limits),
-    usage: countersJson(quotas.usage),
+    limits: quotaValues(quotas.limits),
+    usage: quotaValues(quotas.usage),
     revision: quotas.revision,
     schema_version: quotas.schemaVersion,
   };
