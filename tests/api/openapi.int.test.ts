@@ -85,6 +85,15 @@ describe("the served API document, as a client generator reads it", () => {
     }
   });
 
+  it("documents 409 (a request with the same Idempotency-Key still being answered) wherever a key is honoured", () => {
+    for (const { path, method, operation } of operations) {
+      const honoured = Object.values(operation.responses).some((response) =>
+        Object.hasOwn(response.headers ?? {}, "Idempotent-Replayed"),
+      );
+      if (honoured) expect(Object.keys(operation.responses), `${method} ${path}`).toContain("409");
+    }
+  });
+
   it("keeps resources as named components, the error body among them", () => {
     const names = Object.keys(document.components.schemas);
     expect(names).toEqual(

@@ -53,7 +53,7 @@ const ERROR_MEANINGS: Record<number, string> = {
   401: "No valid credential (missing, unknown, revoked or expired).",
   403: "The credential may not do this (scope or role).",
   404: "The resource does not exist, or is not the caller's to see.",
-  409: "Conflicts with the resource's current state.",
+  409: "Conflicts with the resource's current state, or (`idempotency_key_in_use`) a request with this Idempotency-Key is still being answered.",
   410: "The link or token has expired.",
   413: "The body is larger than 1 MiB.",
   415: "The body is not `application/json`.",
@@ -80,15 +80,18 @@ export function successResponse(description: string, body: TSchema | undefined, 
 }
 
 /**
- * The error responses of a route: the ones every route can give, those of its access and of a
- * body (413, 415), and `extra`.
+ * The error responses of a route: the ones every route can give, those of its access (a
+ * credential: 401, 403; an Idempotency-Key: 409 while its first request is being answered) and
+ * of a body (413, 415), and `extra`.
  */
 export function errorResponses(
   access: RouteAccess,
   hasBody: boolean,
   extra: number[],
+  honoursIdempotencyKey: boolean,
 ): Record<number, object> {
   const statuses = new Set([404, 422, 429, 503, 504, ...extra]);
+  if (honoursIdempotencyKey) statuses.add(409);
   if (hasBody) {
     statuses.add(413);
     statuses.add(415);

@@ -116,7 +116,10 @@ export function route<
   R extends TSchema = TSchema,
 >(app: Api, tag: string, spec: RouteSpec<P, Q, B, R>): void {
   const status = spec.status ?? 200;
-  const idempotent = spec.method !== "GET" && spec.access.idempotency !== "none";
+  // Whether an Idempotency-Key is honoured (plugins/idempotency.ts: not declared is "none").
+  const idempotent =
+    spec.method !== "GET" &&
+    (spec.access.idempotency === "required" || spec.access.idempotency === "optional");
   app.route({
     method: spec.method,
     url: spec.url,
@@ -137,7 +140,7 @@ export function route<
             ([code, description]) => [code, successResponse(description, spec.response, idempotent)],
           ),
         ),
-        ...errorResponses(spec.access, spec.body !== undefined, spec.errors ?? []),
+        ...errorResponses(spec.access, spec.body !== undefined, spec.errors ?? [], idempotent),
       },
     },
     handler: async (request, reply) => {
