@@ -6,6 +6,7 @@ import { Type } from "@sinclair/typebox";
 import { iso } from "../../http/timestamps.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import { DateTime, ref, Uuid } from "../schemas.js";
+import { required } from "../wire.js";
 import { COMPONENT_CONTENTS, ContentOutput } from "./contents.js";
 
 // The platform's resources on the wire: their schemas (named components of the document) and the
@@ -47,8 +48,8 @@ export const TemplateDefinition = Type.Object(
   },
 );
 
-export function definitionJson(definition: Definition | undefined) {
-  if (!definition) throw new Error("upstream returned no definition");
+export function definitionJson(message: Definition | undefined) {
+  const definition = required(message, "definition");
   return {
     id: definition.id,
     app_id: definition.appId,
@@ -75,8 +76,8 @@ export const Template = Type.Object(
   { $id: "Template", title: "Template", description: "A template with every revision of its definitions." },
 );
 
-export function templateJson(template: TemplateMessage | undefined) {
-  if (!template) throw new Error("upstream returned no template");
+export function templateJson(message: TemplateMessage | undefined) {
+  const template = required(message, "template");
   return {
     id: template.id,
     app_id: template.appId,
@@ -116,8 +117,8 @@ export const Bundle = Type.Object(
   },
 );
 
-export function bundleJson(bundle: BundleMessage | undefined) {
-  if (!bundle) throw new Error("upstream returned no bundle");
+export function bundleJson(message: BundleMessage | undefined) {
+  const bundle = required(message, "bundle");
   const components = bundle.components;
   return {
     id: bundle.id,
