@@ -1,5 +1,5 @@
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import type { Static, TSchema } from "@sinclair/typebox";
+import { type Static, type TObject, type TSchema, Type } from "@sinclair/typebox";
 import type {
   FastifyInstance,
   FastifyReply,
@@ -51,7 +51,7 @@ export type RouteSpec<P extends TSchema, Q extends TSchema, B extends TSchema, R
   querystring?: Q;
   body?: B;
   /** Other headers than Idempotency-Key, which the access's `idempotency` declares. */
-  headers?: TSchema;
+  headers?: TObject;
   /** The success status (200 unless given) and its body (none for 204). */
   status?: 200 | 201 | 202 | 204;
   response?: R;
@@ -96,12 +96,18 @@ const SECURITY: Record<HttpAuth, Array<Record<string, string[]>>> = {
 };
 
 /** The headers a route validates and documents: Idempotency-Key as its access says (contract §4). */
-function headersOf(spec: { method: Method; access: RouteAccess; headers?: TSchema }): { headers?: TSchema } {
-  if (spec.headers) return { headers: spec.headers };
-  if (spec.method === "GET") return {};
-  if (spec.access.idempotency === "required") return { headers: IdempotentHeaders };
-  if (spec.access.idempotency === "optional") return { headers: OptionalIdempotencyHeaders };
-  return {};
+export function headersOf(spec: { method: Method; access: RouteAccess; headers?: TObject }): {
+  headers?: TSchema;
+} {
+  const idempotencyKey =
+    spec.method === "GET"
+      ? undefined
+      : { required: IdempotentHeaders, optional: OptionalIdempotencyHeaders, none: undefined }[
+          spec.access.idempotency ?? "none"
+        ];
+  const parts = [spec.headers, idempotencyKey].filter((part): part is TObject => part !== undefined);
+  if (parts.length === 0) return {};
+  return { headers: parts.length === 1 ? parts[0] : Type.Composite(parts) };
 }
 
 /**
