@@ -40,18 +40,8 @@ export async function writeAudit(db: Queryable, context: RequestContext, entry: 
   await insertAuditRecord(db, auditRecord(context, entry));
 }
 
-/** An audit event as listed. */
-export type AuditRow = {
-  id: string;
-  organization_id: string;
-  app_id: string | null;
-  environment_id: string | null;
-  actor_kind: string;
-  actor_id: string;
-  action: string;
-  resource_type: string;
-  resource_id: string;
-  request_id: string | null;
+/** An audit event as listed: the record as kit writes it, read back from its columns. */
+export type AuditRow = Omit<AuditRecord, "metadata" | "created_at"> & {
   metadata: JsonObject;
   created_at: Date;
 };

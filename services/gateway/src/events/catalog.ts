@@ -1,5 +1,7 @@
-import { QUOTA_COUNTERS } from "@evalp/kit";
+import { QUOTA_COUNTERS, ROLES } from "@evalp/kit";
 import { type TObject, type TProperties, Type } from "@sinclair/typebox";
+import { MEMBERSHIP_STATUSES } from "../routes/control/wire.js";
+import { BUNDLE_STATUSES } from "../routes/platform/wire.js";
 import { DateTime, Uuid } from "../routes/schemas.js";
 import type { EVENT_TYPES } from "../routes/webhooks/wire.js";
 import { nullable } from "../routes/wire.js";
@@ -44,8 +46,8 @@ const Limits = Type.Object(
   { additionalProperties: false },
 );
 
-const BundleStatus = StringEnum(["draft", "validated", "published", "deprecated", "archived"]);
-const Role = StringEnum(["owner", "admin", "member", "viewer"]);
+const BundleStatus = StringEnum(BUNDLE_STATUSES);
+const Role = StringEnum(ROLES);
 
 /** What both interview events say about the interview (the interview plane's `eventBase`). */
 const InterviewBase = {
@@ -139,7 +141,7 @@ export const EVENT_CATALOG = {
         organization_id: Uuid,
         user_id: Uuid,
         role: Role,
-        status: StringEnum(["invited", "active"]),
+        status: StringEnum(MEMBERSHIP_STATUSES),
       },
       "A membership of the organization was created.",
     ),

@@ -10,6 +10,9 @@ import { FreeObject, named, nullable, OneOf, required, wireOf } from "../wire.js
 // The control plane's resources on the wire: their schemas (named components of the document)
 // and the mappers from the RPC messages.
 
+/** A membership's statuses: `invited` until the invitation is accepted, then `active`. */
+export const MEMBERSHIP_STATUSES = ["invited", "active"] as const;
+
 /** A new password (sign-up, reset, invitation). */
 export const Password = Type.String({ minLength: 8, maxLength: 256 });
 
@@ -57,7 +60,7 @@ export const MembershipBody = Type.Object(
     user_id: Uuid,
     email: Type.String(),
     role: OneOf(ROLES),
-    status: OneOf(["invited", "active"], {
+    status: OneOf(MEMBERSHIP_STATUSES, {
       description: "`invited` until the invitation is accepted, then `active`.",
     }),
     created_at: DateTime,
