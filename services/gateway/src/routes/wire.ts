@@ -1,3 +1,4 @@
+import type { JsonObject } from "@bufbuild/protobuf";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { type SchemaOptions, type Static, type TObject, type TSchema, Type } from "@sinclair/typebox";
 import { iso } from "../http/timestamps.js";
@@ -15,8 +16,8 @@ export const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Ty
 export const OneOf = (values: readonly string[], options: SchemaOptions = {}) =>
   Type.Unsafe<string>({ ...options, type: "string", enum: [...values] });
 
-/** A JSON object whose fields are the client's (profiles, metadata, answers). */
-export const FreeObject = Type.Record(Type.String(), Type.Unknown());
+/** A JSON object whose fields are the client's (profiles, metadata, answers), as the RPCs take it. */
+export const FreeObject = Type.Unsafe<JsonObject>(Type.Record(Type.String(), Type.Unknown()));
 
 /** Wire messages always carry their required parts; a missing one is an upstream bug. */
 export function required<T>(value: T | undefined, what: string): T {

@@ -6,13 +6,12 @@ import type { PydanticItem } from "../../validation/pydantic-errors.js";
 import { compileRequestValidator, StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
 import { DateTime, Uuid } from "../schemas.js";
+import { FreeObject } from "../wire.js";
 import { agentRef, Name, Text } from "./requests.js";
 import { ackJson } from "./wire.js";
 
 // The agent's commands (contract §9), the same over the HTTP mirror and on the agent's socket:
 // what each one holds, and the problems of one that is not what it should be.
-
-const FreeObject = Type.Record(Type.String(), Type.Unknown());
 
 /** An utterance's own fields, the agent's (who spoke) and the participant's socket frame alike. */
 export const UTTERANCE_FIELDS = {

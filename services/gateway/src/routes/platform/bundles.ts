@@ -4,6 +4,7 @@ import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
 import { type Api, route } from "../route.js";
 import { AppParams, Page, PageQuery, ref } from "../schemas.js";
+import { FreeObject } from "../wire.js";
 import { type AppPath, appRef, authoredBy } from "./app.js";
 import {
   BUNDLE_STATUSES,
@@ -12,7 +13,6 @@ import {
   bundleJson,
   COMPONENT_FIELDS,
   ComponentVersionIds,
-  FreeObject,
 } from "./wire.js";
 
 const TAG = "platform";

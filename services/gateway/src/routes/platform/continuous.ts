@@ -4,7 +4,8 @@ import type { RouteDeps } from "../deps.js";
 import { environmentRef } from "../environment.js";
 import { type Api, route } from "../route.js";
 import { DateTime, EnvParams, ref, Uuid } from "../schemas.js";
-import { ContinuousAnswerReceipt, FreeObject, receiptJson } from "./wire.js";
+import { FreeObject } from "../wire.js";
+import { ContinuousAnswerReceipt, receiptJson } from "./wire.js";
 
 /** #7 `POST ENV/continuous-evaluation/answers`: 201 when recorded, 200 with the first receipt when repeated. */
 export async function continuousRoutes(app: Api, deps: RouteDeps): Promise<void> {

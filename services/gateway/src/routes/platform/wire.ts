@@ -1,4 +1,3 @@
-import type { JsonObject } from "@bufbuild/protobuf";
 import type { Bundle as BundleMessage } from "@evalp/proto/platform/v1/bundle";
 import type { RecordAnswerResponse } from "@evalp/proto/platform/v1/continuous";
 import type { Definition, Template as TemplateMessage } from "@evalp/proto/platform/v1/template";
@@ -133,9 +132,6 @@ export function bundleJson(message: BundleMessage | undefined) {
     ...(bundle.publishedAt ? { published_at: iso(bundle.publishedAt) } : {}),
   };
 }
-
-/** A free-form JSON object, as the RPCs take it. */
-export const FreeObject = Type.Unsafe<JsonObject>(Type.Record(Type.String(), Type.Unknown()));
 
 export const BundlePreview = Type.Object(
   {
