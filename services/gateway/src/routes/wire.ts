@@ -66,12 +66,30 @@ function mapValue(schema: Schema, value: unknown): unknown {
   return value;
 }
 
+/** An object schema's properties with the message field each is read from, worked out once. */
+type Field = { name: string; from: string; schema: Schema; required: boolean };
+const fieldsOf = new WeakMap<Schema, Field[]>();
+
+function fields(schema: Schema): Field[] {
+  let found = fieldsOf.get(schema);
+  if (!found) {
+    const requiredNames = new Set(schema.required ?? []);
+    found = Object.entries(schema.properties ?? {}).map(([name, property]) => ({
+      name,
+      from: camel(name),
+      schema: property,
+      required: requiredNames.has(name),
+    }));
+    fieldsOf.set(schema, found);
+  }
+  return found;
+}
+
 function mapObject(schema: Schema, message: Json): Json {
   const out: Json = {};
-  const requiredNames = new Set(schema.required ?? []);
-  for (const [name, property] of Object.entries(schema.properties ?? {})) {
-    const value = mapValue(property, message[camel(name)]);
-    if (value !== undefined || requiredNames.has(name)) out[name] = value;
+  for (const field of fields(schema)) {
+    const value = mapValue(field.schema, message[field.from]);
+    if (value !== undefined || field.required) out[field.name] = value;
   }
   return out;
 }
