@@ -33,8 +33,9 @@ const sha256 = (text: string) => createHash("sha256").update(text).digest("base6
  * - every gateway forgets what a change touched when any gateway relays that change (`forget`,
  *   called before the change's answer is sent, whatever that answer is: a change that timed out
  *   may still have been made; other gateways hear it on a Redis channel);
- * - a principal resolved while a change was being forgotten is not stored (a generation
- *   counter), so a lookup that raced with a revocation cannot put the old answer back;
+ * - a principal resolved while a change that touches it was being forgotten is not stored, so a
+ *   lookup that raced with a revocation cannot put the old answer back (changes to others do
+ *   not keep it out);
  * - while the channel is not subscribed (Redis down, reconnecting), nothing is cached: a missed
  *   message could otherwise leave a stale entry behind.
  * Entries also expire after `ttlMs` and at the session's own expiry, whichever comes first: that
@@ -58,21 +59,18 @@ export function createPrincipalCache(options: {
   const { redis, channel, ttlMs, logger } = options;
   // Keyed by the credential's SHA-256, so that a change can name a credential without sending it.
   const entries = new LRUCache<string, { principal: Principal; until: number }>({ max: MAX_ENTRIES });
-  let generation = 0;
   let listening = false;
+  // Lookups waiting for control, each with the changes heard meanwhile: its answer is not stored
+  // if one of them touched it (it may predate the change).
+  const pending = new Set<ChangeMessage[]>();
   const drop = (message: ChangeMessage) => {
-    generation += 1;
+    for (const heard of pending) heard.push(message);
     if (message.credential_sha256) entries.delete(message.credential_sha256);
     else if (message.user_id || message.principal_id) {
       // A scan of at most MAX_ENTRIES, on a change of credentials (rare next to lookups).
       const touched: string[] = [];
       for (const [key, { principal }] of entries.entries()) {
-        if (
-          (message.user_id && principal.userId === message.user_id) ||
-          (message.principal_id && principal.principalId === message.principal_id)
-        ) {
-          touched.push(key);
-        }
+        if (touches(message, key, principal)) touched.push(key);
       }
       for (const key of touched) entries.delete(key);
     } else entries.clear();
@@ -110,10 +108,17 @@ export function createPrincipalCache(options: {
       const key = sha256(credential);
       const hit = listening ? entries.get(key) : undefined;
       if (hit && hit.until > now) return hit.principal;
-      const startedIn = generation;
-      const principal = await resolve();
+      const heard: ChangeMessage[] = [];
+      pending.add(heard);
+      let principal: Principal;
+      try {
+        principal = await resolve();
+      } finally {
+        pending.delete(heard);
+      }
       const until = Math.min(now + ttlMs, principal.expiresAt?.getTime() ?? Number.POSITIVE_INFINITY);
-      if (listening && startedIn === generation && until > Date.now()) {
+      const unchanged = !heard.some((change) => touches(change, key, principal));
+      if (listening && unchanged && until > Date.now()) {
         entries.set(key, { principal, until });
       }
       return principal;
@@ -140,6 +145,14 @@ export function createPrincipalCache(options: {
       subscriber?.disconnect();
     },
   };
+}
+
+/** Whether `change` touches the principal cached under `key` (a credential's SHA-256). */
+function touches(change: ChangeMessage, key: string, principal: Principal): boolean {
+  if (change.credential_sha256) return change.credential_sha256 === key;
+  if (change.user_id) return principal.userId === change.user_id;
+  if (change.principal_id) return principal.principalId === change.principal_id;
+  return true;
 }
 
 /**
