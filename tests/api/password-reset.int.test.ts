@@ -4,7 +4,11 @@ import { expectError, ik, signUp } from "./support/fixtures.js";
 import { sentMail, tokenIn } from "./support/mail.js";
 import { type Stack, useStack } from "./support/stack.js";
 
-const context = useStack();
+const SENDER = {
+  MAIL_FROM: "Acme Evaluations <evaluations@acme.example>",
+  MAIL_REPLY_TO: "support@acme.example",
+};
+const context = useStack(SENDER);
 let stack: Stack;
 let api: ApiClient;
 
@@ -36,6 +40,8 @@ describe("password reset (#1 and confirm)", () => {
     // The unknown address was handled first and sent nothing.
     expect(mailTo("nobody-here@example.com")).toEqual([]);
     expect(mailTo(user.email)[0]?.text).toMatch(/\/reset-password\?token=[0-9A-Za-z]+/);
+    // From the configured sender, replies to the configured address.
+    expect(mailTo(user.email)[0]).toMatchObject({ from: SENDER.MAIL_FROM, reply_to: SENDER.MAIL_REPLY_TO });
   });
 
   it("sets the new password, revokes every session, and makes the old password fail", async () => {

@@ -22,6 +22,27 @@ describe("loadConfig", () => {
     expect(config.WEBHOOK_ALLOW_PRIVATE).toBe(true);
   });
 
+  it("requires MAIL_FROM with SMTP_URL, and takes one mailbox without line breaks", () => {
+    const dir = varDir();
+    expect(() => loadConfig({ VAR_DIR: dir, SMTP_URL: "smtp://mail.example:587" })).toThrow(/MAIL_FROM/);
+    const config = loadConfig({
+      VAR_DIR: dir,
+      SMTP_URL: "smtp://mail.example:587",
+      MAIL_FROM: "Acme Evaluations <evaluations@acme.example>",
+      MAIL_REPLY_TO: "support@acme.example",
+    });
+    expect(config.MAIL_FROM).toBe("Acme Evaluations <evaluations@acme.example>");
+    expect(config.MAIL_REPLY_TO).toBe("support@acme.example");
+    for (const bad of [
+      "not an address",
+      "a@example.com, b@example.com",
+      "evaluations@acme.example\r\nBcc: everyone@example.com",
+      "Name <evaluations@acme.example",
+    ]) {
+      expect(() => loadConfig({ VAR_DIR: dir, MAIL_FROM: bad }), bad).toThrow(ConfigError);
+    }
+  });
+
   it("generates the development secret once and keeps it under VAR_DIR", () => {
     const dir = varDir();
     const first = loadConfig({ VAR_DIR: dir });

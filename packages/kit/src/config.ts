@@ -22,6 +22,17 @@ const serviceAddress = z.string().refine(
   { message: "Expected one http(s) URL or several separated by commas" },
 );
 
+/**
+ * One mailbox for a mail header: `name@example.com` or `Display Name <name@example.com>`. No line
+ * breaks (a header could be forged with one) and no second address.
+ */
+const mailbox = z
+  .string()
+  .regex(
+    /^(?:[^<>@,;\r\n]+<[^\s<>@,;]+@[^\s<>@,;]+\.[^\s<>@,;]+>|[^\s<>@,;]+@[^\s<>@,;]+\.[^\s<>@,;]+)$/,
+    "Expected one mailbox: name@example.com or Name <name@example.com>",
+  );
+
 const booleanString = z
   .enum(["true", "false", "1", "0"])
   .transform((value) => value === "true" || value === "1");
@@ -97,6 +108,13 @@ export const configSchema = z.object({
   /** Prefix of every Redis key, so that several deployments (or test runs) can share one Redis. */
   REDIS_KEY_PREFIX: z.string().default("evalp:"),
   SMTP_URL: z.string().optional(),
+  /**
+   * The sender of invitations and password resets. Required with SMTP_URL: providers refuse mail
+   * from a domain the account has not verified, so no made-up default is sent through them.
+   */
+  MAIL_FROM: mailbox.optional(),
+  /** Where replies to those mails go; unset: to MAIL_FROM. */
+  MAIL_REPLY_TO: mailbox.optional(),
   MAIL_DIR: z.string().default("var/mail"),
   VAR_DIR: z.string().default("var"),
   /** Delays between delivery attempts, comma-separated milliseconds; unset: the contract's schedule (§6). */
@@ -206,6 +224,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     } catch (error) {
       throw new ConfigError(`invalid configuration: SERVICE_TOKEN_SECRETS: ${(error as Error).message}`);
     }
+  }
+  if (raw.SMTP_URL && !raw.MAIL_FROM) {
+    throw new ConfigError(
+      "invalid configuration: MAIL_FROM is required with SMTP_URL (a sender your SMTP provider accepts)",
+    );
   }
   if (Boolean(raw.NATS_USER) !== Boolean(raw.NATS_PASSWORD)) {
     throw new ConfigError("invalid configuration: NATS_USER and NATS_PASSWORD go together");

@@ -22,7 +22,13 @@ export const createControl: ComposeProcess<ServiceProcess> = async (config, logg
   const { pool, shutdown } = base;
   const tasks = createBackgroundTasks(logger);
   shutdown.register("background tasks", () => tasks.drain());
-  const mailer = createMailer({ smtpUrl: config.SMTP_URL, mailDir: config.MAIL_DIR, logger });
+  const mailer = createMailer({
+    smtpUrl: config.SMTP_URL,
+    mailDir: config.MAIL_DIR,
+    from: config.MAIL_FROM,
+    replyTo: config.MAIL_REPLY_TO,
+    logger,
+  });
   const publisher = createOutboxPublisher({ name: "control", config: base.natsConfig, pool, logger });
   let audit: DurableConsumer | null = null;
   // After the servers have closed (last registered runs first), the relay publishes what it holds.

@@ -2,7 +2,15 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
 /** A mail as the platform writes it into MAIL_DIR when no SMTP server is configured. */
-export type SentMail = { to: string; subject: string; text: string; sent_at: string };
+export type SentMail = {
+  /** MAIL_FROM and MAIL_REPLY_TO, null when unset. */
+  from: string | null;
+  reply_to: string | null;
+  to: string;
+  subject: string;
+  text: string;
+  sent_at: string;
+};
 
 /** Every mail written so far, oldest first. */
 export function sentMail(dir: string): SentMail[] {
