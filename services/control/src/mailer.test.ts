@@ -42,7 +42,7 @@ async function startSmtpServer() {
   return {
     url: `smtp://127.0.0.1:${port}`,
     received,
-    close: () => new Promise((done) => server.close(done)),
+    close: () => new Promise<void>((done) => server.close(() => done())),
   };
 }
 
