@@ -3,6 +3,7 @@ import WebSocket from "ws";
 import type { ApiClient } from "./client.js";
 import { ik, type Tenant } from "./fixtures.js";
 import { createBundle, moveBundle } from "./platform.js";
+import { checkFrame } from "./realtime-catalog.js";
 
 /** A published bundle of the sample contents (three questions, guardrail, skip rule). */
 export async function publishedBundle(api: ApiClient, tenant: Tenant): Promise<string> {
@@ -104,6 +105,7 @@ export function openSocket(
   const waiting: ((frame: unknown) => void)[] = [];
   ws.on("message", (data) => {
     const frame = JSON.parse(data.toString());
+    checkFrame(url, frame);
     const waiter = waiting.shift();
     if (waiter) waiter(frame);
     else received.push(frame);

@@ -8,7 +8,8 @@ import type { RouteAccess } from "../http/principal.js";
  * runs before the upgrade, so a credential whose session it refuses gets that HTTP error and no
  * socket; `open` then takes the socket. A GET that asks for no upgrade gets the contract's 404
  * (there is no HTTP resource here). The door is left out of the OpenAPI document (a WebSocket has
- * no JSON answer to describe): the operations that hand out its tokens describe it.
+ * no JSON answer to describe): `/asyncapi.json` describes its frames, and the operations that hand
+ * out its tokens point there.
  */
 export function socketDoor(
   app: FastifyInstance,

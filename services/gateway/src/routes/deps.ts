@@ -6,7 +6,7 @@ import type { Upstreams } from "../upstream.js";
 
 /** What route handlers are a function of. */
 export type RouteDeps = {
-  config: Pick<Config, "NODE_ENV" | "SIGNUP_ENABLED" | "AGENT_DISCONNECT_PAUSE_MS">;
+  config: Pick<Config, "NODE_ENV" | "SIGNUP_ENABLED" | "AGENT_DISCONNECT_PAUSE_MS" | "REALTIME_URL">;
   upstreams: Upstreams;
   cursors: CursorCodec;
   attempts: AttemptLimiter;

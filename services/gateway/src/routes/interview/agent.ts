@@ -30,7 +30,8 @@ export function agentSetupRoutes(app: Api, deps: RouteDeps): void {
       "Bearer` or subprotocol `bearer.<token>`), whose frames are the commands of the HTTP mirror, " +
       "each answered with an ack or an error frame, and `state` frames on every new revision. A newer " +
       "session supersedes this one: its socket closes with `session_superseded` and its token is " +
-      "refused. Requires `interviews:agent` and an Idempotency-Key.",
+      "refused. Every frame is described in `/asyncapi.json`. Requires `interviews:agent` and an " +
+      "Idempotency-Key.",
     access: { auth: "operator", scope: "interviews:agent", idempotency: "required" },
     params: EvaluationParams,
     body: SessionBody(900),

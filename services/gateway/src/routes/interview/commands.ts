@@ -87,13 +87,16 @@ export const CommandHead = Type.Object(
   { additionalProperties: true, title: "AgentCommand" },
 );
 const validateHead = compileRequestValidator({ body: CommandHead });
-const validators = new Map(
+
+/** Each command's whole schema (`{type, id, …}`), by type: what validates it and what documents it. */
+export const COMMAND_SCHEMAS: ReadonlyMap<string, TSchema> = new Map(
   Object.entries(COMMAND_FIELDS).map(([type, fields]) => [
     type,
-    compileRequestValidator({
-      body: Type.Object({ type: Type.Literal(type), id: Name, ...fields }, { additionalProperties: false }),
-    }),
+    Type.Object({ type: Type.Literal(type), id: Name, ...fields }, { additionalProperties: false }),
   ]),
+);
+const validators = new Map(
+  [...COMMAND_SCHEMAS].map(([type, body]) => [type, compileRequestValidator({ body })]),
 );
 
 /** A command, its fields checked by `commandProblems` (the service takes it as the JSON it is). */

@@ -9,6 +9,7 @@ import { evaluationRoutes } from "./evaluations.js";
 import { participantRoutes } from "./participant.js";
 import { proposalRoutes } from "./proposals.js";
 import { realtimeRoutes } from "./realtime.js";
+import { type OpenApiComponents, realtimeDocument } from "./realtime-document.js";
 import { INTERVIEW_SCHEMAS } from "./resources.js";
 
 /** The interview plane's routes: evaluations, participants, agents, analytics and the realtime doors. */
@@ -27,5 +28,11 @@ export async function registerInterviewRoutes(app: FastifyInstance, deps: RouteD
   await under(app, "/v1/agent", (api) => {
     agentRoutes(api, deps);
     agentRealtimeRoutes(api, deps);
+  });
+  // The realtime doors' frames as AsyncAPI 3, built once from the OpenAPI document's schemas.
+  let realtime: object | undefined;
+  app.get("/asyncapi.json", { schema: { hide: true } }, async () => {
+    realtime ??= realtimeDocument(app.swagger() as OpenApiComponents, deps.config.REALTIME_URL);
+    return realtime;
   });
 }

@@ -39,7 +39,8 @@ export function participantRoutes(app: Api, deps: RouteDeps): void {
       '"ended_at"?,"interrupted"?}`, each answered `{"type":"entry","entry"}`; agent turns arrive ' +
       'the same way, and each new revision of the interview as `{"type":"state","interview"}`. A bad ' +
       'or refused frame gets `{"type":"error","code","message","context"}` and the socket stays ' +
-      "open; it closes (4401) when the connection token expires.",
+      "open; it closes (4401) when the connection token expires. Every frame is described in " +
+      "`/asyncapi.json` (AsyncAPI 3).",
     access: STEP,
     response: ref(InterviewStart),
     responseDescription: "The interview and a connection for the realtime door.",

@@ -26,7 +26,7 @@ import { transcriptJson } from "./wire.js";
 const REALTIME_PATH = "/v1/participant/realtime";
 
 /** What a participant's socket sends: an utterance (the speaker is the participant). */
-const UtteranceFrame = Type.Object(
+export const UtteranceFrame = Type.Object(
   { type: StringEnum(["utterance"]), ...UTTERANCE_FIELDS },
   { additionalProperties: false },
 );
