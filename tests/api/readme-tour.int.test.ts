@@ -1,0 +1,50 @@
+import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+import { useStack } from "./support/stack.js";
+
+// The README's tour is what a new user pastes first: its shell blocks, exactly as they stand in
+// the README, run here in one bash (with curl and jq, as the README says) against the platform.
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const context = useStack();
+
+/** The `sh` blocks of the README's "A tour" section, in order. */
+function tourBlocks(): string[] {
+  const readme = readFileSync(`${ROOT}/README.md`, "utf8");
+  const start = readme.indexOf("\n## A tour\n");
+  const end = readme.indexOf("\n## ", start + 1);
+  expect(start, "the README has a section '## A tour'").toBeGreaterThan(0);
+  return [...readme.slice(start, end).matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1] as string);
+}
+
+describe("the README's tour", () => {
+  it("runs as pasted: sign-up to a completed interview, ids and tokens picked with jq", async () => {
+    const blocks = tourBlocks();
+    expect(blocks.length).toBeGreaterThanOrEqual(4);
+    // Not spawnSync: the platform answering the tour runs in this process.
+    const run: { code?: number; stdout: string; stderr: string } = await promisify(execFile)(
+      "bash",
+      ["-euo", "pipefail", "-c", blocks.join("\n")],
+      {
+        cwd: ROOT,
+        encoding: "utf8",
+        timeout: 60_000,
+        env: {
+          ...process.env,
+          // The project's node first: the tour makes its Idempotency-Keys with it.
+          PATH: `${dirname(process.execPath)}:${process.env.PATH}`,
+          API: context.stack.url,
+          MAIL_DIR: context.stack.config.MAIL_DIR,
+        },
+      },
+    ).catch((failed: { code?: number; stdout: string; stderr: string }) => failed);
+    expect(run.code, `the tour failed:\n${run.stderr}\n${run.stdout}`).toBeUndefined();
+    expect(run.stderr).toBe("");
+    const lines = run.stdout.split("\n");
+    // The bundle went validated → published, and the interview ran to its end.
+    expect(lines).toEqual(expect.arrayContaining(["validated", "published", "completed", "true"]));
+  }, 90_000);
+});
