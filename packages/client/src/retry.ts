@@ -47,6 +47,7 @@ export function parseRetryAfter(value: string | null, now: number = Date.now()):
   if (value === null || value.trim() === "") return undefined;
   const trimmed = value.trim();
   if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
-  const at = Date.parse(trimmed);
+  // An HTTP date names its day and month ("Wed, 25 Nov 2026 10:00:05 GMT"); a bare "-1" is no date.
+  const at = /[a-z]/i.test(trimmed) ? Date.parse(trimmed) : Number.NaN;
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
