@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { createLogger, loadConfig } from "@evalp/kit";
 import { Redis } from "ioredis";
 import { buildApp } from "./app.js";
@@ -10,7 +11,15 @@ import { createUpstreams } from "./upstream.js";
  * `PUBLIC_URL`).
  */
 export async function describeApi(env: NodeJS.ProcessEnv = process.env): Promise<Record<string, unknown>> {
-  const config = loadConfig({ ...env, NODE_ENV: "development" });
+  // Throwaway secrets: nothing is signed, and describing must not write development secret files
+  // wherever it happens to run (a package's build, the linter).
+  const throwaway = randomBytes(48).toString("base64url");
+  const config = loadConfig({
+    JWT_SECRET: throwaway,
+    SERVICE_TOKEN_SECRETS: `describe:${throwaway}`,
+    ...env,
+    NODE_ENV: "development",
+  });
   // Never connected: describing the routes sends no command.
   const redis = new Redis({ lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0 });
   const app = await buildApp({
