@@ -1,4 +1,4 @@
-import type { Api } from "./api.js";
+import type { EvalpClient } from "@evalp/client";
 import { type ConfigFile, configPath, readConfig } from "./config-file.js";
 import { createOutput, type Output, type Streams } from "./output.js";
 import {
@@ -9,16 +9,16 @@ import {
   type Settings,
 } from "./settings.js";
 
-/** What a run of the CLI is given from outside: arguments, environment, streams and stdin. */
+/** What a run of the CLI is given from outside: environment, streams, stdin and the API's client. */
 export type Runtime = {
   env: Record<string, string | undefined>;
   streams: Streams;
   /** All of stdin, for `--password-stdin`. */
   readStdin(): Promise<string>;
   /** Asks for a password on the terminal without echoing it; absent when there is no terminal. */
-  promptPassword?: (prompt: string) => Promise<string>;
-  /** Makes the API client for a base URL and an optional credential. */
-  connect(url: string, credential: Credential | undefined): Api;
+  promptPassword?: ((prompt: string) => Promise<string>) | undefined;
+  /** The API's client for a base URL, as a credential (or as nobody, to log in). */
+  connect(url: string, credential: Credential | undefined): EvalpClient;
 };
 
 /** The options every command accepts, wherever they are written on the line. */
@@ -31,10 +31,8 @@ export type Context = {
   output: Output;
   configPath: string;
   config: ConfigFile;
-  /** The API as the configured credential; a command run without one fails before any request. */
-  api(): Api;
-  /** The API without a credential (login). */
-  anonymousApi(): Api;
+  /** The API as the configured credential; without one the command fails before any request. */
+  api(): EvalpClient;
 };
 
 /** Reads the config file and resolves the settings of one run (see `resolveSettings`). */
@@ -49,6 +47,5 @@ export async function createContext(runtime: Runtime, options: GlobalOptions): P
     configPath: path,
     config,
     api: () => runtime.connect(settings.url, requireCredential(settings)),
-    anonymousApi: () => runtime.connect(settings.url, undefined),
   };
 }

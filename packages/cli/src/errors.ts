@@ -1,3 +1,5 @@
+import { EvalpApiError } from "@evalp/client";
+
 /**
  * A failure the CLI reports on one stderr line, `error <code>: <message> (request <id>)`, and the
  * exit code it ends with: 1 for a refused or failed operation, 2 for a command used wrongly.
@@ -27,9 +29,11 @@ export function errorLine(error: CliError): string {
   return `error ${error.code}: ${oneLine(error.message)}${request}`;
 }
 
-/** Any thrown value as a CliError: ours as is, anything else as `internal` with its message. */
+/** Any thrown value as a CliError: the API's refusal with its code, message and request id, else `internal`. */
 export function asCliError(error: unknown): CliError {
   if (error instanceof CliError) return error;
+  if (error instanceof EvalpApiError)
+    return new CliError(error.code, error.message, error.requestId ? { requestId: error.requestId } : {});
   const message = error instanceof Error ? error.message : String(error);
   return new CliError("internal", message);
 }

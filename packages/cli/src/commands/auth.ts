@@ -1,17 +1,9 @@
+import { EvalpApiError, unwrap } from "@evalp/client";
 import type { Command } from "commander";
 import { updateConfig } from "../config-file.js";
 import type { Context } from "../context.js";
-import { CliError, usageError } from "../errors.js";
+import { usageError } from "../errors.js";
 import type { Act } from "../program.js";
-
-type AccessToken = { access_token: string; token_type: string; expires_at: string };
-type Principal = {
-  kind: string;
-  principal_id: string;
-  scopes: string[];
-  api_key_name: string | null;
-  email: string | null;
-};
 
 /** `login`, `logout`, `whoami`: a session for a person, kept in the config file. */
 export function registerAuthCommands(program: Command, act: Act): void {
@@ -36,7 +28,11 @@ export function registerAuthCommands(program: Command, act: Act): void {
 async function login(context: Context, _args: string[], options: Record<string, unknown>): Promise<void> {
   const email = String(options.email);
   const password = await readPassword(context, options.passwordStdin === true);
-  const session = await context.anonymousApi().post<AccessToken>("/auth/login", {}, { email, password });
+  const session = await unwrap(
+    context.runtime
+      .connect(context.settings.url, undefined)
+      .POST("/auth/login", { body: { email, password } }),
+  );
   const asSession = context.runtime.connect(context.settings.url, {
     kind: "token",
     value: session.access_token,
@@ -46,7 +42,7 @@ async function login(context: Context, _args: string[], options: Record<string, 
   const org =
     context.settings.org && context.settings.org !== context.config.org
       ? context.settings.org
-      : (await asSession.get<{ organization_id: string }>("/v1/session/active-organization")).organization_id;
+      : (await unwrap(asSession.GET("/v1/session/active-organization"))).organization_id;
   const sameOrg = org === context.config.org;
   await updateConfig(context.configPath, {
     url: context.settings.url,
@@ -91,7 +87,8 @@ async function logout(context: Context): Promise<void> {
   try {
     await context.runtime
       .connect(context.settings.url, { kind: "token", value: token, source: "logout" })
-      .post("/auth/logout");
+      .POST("/auth/logout")
+      .then(unwrap);
   } catch (error) {
     // A token the API no longer knows (expired, revoked) is as good as logged out; forget it all the same.
     if (!isGone(error)) throw error;
@@ -102,12 +99,17 @@ async function logout(context: Context): Promise<void> {
 }
 
 function isGone(error: unknown): boolean {
-  return error instanceof CliError && (error.code === "unauthenticated" || error.code === "token_expired");
+  return (
+    error instanceof EvalpApiError && (error.code === "unauthenticated" || error.code === "token_expired")
+  );
 }
 
 async function whoami(context: Context): Promise<void> {
-  const principal = await context.api().get<Principal>("/v1/auth/principal");
-  if (context.output.json) return context.output.item(principal, []);
+  const principal = await unwrap(context.api().GET("/v1/auth/principal"));
+  if (context.output.json) {
+    context.output.item(principal, []);
+    return;
+  }
   const { settings } = context;
   context.output.item(
     {

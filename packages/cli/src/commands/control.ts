@@ -1,33 +1,15 @@
+import { type operations, type Schemas, unwrap } from "@evalp/client";
 import type { Command } from "commander";
 import type { Context } from "../context.js";
 import { scopeList } from "../parse.js";
-import { APP, appPath, ENV, envPath, ORG, orgPath } from "../paths.js";
+import { appPath, envPath, orgPath } from "../paths.js";
 import type { Act } from "../program.js";
 import { type Column, fields } from "../table.js";
-import { limitOf, listLimit } from "./list-options.js";
+import { collect, limitOf, listLimit, pageSize } from "./list-options.js";
 
-type Application = {
-  id: string;
-  organization_id: string;
-  slug: string;
-  name: string;
-  description?: string | null;
-  created_at: string;
-};
-type Environment = { id: string; app_id: string; slug: string; name: string; created_at: string };
-type ApiKey = {
-  id: string;
-  environment_id: string;
-  name: string;
-  key_prefix: string;
-  scopes: string[];
-  created_at: string;
-  revoked_at: string | null;
-};
-
-const APP_COLUMNS: Column<Application>[] = fields("id", "slug", "name", "created_at");
-const ENV_COLUMNS: Column<Environment>[] = fields("id", "slug", "name", "created_at");
-const KEY_COLUMNS: Column<ApiKey>[] = fields(
+const APP_COLUMNS: Column<Schemas["App"]>[] = fields("id", "slug", "name", "created_at");
+const ENV_COLUMNS: Column<Schemas["Environment"]>[] = fields("id", "slug", "name", "created_at");
+const KEY_COLUMNS: Column<Schemas["ApiKey"]>[] = fields(
   "id",
   "name",
   "key_prefix",
@@ -40,12 +22,13 @@ const KEY_COLUMNS: Column<ApiKey>[] = fields(
 export function registerControlCommands(program: Command, act: Act): void {
   const apps = program.command("apps").description("the organization's apps");
   listLimit(apps.command("list").description("list the organization's apps")).action(
-    act(async (context, _args, options) =>
-      context.output.list(
-        await context.api().list<Application>(`${ORG}/apps`, { path: orgPath(context) }, limitOf(options)),
-        APP_COLUMNS,
-      ),
-    ),
+    act(async (context, _args, options) => {
+      const limit = limitOf(options);
+      const items = context.api().paginate("/v1/organizations/{organization_id}/apps", {
+        params: { path: orgPath(context), query: pageSize(limit) },
+      });
+      context.output.list(await collect(items, limit), APP_COLUMNS);
+    }),
   );
   apps
     .command("create")
@@ -55,11 +38,17 @@ export function registerControlCommands(program: Command, act: Act): void {
     .option("--description <text>", "what the app is for")
     .action(
       act(async (context, _args, options) => {
-        const body = { slug: options.slug, name: options.name, description: options.description };
-        showApp(
-          context,
-          await context.api().post<Application>(`${ORG}/apps`, { path: orgPath(context) }, body),
+        const created = await unwrap(
+          context.api().POST("/v1/organizations/{organization_id}/apps", {
+            params: { path: orgPath(context) },
+            body: {
+              slug: String(options.slug),
+              name: String(options.name),
+              ...(typeof options.description === "string" && { description: options.description }),
+            },
+          }),
         );
+        showApp(context, created);
       }),
     );
   apps
@@ -67,21 +56,25 @@ export function registerControlCommands(program: Command, act: Act): void {
     .description("show an app (by default the one of --app / EVALP_APP)")
     .argument("[app_id]", "the app's id")
     .action(
-      act(async (context, [appId]) =>
-        showApp(context, await context.api().get<Application>(APP, { path: appPath(context, appId) })),
-      ),
+      act(async (context, [appId]) => {
+        const app = await unwrap(
+          context.api().GET("/v1/organizations/{organization_id}/apps/{app_id}", {
+            params: { path: appPath(context, appId) },
+          }),
+        );
+        showApp(context, app);
+      }),
     );
 
   const environments = program.command("environments").alias("envs").description("an app's environments");
   listLimit(environments.command("list").description("list the app's environments")).action(
-    act(async (context, _args, options) =>
-      context.output.list(
-        await context
-          .api()
-          .list<Environment>(`${APP}/environments`, { path: appPath(context) }, limitOf(options)),
-        ENV_COLUMNS,
-      ),
-    ),
+    act(async (context, _args, options) => {
+      const limit = limitOf(options);
+      const items = context.api().paginate("/v1/organizations/{organization_id}/apps/{app_id}/environments", {
+        params: { path: appPath(context), query: pageSize(limit) },
+      });
+      context.output.list(await collect(items, limit), ENV_COLUMNS);
+    }),
   );
   environments
     .command("create")
@@ -90,10 +83,12 @@ export function registerControlCommands(program: Command, act: Act): void {
     .requiredOption("--name <name>", "a display name")
     .action(
       act(async (context, _args, options) => {
-        const body = { slug: options.slug, name: options.name };
-        const created = await context
-          .api()
-          .post<Environment>(`${APP}/environments`, { path: appPath(context) }, body);
+        const created = await unwrap(
+          context.api().POST("/v1/organizations/{organization_id}/apps/{app_id}/environments", {
+            params: { path: appPath(context) },
+            body: { slug: String(options.slug), name: String(options.name) },
+          }),
+        );
         context.output.item(created, ["id", "app_id", "slug", "name", "created_at"]);
       }),
     );
@@ -110,21 +105,34 @@ export function registerControlCommands(program: Command, act: Act): void {
     )
     .action(
       act(async (context, _args, options) => {
-        const body = { name: options.name, scopes: options.scope };
-        const created = await context
-          .api()
-          .post<ApiKey & { secret: string }>(`${ENV}/api-keys`, { path: envPath(context) }, body);
+        const created = await unwrap(
+          context
+            .api()
+            .POST(
+              "/v1/organizations/{organization_id}/apps/{app_id}/environments/{environment_id}/api-keys",
+              {
+                params: { path: envPath(context) },
+                body: { name: String(options.name), scopes: options.scope as KeyScopes },
+              },
+            ),
+        );
         context.output.item(created, ["id", "name", "key_prefix", "scopes", "created_at", "secret"]);
         context.output.note("The secret is shown this once: store it now.");
       }),
     );
   listLimit(keys.command("list").description("list the environment's keys (never their secrets)")).action(
-    act(async (context, _args, options) =>
-      context.output.list(
-        await context.api().list<ApiKey>(`${ENV}/api-keys`, { path: envPath(context) }, limitOf(options)),
-        KEY_COLUMNS,
-      ),
-    ),
+    act(async (context, _args, options) => {
+      const limit = limitOf(options);
+      const items = context
+        .api()
+        .paginate(
+          "/v1/organizations/{organization_id}/apps/{app_id}/environments/{environment_id}/api-keys",
+          {
+            params: { path: envPath(context), query: pageSize(limit) },
+          },
+        );
+      context.output.list(await collect(items, limit), KEY_COLUMNS);
+    }),
   );
   keys
     .command("revoke")
@@ -132,14 +140,22 @@ export function registerControlCommands(program: Command, act: Act): void {
     .argument("<key_id>", "the key's id")
     .action(
       act(async (context, [keyId = ""]) => {
-        const revoked = await context
-          .api()
-          .post<ApiKey>(`${ENV}/api-keys/{key_id}/revoke`, { path: { ...envPath(context), key_id: keyId } });
+        const revoked = await unwrap(
+          context
+            .api()
+            .POST(
+              "/v1/organizations/{organization_id}/apps/{app_id}/environments/{environment_id}/api-keys/{key_id}/revoke",
+              { params: { path: { ...envPath(context), key_id: keyId } } },
+            ),
+        );
         context.output.item(revoked, ["id", "name", "key_prefix", "revoked_at"]);
       }),
     );
 }
 
-function showApp(context: Context, app: Application): void {
+/** The scopes a key is created with; the names are the API's to check (an unknown one is its 422). */
+type KeyScopes = operations["createApiKey"]["requestBody"]["content"]["application/json"]["scopes"];
+
+function showApp(context: Context, app: Schemas["App"]): void {
   context.output.item(app, ["id", "slug", "name", "description", "organization_id", "created_at"]);
 }

@@ -1,42 +1,18 @@
+import { type Schemas, unwrap } from "@evalp/client";
 import { type Command, Option } from "commander";
 import { usageError } from "../errors.js";
+import type { Output } from "../output.js";
 import { limitPair, positiveInteger } from "../parse.js";
-import { APP, appPath, ENV, envPath, ORG, orgPath } from "../paths.js";
+import { appPath, envPath, orgPath } from "../paths.js";
 import type { Act } from "../program.js";
 import { type Column, fields } from "../table.js";
-import { limitOf, listLimit } from "./list-options.js";
+import { collect, limitOf, listLimit, pageSize } from "./list-options.js";
 
-type Quotas = {
-  environment_id: string;
-  limits: Record<string, number>;
-  usage: Record<string, number>;
-  revision: number;
-  schema_version: number;
-};
-type Bundle = {
-  id: string;
-  app_id: string;
-  name: string;
-  status: string;
-  fingerprint: string;
-  revision: number;
-  created_at: string;
-  published_at?: string;
-};
-type AuditEvent = {
-  id: string;
-  actor_kind: string;
-  actor_id: string;
-  action: string;
-  resource_type: string;
-  resource_id: string;
-  request_id: string | null;
-  created_at: string;
-};
+type Quotas = Schemas["EnvironmentQuotas"];
 type Counter = { counter: string; limit: number; usage: number | undefined };
 
 const COUNTER_COLUMNS: Column<Counter>[] = fields("counter", "limit", "usage");
-const AUDIT_COLUMNS: Column<AuditEvent>[] = fields(
+const AUDIT_COLUMNS: Column<Schemas["AuditEvent"]>[] = fields(
   "created_at",
   "action",
   "resource_type",
@@ -45,7 +21,10 @@ const AUDIT_COLUMNS: Column<AuditEvent>[] = fields(
   "actor_id",
   "request_id",
 );
-const BUNDLE_STATUSES = ["draft", "validated", "published", "deprecated", "archived"];
+const BUNDLE_STATUSES = ["draft", "validated", "published", "deprecated", "archived"] as const;
+
+const QUOTAS = "/v1/organizations/{organization_id}/apps/{app_id}/environments/{environment_id}/quotas";
+const BUNDLE = "/v1/organizations/{organization_id}/apps/{app_id}/bundles/{bundle_id}";
 
 /** `quotas`, `bundles status` and `audit`: what an operator watches and adjusts. */
 export function registerOperateCommands(program: Command, act: Act): void {
@@ -54,12 +33,10 @@ export function registerOperateCommands(program: Command, act: Act): void {
     .command("get")
     .description("show each limit, its usage and the revision a change must name")
     .action(
-      act(async (context) =>
-        showQuotas(
-          context.output,
-          await context.api().get<Quotas>(`${ENV}/quotas`, { path: envPath(context) }),
-        ),
-      ),
+      act(async (context) => {
+        const current = await unwrap(context.api().GET(QUOTAS, { params: { path: envPath(context) } }));
+        showQuotas(context.output, current);
+      }),
     );
   quotas
     .command("set")
@@ -73,20 +50,19 @@ export function registerOperateCommands(program: Command, act: Act): void {
     .action(
       act(async (context, _args, options) => {
         const api = context.api();
-        const path = { path: envPath(context) };
-        const current = await api.get<Quotas>(`${ENV}/quotas`, path);
+        const params = { path: envPath(context) };
+        const current = await unwrap(api.GET(QUOTAS, { params }));
         const changes = options.limit as Record<string, number>;
-        const unknown = Object.keys(changes).filter((name) => !(name in current.limits));
+        const known = Object.keys(current.limits);
+        const unknown = Object.keys(changes).filter((name) => !known.includes(name));
         if (unknown.length > 0)
-          throw usageError(
-            `unknown quota ${unknown.join(", ")} (known: ${Object.keys(current.limits).join(", ")})`,
-          );
-        // The API replaces all seven limits at once; the ones not named keep their current value.
+          throw usageError(`unknown quota ${unknown.join(", ")} (known: ${known.join(", ")})`);
+        // The API replaces all seven limits at once: the ones not named keep their current value.
         const body = {
           expected_revision: (options.expectedRevision as number | undefined) ?? current.revision,
           limits: { ...current.limits, ...changes },
         };
-        showQuotas(context.output, await api.patch<Quotas>(`${ENV}/quotas`, path, body));
+        showQuotas(context.output, await unwrap(api.PATCH(QUOTAS, { params, body })));
       }),
     );
 
@@ -98,13 +74,13 @@ export function registerOperateCommands(program: Command, act: Act): void {
     .addOption(new Option("--set <status>", "move it to this status").choices(BUNDLE_STATUSES))
     .action(
       act(async (context, [id = ""], options) => {
-        const path = { path: { ...appPath(context), bundle_id: id } };
-        const bundle =
-          typeof options.set === "string"
-            ? await context
-                .api()
-                .post<Bundle>(`${APP}/bundles/{bundle_id}/status`, path, { status: options.set })
-            : await context.api().get<Bundle>(`${APP}/bundles/{bundle_id}`, path);
+        const params = { path: { ...appPath(context), bundle_id: id } };
+        const status = options.set as (typeof BUNDLE_STATUSES)[number] | undefined;
+        const bundle = await unwrap(
+          status
+            ? context.api().POST(`${BUNDLE}/status`, { params, body: { status } })
+            : context.api().GET(BUNDLE, { params }),
+        );
         context.output.item(bundle, [
           "id",
           "name",
@@ -120,28 +96,34 @@ export function registerOperateCommands(program: Command, act: Act): void {
   const audit = program.command("audit").description("the organization's audit trail");
   listLimit(audit.command("list").description("list audit events, newest first"))
     .option("--action <action>", "only this action (app.created, api_key.revoked…)")
-    .option("--resource-type <type>", "only changes to this kind of resource")
+    .option("--resource-type <type>", "only changes to this kind of resource (app, api_key…)")
     .action(
       act(async (context, _args, options) => {
+        const limit = limitOf(options);
         const query = {
-          action: options.action as string | undefined,
-          resource_type: options.resourceType as string | undefined,
+          ...pageSize(limit),
+          ...(typeof options.action === "string" && { action: options.action }),
+          ...(typeof options.resourceType === "string" && { resource_type: options.resourceType }),
         };
-        const events = await context
-          .api()
-          .list<AuditEvent>(`${ORG}/audit-events`, { path: orgPath(context), query }, limitOf(options));
-        context.output.list(events, AUDIT_COLUMNS);
+        const events = context.api().paginate("/v1/organizations/{organization_id}/audit-events", {
+          params: { path: orgPath(context), query },
+        });
+        context.output.list(await collect(events, limit), AUDIT_COLUMNS);
       }),
     );
 }
 
-function showQuotas(output: import("../output.js").Output, quotas: Quotas): void {
-  if (output.json) return output.item(quotas, []);
+function showQuotas(output: Output, quotas: Quotas): void {
+  if (output.json) {
+    output.item(quotas, []);
+    return;
+  }
   output.item(quotas, ["environment_id", "revision"]);
+  const usage: Record<string, number> = quotas.usage;
   const counters = Object.entries(quotas.limits).map(([counter, limit]) => ({
     counter,
     limit,
-    usage: quotas.usage[counter],
+    usage: usage[counter],
   }));
   output.list(counters, COUNTER_COLUMNS);
 }

@@ -1,36 +1,21 @@
+import { type Schemas, unwrap } from "@evalp/client";
 import { type Command, Option } from "commander";
 import type { Context } from "../context.js";
 import { pointInTime } from "../parse.js";
-import { ENV, envPath } from "../paths.js";
+import { envPath } from "../paths.js";
 import type { Act } from "../program.js";
 import { type Column, fields } from "../table.js";
-import { limitOf, listLimit } from "./list-options.js";
+import { collect, limitOf, listLimit, pageSize } from "./list-options.js";
 
-type Endpoint = {
-  id: string;
-  environment_id: string;
-  url: string;
-  enabled: boolean;
-  event_types: string[];
-  created_at: string;
-  disabled_at?: string;
-};
-type Delivery = {
-  id: string;
-  endpoint_id: string;
-  event_id: string;
-  event_type: string;
-  status: string;
-  attempt_count: number;
-  created_at: string;
-  delivered_at?: string;
-  last_error?: string;
-  next_attempt_at?: string;
-  response_status?: number;
-};
-type Attempt = { attempted_at: string; response_status?: number; error?: string; duration_ms: number };
+type Delivery = Schemas["WebhookDelivery"];
 
-const ENDPOINT_COLUMNS: Column<Endpoint>[] = fields("id", "url", "enabled", "event_types", "created_at");
+const ENDPOINT_COLUMNS: Column<Schemas["WebhookEndpoint"]>[] = fields(
+  "id",
+  "url",
+  "enabled",
+  "event_types",
+  "created_at",
+);
 const DELIVERY_COLUMNS: Column<Delivery>[] = fields(
   "id",
   "event_type",
@@ -40,7 +25,7 @@ const DELIVERY_COLUMNS: Column<Delivery>[] = fields(
   "last_error",
   "created_at",
 );
-const DELIVERY_FIELDS = [
+const DELIVERY_FIELDS: (keyof Delivery)[] = [
   "id",
   "endpoint_id",
   "event_id",
@@ -52,32 +37,40 @@ const DELIVERY_FIELDS = [
   "next_attempt_at",
   "delivered_at",
   "created_at",
-] as const;
-const ATTEMPT_COLUMNS: Column<Attempt>[] = fields("attempted_at", "response_status", "error", "duration_ms");
-const DELIVERY_STATUSES = ["pending", "succeeded", "failed", "dead_letter"];
+];
+const ATTEMPT_COLUMNS: Column<Schemas["WebhookDeliveryAttempt"]>[] = fields(
+  "attempted_at",
+  "response_status",
+  "error",
+  "duration_ms",
+);
+const DELIVERY_STATUSES = ["pending", "succeeded", "failed", "dead_letter"] as const;
+
+const ENDPOINT = "/v1/organizations/{organization_id}/apps/{app_id}/environments/{environment_id}/webhooks";
+const DELIVERIES =
+  "/v1/organizations/{organization_id}/apps/{app_id}/environments/{environment_id}/webhook-deliveries";
 
 /** `webhooks` (an environment's endpoints) and `deliveries` (what was sent to them). */
 export function registerWebhookCommands(program: Command, act: Act): void {
   const webhooks = program.command("webhooks").description("the environment's webhook endpoints");
   listLimit(webhooks.command("list").description("list the endpoints (never their secrets)")).action(
-    act(async (context, _args, options) =>
-      context.output.list(
-        await context.api().list<Endpoint>(`${ENV}/webhooks`, { path: envPath(context) }, limitOf(options)),
-        ENDPOINT_COLUMNS,
-      ),
-    ),
+    act(async (context, _args, options) => {
+      const limit = limitOf(options);
+      const items = context
+        .api()
+        .paginate(ENDPOINT, { params: { path: envPath(context), query: pageSize(limit) } });
+      context.output.list(await collect(items, limit), ENDPOINT_COLUMNS);
+    }),
   );
   webhooks
     .command("test")
     .description("send the endpoint a webhook.test event, attempted at once")
     .argument("<endpoint_id>", "the endpoint's id")
     .action(
-      act(async (context, [id = ""]) =>
-        showDelivery(
-          context,
-          await context.api().post<Delivery>(`${ENV}/webhooks/{id}/test`, endpoint(context, id)),
-        ),
-      ),
+      act(async (context, [id = ""]) => {
+        const delivery = await unwrap(context.api().POST(`${ENDPOINT}/{id}/test`, endpoint(context, id)));
+        showDelivery(context, delivery);
+      }),
     );
   webhooks
     .command("rotate")
@@ -85,9 +78,9 @@ export function registerWebhookCommands(program: Command, act: Act): void {
     .argument("<endpoint_id>", "the endpoint's id")
     .action(
       act(async (context, [id = ""]) => {
-        const rotated = await context
-          .api()
-          .post<Endpoint & { secret: string }>(`${ENV}/webhooks/{id}/rotate-secret`, endpoint(context, id));
+        const rotated = await unwrap(
+          context.api().POST(`${ENDPOINT}/{id}/rotate-secret`, endpoint(context, id)),
+        );
         // The API shows the new secret in this answer only, and a receiver cannot verify without it.
         context.output.item(rotated, ["id", "url", "secret"]);
         context.output.note("The new secret is shown this once: give it to the receiver now.");
@@ -103,15 +96,20 @@ export function registerWebhookCommands(program: Command, act: Act): void {
     .option("--dry-run", "only count them")
     .action(
       act(async (context, [id = ""], options) => {
-        const body = { since: options.since, dry_run: options.dryRun === true };
-        const recovered = await context
-          .api()
-          .post<{ count: number }>(`${ENV}/webhooks/{id}/recover`, endpoint(context, id), body);
-        if (context.output.json) return context.output.item(recovered, []);
+        const dryRun = options.dryRun === true;
+        const recovered = await unwrap(
+          context.api().POST(`${ENDPOINT}/{id}/recover`, {
+            ...endpoint(context, id),
+            body: { since: String(options.since), dry_run: dryRun },
+          }),
+        );
+        if (context.output.json) {
+          context.output.item(recovered, []);
+          return;
+        }
+        context.output.item(recovered, ["count"]);
         context.output.note(
-          options.dryRun
-            ? `${recovered.count} deliveries would be re-queued.`
-            : `${recovered.count} deliveries re-queued.`,
+          dryRun ? "Dry run: nothing was re-queued." : "Re-queued: attempted again at once.",
         );
       }),
     );
@@ -122,14 +120,16 @@ export function registerWebhookCommands(program: Command, act: Act): void {
     .option("--endpoint <endpoint_id>", "only those to this endpoint")
     .action(
       act(async (context, _args, options) => {
+        const limit = limitOf(options);
         const query = {
-          status: options.status as string | undefined,
-          endpoint_id: options.endpoint as string | undefined,
+          ...pageSize(limit),
+          ...(typeof options.status === "string" && {
+            status: options.status as (typeof DELIVERY_STATUSES)[number],
+          }),
+          ...(typeof options.endpoint === "string" && { endpoint_id: options.endpoint }),
         };
-        const items = await context
-          .api()
-          .list<Delivery>(`${ENV}/webhook-deliveries`, { path: envPath(context), query }, limitOf(options));
-        context.output.list(items, DELIVERY_COLUMNS);
+        const items = context.api().paginate(DELIVERIES, { params: { path: envPath(context), query } });
+        context.output.list(await collect(items, limit), DELIVERY_COLUMNS);
       }),
     );
   deliveries
@@ -138,13 +138,11 @@ export function registerWebhookCommands(program: Command, act: Act): void {
     .argument("<delivery_id>", "the delivery's id")
     .action(
       act(async (context, [id = ""]) => {
-        const got = await context
-          .api()
-          .get<Delivery & { attempts: Attempt[] }>(
-            `${ENV}/webhook-deliveries/{delivery_id}`,
-            delivery(context, id),
-          );
-        if (context.output.json) return context.output.item(got, []);
+        const got = await unwrap(context.api().GET(`${DELIVERIES}/{delivery_id}`, delivery(context, id)));
+        if (context.output.json) {
+          context.output.item(got, []);
+          return;
+        }
         showDelivery(context, got);
         context.output.list(got.attempts, ATTEMPT_COLUMNS);
       }),
@@ -154,25 +152,23 @@ export function registerWebhookCommands(program: Command, act: Act): void {
     .description("attempt a delivery again at once, whatever its status")
     .argument("<delivery_id>", "the delivery's id")
     .action(
-      act(async (context, [id = ""]) =>
-        showDelivery(
-          context,
-          await context
-            .api()
-            .post<Delivery>(`${ENV}/webhook-deliveries/{delivery_id}/replay`, delivery(context, id)),
-        ),
-      ),
+      act(async (context, [id = ""]) => {
+        const replayed = await unwrap(
+          context.api().POST(`${DELIVERIES}/{delivery_id}/replay`, delivery(context, id)),
+        );
+        showDelivery(context, replayed);
+      }),
     );
 }
 
 function endpoint(context: Context, id: string) {
-  return { path: { ...envPath(context), id } };
+  return { params: { path: { ...envPath(context), id } } };
 }
 
 function delivery(context: Context, id: string) {
-  return { path: { ...envPath(context), delivery_id: id } };
+  return { params: { path: { ...envPath(context), delivery_id: id } } };
 }
 
 function showDelivery(context: Context, body: Delivery): void {
-  context.output.item(body, [...DELIVERY_FIELDS]);
+  context.output.item(body, DELIVERY_FIELDS);
 }
