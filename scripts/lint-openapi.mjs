@@ -13,24 +13,10 @@ import { fileURLToPath } from "node:url";
 const root = fileURLToPath(new URL("..", import.meta.url));
 
 async function writeBuiltDocument() {
-  const { buildApp, createUpstreams } = await import("@evalp/gateway");
-  const { createLogger, loadConfig } = await import("@evalp/kit");
-  const { Redis } = await import("ioredis");
+  const { describeApi } = await import("@evalp/gateway");
   const file = join(root, "var", "openapi.json");
-  const config = loadConfig({ ...process.env, NODE_ENV: "development" });
-  // Never connected: describing the routes sends no command.
-  const redis = new Redis({ lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0 });
-  const app = await buildApp({
-    config,
-    logger: createLogger("openapi", "silent"),
-    redis,
-    upstreams: createUpstreams(config),
-  });
-  await app.ready();
   mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, `${JSON.stringify(app.swagger(), null, 2)}\n`);
-  await app.close();
-  redis.disconnect();
+  writeFileSync(file, `${JSON.stringify(await describeApi(), null, 2)}\n`);
   return file;
 }
 

@@ -1,0 +1,51 @@
+import type { EvalpClient } from "@evalp/client";
+import { type ConfigFile, configPath, readConfig } from "./config-file.js";
+import { createOutput, type Output, type Streams } from "./output.js";
+import {
+  type Credential,
+  requireCredential,
+  resolveSettings,
+  type ScopeOptions,
+  type Settings,
+} from "./settings.js";
+
+/** What a run of the CLI is given from outside: environment, streams, stdin and the API's client. */
+export type Runtime = {
+  env: Record<string, string | undefined>;
+  streams: Streams;
+  /** All of stdin, for `--password-stdin`. */
+  readStdin(): Promise<string>;
+  /** Asks for a password on the terminal without echoing it; absent when there is no terminal. */
+  promptPassword?: ((prompt: string) => Promise<string>) | undefined;
+  /** The API's client for a base URL, as a credential (or as nobody, to log in). */
+  connect(url: string, credential: Credential | undefined): EvalpClient;
+};
+
+/** The options every command accepts, wherever they are written on the line. */
+export type GlobalOptions = ScopeOptions & { json?: boolean };
+
+/** What an action works with: its settings, where it prints, and the API as the configured caller. */
+export type Context = {
+  runtime: Runtime;
+  settings: Settings;
+  output: Output;
+  configPath: string;
+  config: ConfigFile;
+  /** The API as the configured credential; without one the command fails before any request. */
+  api(): EvalpClient;
+};
+
+/** Reads the config file and resolves the settings of one run (see `resolveSettings`). */
+export async function createContext(runtime: Runtime, options: GlobalOptions): Promise<Context> {
+  const path = configPath(runtime.env);
+  const config = await readConfig(path);
+  const settings = resolveSettings(options, runtime.env, config);
+  return {
+    runtime,
+    settings,
+    output: createOutput(runtime.streams, options.json === true),
+    configPath: path,
+    config,
+    api: () => runtime.connect(settings.url, requireCredential(settings)),
+  };
+}

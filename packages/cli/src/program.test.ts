@@ -1,0 +1,308 @@
+import { mkdtemp, readFile, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { beforeEach, describe, expect, it } from "vitest";
+import { writeConfig } from "./config-file.js";
+import { connectClient } from "./connect.js";
+import type { Runtime } from "./context.js";
+import { run } from "./program.js";
+
+/** One request as the fake API saw it. */
+type Seen = { method: string; path: string; query: URLSearchParams; headers: Headers; body: any };
+type Answer = { status?: number; body?: unknown; headers?: Record<string, string> };
+
+let configFile: string;
+beforeEach(async () => {
+  configFile = join(await mkdtemp(join(tmpdir(), "evalp-cli-")), "evalp", "config.json");
+});
+
+/** Runs the CLI against a fake API that answers each request with `answer(request)`. */
+async function cli(
+  argv: string[],
+  answer: (seen: Seen) => Answer = () => ({}),
+  env: Record<string, string> = {},
+) {
+  const seen: Seen[] = [];
+  const out: string[] = [];
+  const err: string[] = [];
+  const runtime: Runtime = {
+    env: { EVALP_CONFIG: configFile, EVALP_URL: "http://api.test", ...env },
+    streams: { stdout: (text) => out.push(text), stderr: (text) => err.push(text) },
+    readStdin: async () => "s3cret password\n",
+    connect: (url, credential) =>
+      connectClient(url, credential, async (request) => {
+        const url = new URL(request.url);
+        const text = await request.text();
+        const entry = {
+          method: request.method,
+          path: url.pathname,
+          query: url.searchParams,
+          headers: request.headers,
+          body: text ? JSON.parse(text) : undefined,
+        };
+        seen.push(entry);
+        const { status = 200, body = {}, headers = {} } = answer(entry);
+        return new Response(status === 204 ? null : JSON.stringify(body), {
+          status,
+          headers: { "content-type": "application/json", "x-request-id": "req-fake", ...headers },
+        });
+      }),
+  };
+  const code = await run(argv, runtime);
+  return { code, seen, stdout: out.join(""), stderr: err.join("") };
+}
+
+const IDS = { EVALP_TOKEN: "evs_token", EVALP_ORG: "o1", EVALP_APP: "a1", EVALP_ENV: "e1" };
+const ENV_PATH = "/v1/organizations/o1/apps/a1/environments/e1";
+
+describe("usage errors", () => {
+  it.each([
+    [["bogus"], "unknown command 'bogus'"],
+    [["apps", "list", "--limit", "0"], "--limit"],
+    [["apps", "create", "--slug", "x"], "--name"],
+    [["quotas", "set", "--limit", "programs"], "name=value"],
+    [["deliveries", "list", "--status", "lost"], "lost"],
+    [["apps", "list", "--bogus"], "unknown option '--bogus'"],
+  ])("%j exits 2 with one `error usage:` line, sending nothing", async (argv, fragment) => {
+    const result = await cli(argv, undefined, IDS);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/^error usage: .+\n$/);
+    expect(result.stderr).toContain(fragment);
+    expect(result.seen).toEqual([]);
+  });
+
+  it("names the flag of a missing id and sends nothing", async () => {
+    const result = await cli(["keys", "list"], undefined, { EVALP_TOKEN: "t", EVALP_ORG: "o1" });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("--app");
+    expect(result.seen).toEqual([]);
+  });
+
+  it("asks to log in when there is no credential", async () => {
+    const result = await cli(["apps", "list", "--org", "o1"]);
+    expect(result).toMatchObject({ code: 1, seen: [] });
+    expect(result.stderr).toMatch(/^error unauthenticated: .*evalp login/);
+  });
+
+  it("shows help with exit 0", async () => {
+    const result = await cli(["quotas", "set", "--help"]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("--expected-revision");
+  });
+});
+
+describe("requests", () => {
+  it("takes ids from flags before the environment, and global flags after the command", async () => {
+    const result = await cli(
+      ["apps", "get", "--org", "o2"],
+      () => ({ body: { id: "a1", slug: "s", name: "n" } }),
+      IDS,
+    );
+    expect(result.code).toBe(0);
+    expect(result.seen[0]).toMatchObject({ method: "GET", path: "/v1/organizations/o2/apps/a1" });
+    expect(result.seen[0]?.headers.get("authorization")).toBe("Bearer evs_token");
+    expect(result.stdout).toMatch(/^id +a1$/m);
+  });
+
+  it("sends an API key as X-API-Key, never as a bearer token", async () => {
+    const result = await cli(
+      ["whoami"],
+      () => ({ body: { kind: "api_key", principal_id: "k", scopes: [] } }),
+      {
+        EVALP_API_KEY: "evk_k",
+      },
+    );
+    expect(result.code).toBe(0);
+    expect(result.seen[0]?.headers.get("x-api-key")).toBe("evk_k");
+    expect(result.seen[0]?.headers.get("authorization")).toBeNull();
+    expect(result.stdout).toMatch(/^credential +EVALP_API_KEY$/m);
+  });
+
+  it("follows next_cursor to the end, and stops at --limit", async () => {
+    const pages = (seen: Seen): Answer =>
+      seen.query.get("cursor") === "c2"
+        ? { body: { items: [{ id: "3" }], next_cursor: null } }
+        : { body: { items: [{ id: "1" }, { id: "2" }], next_cursor: "c2" } };
+    const all = await cli(["--json", "apps", "list"], pages, IDS);
+    expect(JSON.parse(all.stdout).map((app: { id: string }) => app.id)).toEqual(["1", "2", "3"]);
+    expect(all.seen).toHaveLength(2);
+    const some = await cli(["apps", "list", "--limit", "2", "--json"], pages, IDS);
+    expect(JSON.parse(some.stdout)).toHaveLength(2);
+    expect(some.seen).toHaveLength(1);
+    expect(some.seen[0]?.query.get("limit")).toBe("2");
+  });
+
+  it("creates a key with its scopes and prints the secret once, with a note on stderr", async () => {
+    const created = {
+      id: "k1",
+      name: "ci",
+      key_prefix: "evk_abc",
+      scopes: ["org:read"],
+      secret: "evk_abc_s",
+    };
+    const result = await cli(
+      ["keys", "create", "--name", "ci", "--scope", "org:read,webhooks:read", "--scope", "audit:read"],
+      () => ({ status: 201, body: created }),
+      IDS,
+    );
+    expect(result.seen[0]).toMatchObject({
+      method: "POST",
+      path: `${ENV_PATH}/api-keys`,
+      body: { name: "ci", scopes: ["org:read", "webhooks:read", "audit:read"] },
+    });
+    expect(result.seen[0]?.headers.get("idempotency-key")).toBeTruthy();
+    expect(result.stdout.match(/evk_abc_s/g)).toHaveLength(1);
+    expect(result.stderr).toContain("shown this once");
+  });
+
+  it("sets quotas from the current ones: named limits changed, others kept, at the current revision", async () => {
+    const limits = { programs: 100, webhook_endpoints: 20, evaluations: 10000 };
+    const quotas = { environment_id: "e1", limits, usage: { programs: 1 }, revision: 4, schema_version: 1 };
+    const result = await cli(
+      ["quotas", "set", "--limit", "programs=5", "--limit", "webhook_endpoints=0"],
+      (seen) => ({ body: seen.method === "GET" ? quotas : { ...quotas, revision: 5 } }),
+      IDS,
+    );
+    expect(result.code).toBe(0);
+    expect(result.seen[1]).toMatchObject({
+      method: "PATCH",
+      path: `${ENV_PATH}/quotas`,
+      body: { expected_revision: 4, limits: { programs: 5, webhook_endpoints: 0, evaluations: 10000 } },
+    });
+    expect(result.stdout).toMatch(/^revision +5$/m);
+    expect(result.stdout).toMatch(/^programs +100 +1$/m);
+  });
+
+  it("sends --expected-revision as given, and refuses an unknown quota before changing anything", async () => {
+    const quotas = {
+      environment_id: "e1",
+      limits: { programs: 100 },
+      usage: {},
+      revision: 4,
+      schema_version: 1,
+    };
+    const given = await cli(
+      ["quotas", "set", "--limit", "programs=5", "--expected-revision", "3"],
+      () => ({ body: quotas }),
+      IDS,
+    );
+    expect(given.seen[1]?.body.expected_revision).toBe(3);
+    const unknown = await cli(["quotas", "set", "--limit", "progams=5"], () => ({ body: quotas }), IDS);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain("unknown quota progams");
+    expect(unknown.seen.map((seen) => seen.method)).toEqual(["GET"]);
+  });
+
+  it("filters deliveries and audit events by the query the API takes", async () => {
+    const empty = () => ({ body: { items: [], next_cursor: null } });
+    const deliveries = await cli(
+      ["deliveries", "list", "--status", "failed", "--endpoint", "w1"],
+      empty,
+      IDS,
+    );
+    expect(Object.fromEntries(deliveries.seen[0]!.query)).toEqual({
+      limit: "100",
+      status: "failed",
+      endpoint_id: "w1",
+    });
+    expect(deliveries.stdout).toBe(
+      "ID  EVENT_TYPE  STATUS  ATTEMPT_COUNT  RESPONSE_STATUS  LAST_ERROR  CREATED_AT\n",
+    );
+    const audit = await cli(
+      ["audit", "list", "--action", "app.created", "--resource-type", "app"],
+      empty,
+      IDS,
+    );
+    expect(audit.seen[0]?.path).toBe("/v1/organizations/o1/audit-events");
+    expect(Object.fromEntries(audit.seen[0]!.query)).toEqual({
+      limit: "100",
+      action: "app.created",
+      resource_type: "app",
+    });
+  });
+
+  it("recovers since a span back from now", async () => {
+    const result = await cli(
+      ["webhooks", "recover", "w1", "--since", "2h", "--dry-run"],
+      () => ({ body: { count: 3 } }),
+      IDS,
+    );
+    expect(result.seen[0]).toMatchObject({
+      path: `${ENV_PATH}/webhooks/w1/recover`,
+      body: { dry_run: true },
+    });
+    expect(Date.now() - Date.parse(result.seen[0]?.body.since)).toBeGreaterThanOrEqual(2 * 3_600_000);
+    expect(result.stdout).toMatch(/^count +3$/m);
+  });
+});
+
+describe("API errors", () => {
+  it("print `error <code>: <message> (request <id>)` and exit 1", async () => {
+    const result = await cli(
+      ["apps", "get"],
+      () => ({
+        status: 404,
+        body: {
+          detail: { code: "not_found", message: "App not found.", context: {}, request_id: "req-404" },
+        },
+      }),
+      IDS,
+    );
+    expect(result).toMatchObject({ code: 1, stdout: "" });
+    expect(result.stderr).toBe("error not_found: App not found. (request req-404)\n");
+  });
+
+  it("print a validation error's problems on the one line", async () => {
+    const detail = [
+      { loc: ["body", "slug"], msg: "String should match pattern", type: "string_pattern_mismatch" },
+    ];
+    const result = await cli(
+      ["apps", "create", "--slug", "Bad Slug", "--name", "n"],
+      () => ({ status: 422, body: { detail } }),
+      IDS,
+    );
+    expect(result.stderr).toBe(
+      "error validation_error: body.slug: String should match pattern (request req-fake)\n",
+    );
+  });
+});
+
+describe("login and logout", () => {
+  it("stores the token 0600 with the session's organization, and never prints it", async () => {
+    const result = await cli(["login", "--email", "a@example.com", "--password-stdin"], (seen) =>
+      seen.path === "/auth/login"
+        ? { body: { access_token: "evs_new", token_type: "bearer", expires_at: "2026-11-26T00:00:00.000Z" } }
+        : { body: { organization_id: "o9" } },
+    );
+    expect(result.code).toBe(0);
+    expect(result.seen[0]).toMatchObject({ body: { email: "a@example.com", password: "s3cret password" } });
+    expect(result.seen[0]?.headers.get("authorization")).toBeNull();
+    expect(result.seen[1]?.headers.get("authorization")).toBe("Bearer evs_new");
+    expect(JSON.parse(await readFile(configFile, "utf8"))).toEqual({
+      url: "http://api.test",
+      token: "evs_new",
+      token_expires_at: "2026-11-26T00:00:00.000Z",
+      org: "o9",
+    });
+    expect((await stat(configFile)).mode & 0o777).toBe(0o600);
+    expect(result.stdout + result.stderr).not.toContain("evs_new");
+  });
+
+  it("without --password-stdin and no terminal, refuses as a usage error", async () => {
+    const result = await cli(["login", "--email", "a@example.com"]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("--password-stdin");
+  });
+
+  it("revokes the stored token and forgets it, even one the API no longer knows", async () => {
+    await writeConfig(configFile, { url: "http://api.test", token: "evs_old", org: "o1" });
+    const result = await cli(["logout"], () => ({
+      status: 401,
+      body: { detail: { code: "unauthenticated", message: "No.", context: {}, request_id: "r" } },
+    }));
+    expect(result.code).toBe(0);
+    expect(result.seen[0]).toMatchObject({ method: "POST", path: "/auth/logout" });
+    expect(result.seen[0]?.headers.get("authorization")).toBe("Bearer evs_old");
+    expect(JSON.parse(await readFile(configFile, "utf8"))).toEqual({ url: "http://api.test", org: "o1" });
+  });
+});

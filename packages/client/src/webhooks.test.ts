@@ -1,0 +1,62 @@
+import { randomBytes } from "node:crypto";
+import { Webhook } from "standardwebhooks";
+import { describe, expect, it } from "vitest";
+import { verifyWebhook, type WebhookEvent, WebhookVerificationError } from "./index.js";
+
+const secret = () => `whsec_${randomBytes(32).toString("base64")}`;
+const EVENT = {
+  id: "0190c0de-0000-7000-8000-0000000000e1",
+  type: "webhook.test",
+  timestamp: "2026-11-25T10:00:00.000Z",
+  environment_id: "0190c0de-0000-7000-8000-0000000000e2",
+  data: {},
+};
+
+/** Headers as the webhooks service signs an attempt: one signature per secret, space-separated. */
+function signed(secrets: string[], body: string, at = new Date()) {
+  return {
+    "content-type": "application/json",
+    "webhook-id": EVENT.id,
+    "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
+    "webhook-signature": secrets.map((one) => new Webhook(one).sign(EVENT.id, at, body)).join(" "),
+  };
+}
+
+describe("verifyWebhook", () => {
+  const key = secret();
+  const body = JSON.stringify(EVENT);
+
+  it("returns the typed event of a correctly signed request", () => {
+    const event: WebhookEvent = verifyWebhook(key, signed([key], body), body);
+    expect(event).toEqual(EVENT);
+    expect(event.type).toBe("webhook.test");
+  });
+
+  it("takes fetch Headers, mixed-case names and a raw byte body", () => {
+    const headers = new Headers(signed([key], body));
+    expect(verifyWebhook(key, headers, Buffer.from(body)).id).toBe(EVENT.id);
+    const mixed = Object.fromEntries(
+      Object.entries(signed([key], body)).map(([name, value]) => [name.toUpperCase(), value]),
+    );
+    expect(verifyWebhook(key, mixed, new TextEncoder().encode(body)).id).toBe(EVENT.id);
+  });
+
+  it("verifies with either secret while a rotation signs with both", () => {
+    const next = secret();
+    const headers = signed([next, key], body);
+    expect(verifyWebhook(key, headers, body).id).toBe(EVENT.id);
+    expect(verifyWebhook(next, headers, body).id).toBe(EVENT.id);
+  });
+
+  it("refuses a changed body, another secret, a missing signature and a stale timestamp", () => {
+    const headers = signed([key], body);
+    expect(() => verifyWebhook(key, headers, body.replace("webhook.test", "webhook.tost"))).toThrow(
+      WebhookVerificationError,
+    );
+    expect(() => verifyWebhook(secret(), headers, body)).toThrow(WebhookVerificationError);
+    const { "webhook-signature": _, ...unsigned } = headers;
+    expect(() => verifyWebhook(key, unsigned, body)).toThrow(WebhookVerificationError);
+    const old = signed([key], body, new Date(Date.now() - 10 * 60_000));
+    expect(() => verifyWebhook(key, old, body)).toThrow(WebhookVerificationError);
+  });
+});
