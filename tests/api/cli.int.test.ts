@@ -15,7 +15,7 @@ import { createEndpoint } from "./support/webhooks.js";
 
 // The operator CLI as a person or a script runs it: the built `evalp` in its own process, its
 // config file in a fresh folder, against the real platform.
-const MAIN = fileURLToPath(new URL("../../packages/cli/dist/main.js", import.meta.url));
+const MAIN = fileURLToPath(new URL("../../packages/cli/bin/evalp.mjs", import.meta.url));
 
 const context = useStack({ WEBHOOK_ALLOW_PRIVATE: "true" });
 let stack: Stack;
