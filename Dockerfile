@@ -101,6 +101,8 @@ ARG SERVICE
 COPY --from=service-deps /app/ ./
 COPY --from=build /out/packages/ ./packages/
 COPY --from=build /out/services/${SERVICE}/ ./services/${SERVICE}/
+# The guides (docs/): the gateway serves them read-only at /docs/guides/<page>.
+COPY docs/ ./docs/
 # One entry point whatever the service; node resolves the link, so imports stay relative to
 # services/<name>/dist.
 RUN ln -s "services/${SERVICE}/dist/main.js" main.js \

@@ -79,6 +79,11 @@ export function successResponse(description: string, body: TSchema | undefined, 
   return body ? { ...body, description, headers } : { type: "null", description, headers };
 }
 
+/** A success response whose body is text of `mediaType` (a guide's markdown), not JSON. */
+export function textResponse(description: string, mediaType: string): object {
+  return { description, headers: EVERY_RESPONSE, content: { [mediaType]: { schema: { type: "string" } } } };
+}
+
 /**
  * The error responses of a route: the ones every route can give, those of its access (a
  * credential: 401, 403; an Idempotency-Key: 409 while its first request is being answered) and
