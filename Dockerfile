@@ -9,7 +9,8 @@
 #
 # A service image holds the production dependencies of that service only (`npm ci --omit=dev
 # --workspace services/<name>`), the compiled `dist/` of the shared packages and of that service,
-# and runs `node services/<name>/dist/main.js` under tini as uid 1000. The `migrate` image holds
+# the guides of `docs/` (the gateway serves them), and runs `node services/<name>/dist/main.js`
+# under tini as uid 1000. The `migrate` image holds
 # every service's migrations and runs `node scripts/migrate.mjs`; Kubernetes runs it as the init
 # container of each Deployment that uses Postgres (deploy/k8s/README.md).
 #
@@ -101,6 +102,8 @@ ARG SERVICE
 COPY --from=service-deps /app/ ./
 COPY --from=build /out/packages/ ./packages/
 COPY --from=build /out/services/${SERVICE}/ ./services/${SERVICE}/
+# The guides (docs/): the gateway serves them read-only at /docs/guides/<page>.
+COPY docs/ ./docs/
 # One entry point whatever the service; node resolves the link, so imports stay relative to
 # services/<name>/dist.
 RUN ln -s "services/${SERVICE}/dist/main.js" main.js \

@@ -3,7 +3,7 @@ export type AgentStep =
   | { await: "proposal_resolved" }
   | { await: string; value: unknown };
 
-/** An answer frame (`ack` or `error`) or a `state` push, as contract §9 shapes them. */
+/** An answer frame (`ack` or `error`) or a `state` push, as docs/interview.md#the-agent-protocol shapes them. */
 export type Frame = {
   type: string;
   id?: string;

@@ -1,4 +1,4 @@
-// The reference agent (contract §9): drives an interview over the agent WebSocket from a scripted
+// The reference agent (docs/interview.md#the-agent-protocol): drives an interview over the agent WebSocket from a scripted
 // list of steps. A real agent (LiveKit Agents, Pipecat…) hears and speaks; this one only reads
 // its script, so it shows the protocol and is what the end-to-end test runs.
 import WebSocket from "ws";

@@ -28,7 +28,7 @@ describe("POST /auth/signup", () => {
       access_token: expect.stringMatching(/^evs_/),
       expires_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
     });
-    // The 12 h lifetime of contract §3.
+    // The 12 h lifetime of docs/authentication.md.
     const lifetime = new Date(response.body.expires_at).getTime() - Date.now();
     expect(lifetime).toBeGreaterThan(11.9 * 3600_000);
     expect(lifetime).toBeLessThanOrEqual(12 * 3600_000);

@@ -12,7 +12,7 @@ import { afterAll, describe, expect, it, vi } from "vitest";
 import { startCheckedReceiver } from "./support/event-catalog.js";
 import { useStack } from "./support/stack.js";
 
-// The client's journey (shared/spec/journey.md) through the typed client alone: what an
+// The client's journey (docs/journey.md) through the typed client alone: what an
 // integrator writes, from sign-up to a verified webhook of a completed interview.
 const context = useStack();
 let receiver: Receiver | undefined;

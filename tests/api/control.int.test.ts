@@ -88,7 +88,7 @@ describe("apps", () => {
   });
 });
 
-describe("cursor paging (contract §5)", () => {
+describe("cursor paging (docs/paging.md)", () => {
   it("pages newest first with no repeats and no gaps while items are inserted between pages", async () => {
     const owner = await signUp(api, "Paging");
     const org = `/v1/organizations/${owner.organizationId}`;

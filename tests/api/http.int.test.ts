@@ -13,7 +13,7 @@ beforeAll(async () => {
   tenant = await createTenant(api);
 });
 
-describe("general HTTP rules (contract §1, §2)", () => {
+describe("general HTTP rules (docs/http.md, docs/errors.md)", () => {
   it("keeps a well-formed X-Request-Id and replaces a malformed one", async () => {
     const kept = await api.get("/v1/auth/principal", { headers: { "x-request-id": "client.req-42_A" } });
     expect(kept.headers.get("x-request-id")).toBe("client.req-42_A");

@@ -17,7 +17,7 @@ beforeAll(async () => {
 const appCount = async (slug: string) =>
   (await stack.db.query("SELECT count(*)::int AS n FROM apps WHERE slug = $1", [slug])).rows[0].n as number;
 
-describe("Idempotency-Key (contract §4)", () => {
+describe("Idempotency-Key (docs/idempotency.md)", () => {
   it("is required on org-scoped mutations: 422 at header Idempotency-Key, reported with body problems", async () => {
     const missing = await api.post(`${tenant.org}/apps`, { slug: "x" }, { token: tenant.token });
     expect(missing.status).toBe(422);

@@ -411,7 +411,7 @@ describe("a whole interview through HTTP and the WebSocket", () => {
       "interview.agent_requested",
       "interview.completed",
     ]);
-    // Contract §9: an agent fleet dispatches itself on `interview.agent_requested`.
+    // docs/interview.md#the-agent-protocol: an agent fleet dispatches itself on `interview.agent_requested`.
     expect(events[1].payload.data).toEqual({
       evaluation_id: evaluation.id,
       interview_id: first.interview_id,

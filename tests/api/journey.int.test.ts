@@ -3,7 +3,7 @@ import { expectError, ik } from "./support/fixtures.js";
 import { sentMail, tokenIn } from "./support/mail.js";
 import { useStack } from "./support/stack.js";
 
-// The client's journey (shared/spec/journey.md) through the public API alone, as far as the
+// The client's journey (docs/journey.md) through the public API alone, as far as the
 // planes built so far carry it: sign up, set up, invite, import, operate.
 const context = useStack();
 

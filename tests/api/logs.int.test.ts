@@ -17,7 +17,7 @@ afterAll(async () => {
 
 const parsed = () => lines.map((line) => JSON.parse(line) as Record<string, unknown>);
 
-describe("logs (contract §1, §8)", () => {
+describe("logs (docs/http.md, docs/configuration.md)", () => {
   it("follow a request id from the gateway into every service it touched, one line per request", async () => {
     const requestId = "trace-me-123";
     const signup = await api.post(

@@ -68,6 +68,7 @@ describe("the served API document, as a client generator reads it", () => {
       "post /auth/password-reset/request",
       "post /auth/password-reset/confirm",
       "post /v1/invitations/accept",
+      "get /docs/guides/{page}",
     ]);
     for (const { path, method, operation } of operations) {
       const key = `${method} ${path}`;

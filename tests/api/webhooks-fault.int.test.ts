@@ -39,7 +39,7 @@ afterAll(async () => {
   await database?.drop();
 });
 
-describe("the event path under faults (contract §6: nothing is lost if any one process dies)", () => {
+describe("the event path under faults (docs/webhooks.md: nothing is lost if any one process dies)", () => {
   it("delivers all of 1,000 events while webhooks is SIGKILLed and restarted twice and NATS restarted once", async () => {
     database = await createTestDatabase(MIGRATIONS);
     const names = streamNames(uniqueSuffix());

@@ -7,7 +7,7 @@ import { createTenant, ik, type Tenant } from "./support/fixtures.js";
 import { type Stack, useStack } from "./support/stack.js";
 import { waitForDelivery } from "./support/webhooks.js";
 
-// Production's rule (contract §6): https only, and no private, loopback or link-local target.
+// Production's rule (docs/webhooks.md): https only, and no private, loopback or link-local target.
 const context = useStack({ WEBHOOK_ALLOW_PRIVATE: "false", WEBHOOK_RETRY_SCHEDULE_MS: "60000" });
 let stack: Stack;
 let api: ApiClient;

@@ -173,7 +173,7 @@ describe("webhook endpoints (#12)", () => {
   });
 });
 
-describe("delivery (contract §6)", () => {
+describe("delivery (docs/webhooks.md)", () => {
   it("posts a signed event that the standardwebhooks verifier accepts with the endpoint's secret", async () => {
     const endpoint = await createEndpoint(api, tenant, {
       url: `${receiver.url}/signed`,

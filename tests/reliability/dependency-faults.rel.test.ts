@@ -27,7 +27,7 @@ import {
 } from "./support/fault-load.js";
 
 /**
- * The platform's dependencies failing under load (contract §2 `unavailable`, §6 nothing lost):
+ * The platform's dependencies failing under load (docs/errors.md `unavailable`, docs/webhooks.md nothing lost):
  * Postgres restarted, Redis stopped and started, NATS restarted, each while clients keep
  * reading and writing. The servers are this file's own (the machine's shared ones serve other
  * tests); the platform runs as the five processes `npm start` runs.

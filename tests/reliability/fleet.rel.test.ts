@@ -14,7 +14,7 @@ import { type PlatformProcesses, SERVICES, startProcesses } from "../api/support
 import { attempt, type Outcome, runClients } from "./support/load-clients.js";
 import { prepareWorkload, type Workload, type WorkloadOp } from "./support/load-workload.js";
 
-/** Contract §9: an agent socket closed this long (and not reopened) pauses the interview. */
+/** docs/interview.md#the-agent-protocol: an agent socket closed this long (and not reopened) pauses the interview. */
 const PAUSE_MS = 10_000;
 /** How long an agent connection outlives the gateway that held it (the interview plane's lease). */
 const LEASE_MS = 6_000;
@@ -85,7 +85,7 @@ async function pauses(evaluationId: string, api: ApiClient = both) {
 }
 
 describe("realtime across gateways", () => {
-  it("an agent on gateway 1 and a participant on gateway 2 see every frame of contract §5b and §9", async () => {
+  it("an agent on gateway 1 and a participant on gateway 2 see every frame (docs/interview.md)", async () => {
     const run = await agentInterview(both, setup, agentKey);
     const participantSocket = await openSocket(
       door(1, "participant"),

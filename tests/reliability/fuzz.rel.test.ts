@@ -170,7 +170,7 @@ describe("fuzzing every operation of /openapi.json", () => {
   // The router itself answers a path id that is not valid percent-encoded UTF-8, or is over 100
   // characters, before any hook of the gateway runs (Fastify's 400 FST_ERR_BAD_URL and 414
   // FST_ERR_MAX_PARAM_LENGTH, bodies of its own, no X-Request-Id) unless the gateway is built with
-  // `frameworkErrors`: contract §2 wants 404 `not_found` in the error shape for a path id that is
+  // `frameworkErrors`: docs/errors.md wants 404 `not_found` in the error shape for a path id that is
   // not even well-formed.
   it("answers path ids the router cannot decode in the contract's shape", async () => {
     for (const operation of operations.filter((o) => o.pathParams.length > 0)) {
@@ -188,7 +188,7 @@ describe("fuzzing every operation of /openapi.json", () => {
 
   // The planes exchange free-form JSON (contents, profiles, answers) as protobuf Structs, two
   // messages per level of nesting: every Connect end must decode deeper than protobuf's default
-  // 100 levels, or a scorecard expression of depth 25 (contract §7 allows 64) is a 500.
+  // 100 levels, or a scorecard expression of depth 25 (docs/expressions.md allows 64) is a 500.
   it("carries bodies as deep as the gateway takes them to the planes", async () => {
     let expr: unknown = { op: "lit", value: 1 };
     for (let depth = 1; depth < 64; depth++) expr = { op: "calc", fn: "neg", args: [expr] };

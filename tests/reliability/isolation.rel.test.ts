@@ -148,7 +148,7 @@ function bodyReferences(operation: Operation): string[] {
     .map(([name]) => name);
 }
 
-describe("tenant isolation (contract §2, §3)", () => {
+describe("tenant isolation (docs/errors.md, docs/authentication.md)", () => {
   it("answers every route 404 with another organization's ids, in its path or its body, for a session and an API key, changing nothing", async () => {
     const before = await settle(stack);
     const session = { name: "A's session", token: a.tenant.token };
@@ -167,7 +167,7 @@ describe("tenant isolation (contract §2, §3)", () => {
         if (from === 0) {
           for (const credential of keys) cases.push({ operation, params, ...notFound, credential });
         } else if (name === "app_id" || name === "environment_id") {
-          // Contract §3: a key meets another app or environment of its own organization with 403.
+          // docs/authentication.md: a key meets another app or environment of its own organization with 403.
           for (const credential of keys) {
             cases.push({ operation, params, refs: b.ids, credential, status: 403, code: "forbidden" });
           }
@@ -231,7 +231,7 @@ describe("tenant isolation (contract §2, §3)", () => {
   });
 });
 
-describe("interview isolation (contract §5b, §9)", () => {
+describe("interview isolation (docs/interview.md)", () => {
   it("answers a participant and an agent 404 for another interview's proposal, changing nothing", async () => {
     const before = await settle(stack);
     const participant = { name: "A's participant", token: ours.session.participant_token };
@@ -259,7 +259,7 @@ describe("interview isolation (contract §5b, §9)", () => {
   });
 });
 
-describe("credentials that no longer open anything (contract §2, §3)", () => {
+describe("credentials that no longer open anything (docs/errors.md, docs/authentication.md)", () => {
   it("answers a revoked API key 401 api_key_revoked on every operator route", async () => {
     const revoked = await createKey(api, a.tenant, KEY_SCOPES, "revoked");
     const revoke = await api.post(`${a.tenant.env}/api-keys/${revoked.id}/revoke`, undefined, {
@@ -332,7 +332,7 @@ describe("credentials that no longer open anything (contract §2, §3)", () => {
   });
 });
 
-describe("logs (contract §8)", () => {
+describe("logs (docs/configuration.md)", () => {
   it("hold none of the passwords, tokens, keys and secrets this file created or sent", async () => {
     // Mailed tokens, used: an invitation accepted, a password reset confirmed.
     const invitee = `invitee-${randomUUID().slice(0, 8)}@example.com`;

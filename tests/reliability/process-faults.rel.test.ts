@@ -16,7 +16,7 @@ import { prepareWorkload, WORKLOAD_OPS, type Workload, type WorkloadOp } from ".
 const BOUND_MS = 5_000;
 /** An unreachable plane is known at once (connection refused): its 503 must not take long. */
 const PROMPT_MS = 1_000;
-/** Contract §8: a process finishes what it has within 10 s of SIGTERM and exits 0. */
+/** docs/configuration.md: a process finishes what it has within 10 s of SIGTERM and exits 0. */
 const DRAIN_DEADLINE_MS = 10_000;
 
 let platform: PlatformProcesses;

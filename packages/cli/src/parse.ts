@@ -9,7 +9,7 @@ export function positiveInteger(value: string): number {
   return Number(value);
 }
 
-/** A quota limit's value (contract §5b: an integer 0-1,000,000,000). */
+/** A quota limit's value (docs/endpoints.md: an integer 0-1,000,000,000). */
 function limitValue(text: string): number {
   if (!/^(0|[1-9][0-9]*)$/.test(text) || Number(text) > 1_000_000_000)
     throw new InvalidArgumentError(`"${text}" is not an integer from 0 to 1000000000`);

@@ -1,7 +1,7 @@
 import type { Context } from "./context.js";
 import { requireIds } from "./settings.js";
 
-// The path parameters of contract §5b's ORG, APP and ENV routes, from --org/--app/--env and their
+// The path parameters of the ORG, APP and ENV routes (docs/endpoints.md), from --org/--app/--env and their
 // defaults; a missing one is a usage error naming the flag that gives it.
 
 export function orgPath(context: Context) {

@@ -1,7 +1,7 @@
 import type { ConfigFile } from "./config-file.js";
 import { CliError, usageError } from "./errors.js";
 
-/** The gateway's default address (contract §1). */
+/** The gateway's default address (docs/http.md). */
 export const DEFAULT_URL = "http://127.0.0.1:8080";
 
 /** How the CLI authenticates: an API key or a session's access token. */

@@ -6,7 +6,7 @@ import type { paths } from "./types.js";
 type GetPath = PathsWithMethod<paths, "get">;
 type GetData<Path extends GetPath> = MethodResponse<Client<paths>, "get", Path>;
 
-/** The list endpoints that page with a cursor (contract §5): `{items, next_cursor}`. */
+/** The list endpoints that page with a cursor (docs/paging.md): `{items, next_cursor}`. */
 export type PagedPath = {
   [Path in GetPath]: GetData<Path> extends { items: unknown[]; next_cursor: string | null } ? Path : never;
 }[GetPath];
@@ -32,7 +32,8 @@ export async function* paginate<Path extends PagedPath>(
     const query = cursor === null ? params?.query : { ...params?.query, cursor };
     // The path is one of `paths`' GETs; its options are the caller's with the cursor added.
     const get = client.GET as (path: string, init: unknown) => ReturnType<Client<paths>["GET"]>;
-    const page = (await unwrap(get(path, { ...init, params: { ...params, query } }))) as {
+    // `unknown` first: the union of every GET's answer holds non-JSON ones (a guide's markdown).
+    const page = (await unwrap(get(path, { ...init, params: { ...params, query } }))) as unknown as {
       items: PageItem<Path>[];
       next_cursor: string | null;
     };

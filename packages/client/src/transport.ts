@@ -9,7 +9,7 @@ const WRITES: ReadonlySet<string> = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 /**
  * A `fetch` that gives every write an `Idempotency-Key` (a new UUID unless the caller set one) and
  * tries again what the server asked to be retried (429, 503), waiting as `Retry-After` says. Every
- * retry sends the same request, key included, so the server runs a write at most once (contract §4).
+ * retry sends the same request, key included, so the server runs a write at most once (docs/idempotency.md).
  */
 export function createTransport(fetchImpl: Fetch, retry?: RetryOptions | false): Fetch {
   const policy = retryPolicy(retry);

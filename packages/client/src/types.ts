@@ -5,7 +5,7 @@ export type { components, operations, paths, webhooks };
 /** The document's named schemas (`Schemas["App"]`, `Schemas["Bundle"]`, …). */
 export type Schemas = components["schemas"];
 
-/** Every `code` an application error can carry (contract §2). */
+/** Every `code` an application error can carry (docs/errors.md#codes). */
 export type ErrorCode = Schemas["ApplicationError"]["detail"]["code"];
 
 /** One item of a Pydantic-shaped validation error (422). */

@@ -9,7 +9,7 @@ export type WebhookHeaders = Headers | Record<string, string | string[] | undefi
 const SIGNED = ["webhook-id", "webhook-timestamp", "webhook-signature"] as const;
 
 /**
- * The event a webhook request carries, once its Standard Webhooks signature (contract §6) checks
+ * The event a webhook request carries, once its Standard Webhooks signature (docs/webhooks.md) checks
  * out against the endpoint's `whsec_…` secret: `webhook-signature` holds a valid HMAC of
  * `webhook-id`, `webhook-timestamp` and the body exactly as received (any one of its
  * space-separated signatures, so both secrets verify during a rotation), and the timestamp is

@@ -1,13 +1,13 @@
 import { type Static, Type } from "@sinclair/typebox";
 
 /**
- * The six component contents of contract §7b as JSON Schemas. "More fields may be added", so
+ * The six component contents of docs/expressions.md#component-contents as JSON Schemas. "More fields may be added", so
  * objects allow extra properties; expression nodes are left open here and checked by
  * `@evalp/expr`, which knows their grammar.
  */
 const Id = Type.String({ minLength: 1, maxLength: 255 });
 const Text = Type.String({ minLength: 1 });
-const Expression = Type.Unknown({ description: "An expression node (contract §7)" });
+const Expression = Type.Unknown({ description: "An expression node (docs/expressions.md)" });
 
 export const COMPONENT_KINDS = [
   "scorecard",

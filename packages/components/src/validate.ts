@@ -96,7 +96,7 @@ function questionIds(experience: Experience): Set<string> {
 
 /**
  * Everything a bundle must satisfy to enter `validated`: each content has its kind's shape
- * (contract §7b), every expression is well-formed (contract §7), and the components agree with
+ * (docs/expressions.md#component-contents), every expression is well-formed (docs/expressions.md), and the components agree with
  * each other (policy and guardrail name real questions, the report names real axes).
  */
 export function validateBundleContents(contents: BundleContents): ComponentProblem[] {

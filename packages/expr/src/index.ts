@@ -1,5 +1,5 @@
 /**
- * @evalp/expr: the expression language of contract §7 (scorecard axes, adaptive-policy and guardrail
+ * @evalp/expr: the expression language of docs/expressions.md (scorecard axes, adaptive-policy and guardrail
  * `when`s). Pure: no I/O, no runtime dependencies, deterministic given `options.now`.
  */
 

@@ -1,14 +1,14 @@
 import type { JsonValue } from "./json.js";
 
 /**
- * The node catalog of contract §7: which ops exist, which properties each allows, which `fn`s and how
+ * The node catalog of docs/expressions.md: which ops exist, which properties each allows, which `fn`s and how
  * many `args`. The validator is driven by these tables and the compiler trusts them, so a node that
  * passes validation is exactly one of the `ExpressionNode` shapes below.
  */
 
-/** Limits per expression (contract §7): the longest root-to-leaf chain counts nodes, the root is 1. */
+/** Limits per expression (docs/expressions.md): the longest root-to-leaf chain counts nodes, the root is 1. */
 export const MAX_DEPTH = 64;
-/** Limits per expression (contract §7): every node counts, `lit` values are one node however large. */
+/** Limits per expression (docs/expressions.md): every node counts, `lit` values are one node however large. */
 export const MAX_NODES = 10_000;
 
 /** The first segment of every `var` path: the three parts of an evaluation's scope. */

@@ -15,7 +15,7 @@ export type Band = { id: string; label: string; min: number; max: number };
 /** One axis of a scorecard after validation: its expression compiled, its bands as given. */
 export type CompiledAxis = { id: string; label: string; expr: CompiledExpression; bands: Band[] };
 
-/** One axis of a preview report (contract §7): band fields are null when the score is or none matches. */
+/** One axis of a preview report (docs/expressions.md): band fields are null when the score is or none matches. */
 export type AxisResult = {
   axis: string;
   label: string;
@@ -39,8 +39,8 @@ export class CompiledScorecard {
  * Every problem of scorecard content, paths from the content's root (`/axes/0/expr/args/1`): the shape
  * of the content, axes and bands, and each axis's expression with its own limits. Shape problems
  * point at the offending value, or at its object when a property is missing; expression problems point
- * at the node. Properties the contract does not name are allowed on the content, axes and bands (§7b:
- * "more fields may be added"), never on nodes. Empty `axes` and empty `bands` are allowed.
+ * at the node. Properties not named in docs/expressions.md are allowed on the content, axes and
+ * bands (its component contents keep fields they do not name), never on nodes. Empty `axes` and empty `bands` are allowed.
  */
 export function validateScorecard(content: unknown): ExpressionProblem[] {
   const out: ExpressionProblem[] = [];
@@ -84,7 +84,7 @@ export function compileScorecard(content: unknown): CompiledScorecard {
 }
 
 /**
- * Scores every axis (contract §7 preview): the score is the expression's value when it is a number,
+ * Scores every axis (docs/expressions.md#preview): the score is the expression's value when it is a number,
  * else null; the band is the first, in the order given, with `min <= score < max`. Takes raw content
  * (compiled here, throwing `ExpressionInvalidError` if malformed) or a `CompiledScorecard`.
  */

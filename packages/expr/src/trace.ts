@@ -1,7 +1,7 @@
 import type { JsonValue } from "./json.js";
 
 /**
- * One evaluated node (contract §7 "Trace"): its JSON pointer relative to the expression's root, its
+ * One evaluated node (docs/expressions.md#preview, the trace): its JSON pointer relative to the expression's root, its
  * `op` and `fn`, the value it produced, and `error: "type_error"` when that value is null because of a
  * type error. `fn` and `error` are absent, not undefined, when they do not apply.
  */

@@ -38,7 +38,7 @@ const booleanString = z
   .transform((value) => value === "true" || value === "1");
 
 /**
- * Every setting of the platform, one schema for all processes (contract §8). Each has a
+ * Every setting of the platform, one schema for all processes (docs/configuration.md). Each has a
  * development default that works on one machine; `NODE_ENV=production` refuses the
  * development secret. Parsed once in each `main.ts` and passed down.
  */
@@ -51,9 +51,9 @@ export const configSchema = z.object({
   SERVICE_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   OPS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   PUBLIC_URL: z.string().url().optional(),
-  /** The realtime door participants get as `server_url` (contract §5b); default: under PUBLIC_URL. */
+  /** The realtime door participants get as `server_url` (docs/interview.md#the-realtime-doors); default: under PUBLIC_URL. */
   REALTIME_URL: z.string().url().optional(),
-  /** How long an agent socket may stay closed before the interview pauses (contract §9: 10 s). */
+  /** How long an agent socket may stay closed before the interview pauses (docs/interview.md#the-agent-protocol: 10 s). */
   AGENT_DISCONNECT_PAUSE_MS: z.coerce.number().int().min(0).default(10_000),
   DATABASE_URL: z.string().default("postgres://127.0.0.1:5432/evalp"),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
@@ -117,13 +117,13 @@ export const configSchema = z.object({
   MAIL_REPLY_TO: mailbox.optional(),
   MAIL_DIR: z.string().default("var/mail"),
   VAR_DIR: z.string().default("var"),
-  /** Delays between delivery attempts, comma-separated milliseconds; unset: the contract's schedule (§6). */
+  /** Delays between delivery attempts, comma-separated milliseconds; unset: the schedule of docs/webhooks.md. */
   WEBHOOK_RETRY_SCHEDULE_MS: z
     .string()
     .regex(/^\s*\d+\s*(,\s*\d+\s*)*$/, "a comma-separated list of milliseconds")
     .optional(),
   WEBHOOK_ALLOW_PRIVATE: booleanString.optional(),
-  /** How long one delivery attempt may take (contract §6: 10 s). */
+  /** How long one delivery attempt may take (docs/webhooks.md: 10 s). */
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   /** Delivery attempts in flight at once per webhooks process, and per endpoint. */
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(64),
@@ -240,7 +240,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     SERVICE_TOKEN_SECRETS: serviceTokenSecrets,
     PUBLIC_URL: publicUrl,
     REALTIME_URL: raw.REALTIME_URL ?? realtimeUrlOf(publicUrl),
-    // Private targets are allowed by default only outside production (contract §6).
+    // Private targets are allowed by default only outside production (docs/webhooks.md).
     WEBHOOK_ALLOW_PRIVATE: raw.WEBHOOK_ALLOW_PRIVATE ?? !production,
     usingDevelopmentSecret,
   };

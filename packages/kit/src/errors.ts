@@ -1,7 +1,7 @@
 import { Code } from "@connectrpc/connect";
 
 /**
- * The contract's error catalog (§2): each public `code`, the HTTP status the gateway renders
+ * The error catalog (docs/errors.md#codes): each public `code`, the HTTP status the gateway renders
  * for it and the Connect code it crosses the wire with. One table, read by both sides.
  */
 export const ERROR_CATALOG = {
@@ -83,7 +83,7 @@ export class AppError extends Error {
   }
 }
 
-/** 404 for a resource the principal may not know exists (contract §2: never reveal it). */
+/** 404 for a resource the principal may not know exists (docs/errors.md: never reveal it). */
 export function notFound(resource: string, extra: Record<string, unknown> = {}): AppError {
   return new AppError("not_found", `${resource.replaceAll("_", " ")} not found.`, { resource, ...extra });
 }

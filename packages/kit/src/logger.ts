@@ -3,7 +3,7 @@ import { type Logger, pino } from "pino";
 export type { Logger } from "pino";
 
 /**
- * Paths redacted from every log line. Secrets must never reach a log (contract §8), so
+ * Paths redacted from every log line. Secrets must never reach a log (docs/configuration.md), so
  * anything that can carry one is censored at the logger rather than at each call site.
  */
 export const REDACTED_PATHS = [

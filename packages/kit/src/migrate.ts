@@ -7,7 +7,7 @@ import { withDefaultUser } from "./db.js";
 /** One service's migrations: the schema it owns and the folders of its `.sql` files. */
 export type MigrationSet = { schema: string; dirs: string[] };
 
-/** The outbox table every emitting service has in its own schema (contract §6). */
+/** The outbox table every emitting service has in its own schema (docs/webhooks.md). */
 export const OUTBOX_MIGRATIONS_DIR = fileURLToPath(new URL("../migrations/outbox", import.meta.url));
 
 /**

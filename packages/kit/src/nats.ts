@@ -22,7 +22,7 @@ export type { NatsConnection } from "@nats-io/transport-node";
  */
 export type StreamRoute = { stream: string; root: string; prefix: string; replicas?: number };
 
-/** The root of event subjects, `events.<environment_id>.<type>` (contract §6). */
+/** The root of event subjects, `events.<environment_id>.<type>` (docs/webhooks.md). */
 export const EVENTS_ROOT = "events";
 /** The root of the webhooks plane's own subjects (`webhooks.dead_letter`). */
 export const WEBHOOKS_ROOT = "webhooks";

@@ -36,7 +36,7 @@ export type OutboxRelayOptions = {
 type OutboxRow = { id: string; subject: string; payload: string };
 
 /**
- * The transactional outbox's other half (contract §6). In one transaction per batch it claims
+ * The transactional outbox's other half (docs/webhooks.md). In one transaction per batch it claims
  * unpublished rows in the order they were written (`FOR UPDATE SKIP LOCKED`, and a transaction
  * advisory lock so that replicas take turns rather than interleave batches), publishes each to
  * its stream with `Nats-Msg-Id` = row id, waits for every ack and only then stamps

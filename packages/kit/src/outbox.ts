@@ -2,7 +2,7 @@ import { v7 as uuidv7 } from "uuid";
 import type { Queryable } from "./db.js";
 import { EVENTS_ROOT } from "./nats.js";
 
-/** The webhook body of an event (contract §6): what the relay publishes and receivers get. */
+/** The webhook body of an event (docs/webhooks.md): what the relay publishes and receivers get. */
 export type EventEnvelope = {
   id: string;
   type: string;
@@ -14,10 +14,10 @@ export type EventEnvelope = {
 /** The Postgres channel a committed outbox row is announced on (payload: the writer's schema). */
 export const OUTBOX_CHANNEL = "evalp_outbox";
 
-/** Contract §6: payloads are at most 256 KiB. An event past it is a bug of its emitter. */
+/** docs/webhooks.md: payloads are at most 256 KiB. An event past it is a bug of its emitter. */
 export const MAX_EVENT_BYTES = 256 * 1024;
 
-/** The subject of an event: `events.<environment_id>.<type>` (contract §6). */
+/** The subject of an event: `events.<environment_id>.<type>` (docs/webhooks.md). */
 export function eventSubject(environmentId: string, type: string): string {
   return `${EVENTS_ROOT}.${environmentId}.${type}`;
 }

@@ -27,7 +27,7 @@ describe("participant tokens", () => {
     expect(await verifyParticipantToken(SECRET, "participant", token)).toEqual({ ...claims, expiresAt });
   });
 
-  it("keeps agent tokens (contract §9) apart from both participant uses", async () => {
+  it("keeps agent tokens (docs/interview.md#the-agent-protocol) apart from both participant uses", async () => {
     const agent = await signParticipantToken(SECRET, "agent", claims, inAMinute());
     expect((await verifyParticipantToken(SECRET, "agent", agent)).sessionId).toBe(claims.sessionId);
     expect(await codeOf(verifyParticipantToken(SECRET, "participant", agent))).toBe("unauthenticated");

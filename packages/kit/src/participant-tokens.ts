@@ -3,10 +3,10 @@ import { errors, jwtVerify, SignJWT } from "jose";
 import { AppError } from "./errors.js";
 
 /**
- * The two tokens of the participant side (contract §3, §5b), told apart by their JOSE `typ`
+ * The two tokens of the participant side (docs/authentication.md, docs/interview.md), told apart by their JOSE `typ`
  * header (RFC 8725 explicit typing): a participant token opens `/v1/participant/*` (≤ 1 h), a
  * connection token opens the realtime door (≤ 15 min). Neither is accepted where the other is,
- * and neither is an operator credential. A third, the agent token (contract §9, ≤ 15 min), is
+ * and neither is an operator credential. A third, the agent token (docs/interview.md#the-agent-protocol, ≤ 15 min), is
  * bound to one agent session of one interview (`sub` = the agent session) and opens `/v1/agent/*`.
  */
 export type ParticipantTokenUse = "participant" | "connection" | "agent";
@@ -21,7 +21,7 @@ const TYP: Record<ParticipantTokenUse, string> = {
 };
 const ISSUER = "evalp";
 
-/** Contract §3: a participant token lives at most 1 h; §5b: a connection token at most 15 min. */
+/** docs/authentication.md: a participant token lives at most 1 h; docs/interview.md: a connection token at most 15 min. */
 export const MAX_TOKEN_SECONDS: Record<ParticipantTokenUse, number> = {
   participant: 3600,
   connection: 900,

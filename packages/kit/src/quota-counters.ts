@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { type QuotaCounters, QuotaCountersSchema } from "@evalp/proto/control/v1/quota";
 
-/** The seven quota counters of contract §5b, as the API and the database name them. */
+/** The seven quota counters of docs/endpoints.md, as the API and the database name them. */
 export const QUOTA_COUNTERS = [
   "active_participant_sessions",
   "active_subjects",

@@ -7,7 +7,7 @@ import {
 } from "@connectrpc/connect";
 import type { Logger } from "pino";
 
-/** Header that carries the gateway's request id to every service it calls (contract §1). */
+/** Header that carries the gateway's request id to every service it calls (docs/http.md). */
 export const REQUEST_ID_HEADER = "x-request-id";
 /** Headers that say who acts, so that services can write audit events without re-authenticating. */
 export const ACTOR_KIND_HEADER = "x-evalp-actor-kind";

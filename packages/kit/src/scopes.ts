@@ -1,4 +1,4 @@
-/** Every scope of contract §3. */
+/** Every scope of docs/authentication.md. */
 export const SCOPES = [
   "org:read",
   "org:admin",
@@ -24,7 +24,7 @@ export type Scope = (typeof SCOPES)[number];
 export const ROLES = ["owner", "admin", "member", "viewer"] as const;
 export type Role = (typeof ROLES)[number];
 
-/** The scope an agent key carries alone (contract §3, §9). */
+/** The scope an agent key carries alone (docs/authentication.md, docs/interview.md#the-agent-protocol). */
 export const AGENT_SCOPE: Scope = "interviews:agent";
 
 /**
@@ -47,7 +47,7 @@ export const LEGACY_SCOPES: readonly Scope[] = [
 
 const MEMBER_EXCLUDED: readonly Scope[] = ["org:admin", "keys:write", "quotas:write"];
 
-/** The scopes a membership role grants (contract §3). */
+/** The scopes a membership role grants (docs/authentication.md). */
 export const ROLE_SCOPES: Record<Role, readonly Scope[]> = {
   owner: SCOPES,
   admin: SCOPES,
@@ -65,7 +65,7 @@ export function isRole(value: string): value is Role {
 
 /**
  * Whether `held` satisfies `required`: a scope grants itself, `X:write` grants `X:read`,
- * `org:admin` grants `org:read`, and template reads pass with `templates:write` (contract §3).
+ * `org:admin` grants `org:read`, and template reads pass with `templates:write` (docs/authentication.md).
  */
 export function grants(held: readonly string[], required: Scope): boolean {
   if (held.includes(required)) return true;

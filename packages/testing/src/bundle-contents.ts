@@ -1,5 +1,5 @@
 /**
- * A valid set of the six component contents (contract §7b), the shape a client's first bundle
+ * A valid set of the six component contents (docs/expressions.md#component-contents), the shape a client's first bundle
  * takes: three questions, a two-axis scorecard, context defaults, a guardrail, an adaptive
  * rule and a report layout. Tests copy and break it.
  */

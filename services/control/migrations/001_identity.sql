@@ -63,7 +63,7 @@ CREATE TABLE environments (
 );
 CREATE INDEX environments_page ON environments (app_id, created_at DESC, id DESC);
 
--- Per-environment operational limits (contract §5b), created with the environment.
+-- Per-environment operational limits (docs/endpoints.md), created with the environment.
 CREATE TABLE quotas (
   environment_id uuid PRIMARY KEY REFERENCES environments (id),
   active_participant_sessions integer NOT NULL DEFAULT 100,

@@ -56,7 +56,7 @@ CREATE TABLE programs (
 );
 CREATE INDEX programs_page ON programs (environment_id, created_at DESC, id DESC);
 
--- The largest batch accepted so far, per batch-size counter (its `usage`, contract §5b).
+-- The largest batch accepted so far, per batch-size counter (its `usage`, docs/endpoints.md).
 ALTER TABLE quotas
   ADD COLUMN largest_behavioral_event_batch integer NOT NULL DEFAULT 0,
   ADD COLUMN largest_continuous_event_batch integer NOT NULL DEFAULT 0;

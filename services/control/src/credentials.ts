@@ -23,7 +23,7 @@ export function newAccessToken(): string {
   return `${ACCESS_TOKEN_PREFIX}${randomBase62(43)}`;
 }
 
-/** A new API key `evk_<8>_<32>` and its public prefix `evk_<8>` (contract §3). */
+/** A new API key `evk_<8>_<32>` and its public prefix `evk_<8>` (docs/authentication.md). */
 export function newApiKey(): { secret: string; prefix: string } {
   const prefix = `${API_KEY_PREFIX}${randomBase62(8)}`;
   return { secret: `${prefix}_${randomBase62(32)}`, prefix };

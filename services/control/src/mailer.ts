@@ -3,7 +3,7 @@ import { join, resolve } from "node:path";
 import { type Logger, newId } from "@evalp/kit";
 import nodemailer from "nodemailer";
 
-/** One outgoing message (contract §8). */
+/** One outgoing message (docs/configuration.md). */
 export type Mail = { to: string; subject: string; text: string };
 
 export type Mailer = { send(mail: Mail): Promise<void> };

@@ -1,5 +1,5 @@
 -- Up Migration
--- The agent side (contract §9). `agent` on the interview holds what the participant's view
+-- The agent side (docs/interview.md#the-agent-protocol). `agent` on the interview holds what the participant's view
 -- needs of it: whether an agent socket is open, the pending proposal, rejections per question,
 -- and per scenario the follow-ups used and the criteria covered.
 ALTER TABLE interviews ADD COLUMN agent jsonb NOT NULL DEFAULT '{}';

@@ -1,5 +1,5 @@
 -- Up Migration
--- The agent sockets open on an interview, whichever gateway holds them (contract §9 on a fleet
+-- The agent sockets open on an interview, whichever gateway holds them (docs/interview.md#the-agent-protocol on a fleet
 -- of gateways): the agent owns the voice while one of them holds a lease. The gateway holding
 -- a socket renews its lease; the leases of a gateway that died lapse, and its sockets count as
 -- closed.

@@ -9,7 +9,7 @@ import { type EntryRow, type InterviewRow, transcriptMessage } from "./db/rows.j
 import { snapshotOfRow } from "./steps.js";
 
 /**
- * Publishes what an interview's open sockets must see (contract §5b, §9) on core NATS, one
+ * Publishes what an interview's open sockets must see (docs/interview.md) on core NATS, one
  * subject per interview (`<prefix>.<evaluation_id>`), for every gateway that holds one of its
  * sockets: new revisions, what the agent says, superseded agent sessions. Published after the
  * change committed; a frame that cannot be published (NATS down) is dropped, and a socket's

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import canonicalize from "canonicalize";
 
-/** `sha256:` + hex SHA-256 of the RFC 8785 canonical JSON of a content (contract §5b). */
+/** `sha256:` + hex SHA-256 of the RFC 8785 canonical JSON of a content (docs/endpoints.md). */
 export function contentHash(content: unknown): string {
   return `sha256:${createHash("sha256")
     .update(canonicalize(content) ?? "")

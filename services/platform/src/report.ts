@@ -3,7 +3,7 @@ import type { AxisResult, ScorecardResult } from "@evalp/expr";
 type ReportTemplateContent = { title?: unknown; sections?: unknown };
 
 /**
- * The preview report (contract §7, §7b): the scorecard's axis results, with the report template's
+ * The preview report (docs/expressions.md): the scorecard's axis results, with the report template's
  * title and its sections each listing the axis results it names. A template of a bundle that was
  * never validated may be malformed; what cannot be read is left out rather than failing preview.
  */

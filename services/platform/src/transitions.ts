@@ -2,7 +2,7 @@
 export const BUNDLE_STATUSES = ["draft", "validated", "published", "deprecated", "archived"] as const;
 export type BundleStatus = (typeof BUNDLE_STATUSES)[number];
 
-/** Every allowed move (contract §5b #9); anything else, the same status included, is refused. */
+/** Every allowed move (docs/endpoints.md, the bundle statuses); anything else, the same status included, is refused. */
 export const TRANSITIONS: Record<BundleStatus, readonly BundleStatus[]> = {
   draft: ["validated", "archived"],
   validated: ["published", "draft", "archived"],

@@ -1,8 +1,8 @@
 -- Up Migration
--- Webhook endpoints of an environment (contract §5b). `secret` signs every attempt; after a
+-- Webhook endpoints of an environment (docs/webhooks.md). `secret` signs every attempt; after a
 -- rotation `previous_secret` signs beside it until `previous_secret_expires_at` (24 h).
 -- An endpoint is enabled while `disabled_at` is null. `failing_since` is the first failed attempt
--- after the last success, for the automatic disabling of contract §6. Deleted endpoints are kept
+-- after the last success, for the automatic disabling of docs/webhooks.md. Deleted endpoints are kept
 -- (their deliveries remain readable) but no longer count or receive anything.
 CREATE TABLE webhook_endpoints (
   id uuid PRIMARY KEY,

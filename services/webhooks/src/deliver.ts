@@ -23,7 +23,7 @@ export type Sender = {
 const DRAIN_LIMIT_BYTES = 64 * 1024;
 
 /**
- * Posts signed events with undici (contract §6): a 2xx within the timeout is success, redirects
+ * Posts signed events with undici (docs/webhooks.md): a 2xx within the timeout is success, redirects
  * are not followed, the target is checked before every attempt and, unless private targets are
  * allowed, every connection refuses private addresses at connect time. Connections are kept
  * alive and at most `perEndpoint` are open to one origin.

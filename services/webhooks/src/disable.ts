@@ -5,7 +5,7 @@ import { markDisabled } from "./db/endpoints.js";
 /** Why an endpoint stopped: a client's PATCH, a receiver's `410 Gone`, or 5 days of failures. */
 export type DisableReason = "requested" | "gone" | "failing";
 
-/** `last_error` of the deliveries a disabling ends (contract §6). */
+/** `last_error` of the deliveries a disabling ends (docs/webhooks.md). */
 export const ENDPOINT_DISABLED = "endpoint disabled";
 
 /**

@@ -1,6 +1,6 @@
 import type { EventEnvelope } from "@evalp/kit";
 
-/** Whether a parsed message is an event envelope (contract §6) this plane can deliver. */
+/** Whether a parsed message is an event envelope (docs/webhooks.md) this plane can deliver. */
 export function isEnvelope(value: unknown): value is EventEnvelope {
   const event = value as Partial<EventEnvelope> | null;
   return (

@@ -1,4 +1,4 @@
-/** Delays after each failed attempt (contract §6): 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
+/** Delays after each failed attempt (docs/webhooks.md): 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
 export const CONTRACT_SCHEDULE_MS: readonly number[] = [
   5_000,
   5 * 60_000,
@@ -13,7 +13,7 @@ export const CONTRACT_SCHEDULE_MS: readonly number[] = [
 export const JITTER = 0.2;
 /** A receiver's `Retry-After` may push an attempt at most this much past the schedule. */
 export const RETRY_AFTER_CAP_MS = 2 * 3_600_000;
-/** An endpoint whose deliveries have all failed this long is disabled (contract §6). */
+/** An endpoint whose deliveries have all failed this long is disabled (docs/webhooks.md). */
 export const AUTO_DISABLE_AFTER_MS = 5 * 24 * 3_600_000;
 /** …provided its first failure is at least this long before the latest one. */
 export const AUTO_DISABLE_MIN_SPAN_MS = 12 * 3_600_000;

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 
 const PREFIX = "whsec_";
-/** Bytes of a generated secret; a given one may have 24 to 64 (contract §5b). */
+/** Bytes of a generated secret; a given one may have 24 to 64 (docs/webhooks.md). */
 const GENERATED_BYTES = 32;
 const MIN_BYTES = 24;
 const MAX_BYTES = 64;

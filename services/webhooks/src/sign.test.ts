@@ -7,7 +7,7 @@ import { deliveryHeaders } from "./sign.js";
 describe("deliveryHeaders", () => {
   const body = JSON.stringify({ id: "e1", type: "webhook.test", data: {} });
 
-  it("signs as contract §6 says: HMAC-SHA256 over id.timestamp.body with the decoded secret", () => {
+  it("signs as docs/webhooks.md says: HMAC-SHA256 over id.timestamp.body with the decoded secret", () => {
     const secret = generateSecret();
     const at = new Date();
     const headers = deliveryHeaders([secret], "e1", at, body);

@@ -15,7 +15,7 @@ function signer(secret: string): Webhook {
 }
 
 /**
- * The `webhook-signature` header of contract §6, computed by the `standardwebhooks` library
+ * The `webhook-signature` header of docs/webhooks.md, computed by the `standardwebhooks` library
  * itself: `v1,<base64 HMAC-SHA256>` per secret, space-separated while a rotation's previous
  * secret still signs.
  */

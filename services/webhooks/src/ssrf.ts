@@ -1,7 +1,7 @@
 import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import { BlockList, isIP } from "node:net";
 
-/** A target the delivery worker refuses to call (contract §6), with the reason a client reads. */
+/** A target the delivery worker refuses to call (docs/webhooks.md), with the reason a client reads. */
 export class TargetRefused extends Error {
   override name = "TargetRefused";
   readonly code = "EVALP_TARGET_REFUSED";

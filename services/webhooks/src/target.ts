@@ -3,7 +3,7 @@ import type { Deps } from "./deps.js";
 import { checkTarget, TargetRefused } from "./ssrf.js";
 
 /**
- * A request field the service refuses, in the contract's validation shape (§2): the gateway turns
+ * A request field the service refuses, in the validation error shape (docs/errors.md): the gateway turns
  * a `validation_error` whose context holds `detail` into the Pydantic-shaped 422 of that field.
  */
 export function fieldError(field: string, input: unknown, message: string): AppError {
@@ -21,7 +21,7 @@ export function fieldError(field: string, input: unknown, message: string): AppE
 }
 
 /**
- * Checks a URL a client gives as a target (contract §6): https, and no private, loopback or
+ * Checks a URL a client gives as a target (docs/webhooks.md): https, and no private, loopback or
  * link-local address after resolution, unless private targets are allowed. A host that does not
  * resolve yet is accepted: every attempt checks again.
  */

@@ -45,7 +45,7 @@ export type WebhookWorkers = {
 };
 
 /**
- * The three workers of contract §6 on this plane: the events consumer (stream → deliveries), the
+ * The three workers of docs/webhooks.md on this plane: the events consumer (stream → deliveries), the
  * dispatcher (deliveries → signed POSTs, retries, dead letters) and the outbox relay of this
  * plane's own messages (`webhook.endpoint_disabled` events, `webhooks.dead_letter`).
  */

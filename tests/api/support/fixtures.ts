@@ -71,7 +71,7 @@ export async function createKey(api: ApiClient, tenant: Tenant, scopes: string[]
   return { secret: created.body.secret as string, id: created.body.id as string, body: created.body };
 }
 
-/** Asserts an application error body (contract §2) and returns its detail. */
+/** Asserts an application error body (docs/errors.md) and returns its detail. */
 export function expectError(
   response: { status: number; body: any; headers: Headers } | undefined,
   status: number,

@@ -127,7 +127,7 @@ export async function startStack(
     INTERVIEW_URL: at("interview"),
     WEBHOOKS_URL: at("webhooks"),
   });
-  // The event path of contract §6: each emitting plane's outbox relay (events and audit records),
+  // The event path of docs/webhooks.md: each emitting plane's outbox relay (events and audit records),
   // control's audit consumer, and the webhooks plane's workers.
   for (const service of Object.values(services)) await service.connect();
   const pools = new Map<string, Pool>(

@@ -9,8 +9,8 @@ export const SCHEMAS = ["control", "platform", "interview", "webhooks"] as const
  * Tables a rejected request may legitimately change, left out of the checksum.
  *
  * `interview.agent_commands` keeps the final answer of every agent command by its id, refusals
- * (a §2 error below 500) included, so that a command re-sent after a barge-in gets the same
- * answer (contract §9: command ids have Idempotency-Key semantics). Nothing else qualifies: the
+ * (an error below 500, docs/errors.md) included, so that a command re-sent after a barge-in gets the same
+ * answer (docs/interview.md#the-agent-protocol: command ids have Idempotency-Key semantics). Nothing else qualifies: the
  * audit trail, the outbox and every resource table must stay as they were, and idempotency
  * records and rate-limit counters live in Redis, not in the database.
  */

@@ -2,20 +2,20 @@ import { ERROR_CATALOG, isErrorCode } from "@evalp/kit";
 import { expect } from "vitest";
 import type { ApiResponse } from "../../api/support/client.js";
 
-/** Where a validation problem's `loc` may start (contract §2; `frame` is for WebSocket frames only). */
+/** Where a validation problem's `loc` may start (docs/errors.md; `frame` is for WebSocket frames only). */
 const LOC_ROOTS = ["body", "query", "path", "header"];
 
-/** Request ids a client may choose (contract §1). */
+/** Request ids a client may choose (docs/http.md). */
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
-/** What must never reach a client in an error (contract §2): stack frames, SQL, internal addresses. */
+/** What must never reach a client in an error (docs/errors.md): stack frames, SQL, internal addresses. */
 const INTERNALS =
   /\bat \S+:\d+:\d+\)|node_modules|ECONNREFUSED|SQLSTATE|relation "|duplicate key value|violates .+ constraint|syntax error at or near|invalid input syntax/i;
 
 /**
  * Asserts what every answer of the API owes a client, whatever was sent: no 5xx, an
  * `X-Request-Id` (the client's own when well-formed), and for every error exactly one of the two
- * shapes of contract §2: the application error `{"detail": {code, message, context, request_id}}`
+ * shapes of docs/errors.md: the application error `{"detail": {code, message, context, request_id}}`
  * with a catalogued code of that status, or the 422 list of Pydantic-shaped problems.
  */
 export function expectContractResponse(
@@ -55,7 +55,7 @@ export function expectContractResponse(
   expect(ERROR_CATALOG[detail.code as keyof typeof ERROR_CATALOG].status, context).toBe(response.status);
   expect(detail.message, context).toBeTypeOf("string");
   expect(detail.context !== null && typeof detail.context === "object", context).toBe(true);
-  // A replayed error keeps the first request's id in its body (contract §4).
+  // A replayed error keeps the first request's id in its body (docs/idempotency.md).
   if (response.headers.get("idempotent-replayed") === "true")
     expect(detail.request_id, context).toBeTypeOf("string");
   else expect(detail.request_id, context).toBe(requestId);

@@ -56,7 +56,7 @@ export function pathMutations(
   foreign: Record<string, string>,
 ): fc.Arbitrary<Mutation> | null {
   if (operation.pathParams.length === 0) return null;
-  // A path id that names nothing this principal may see is 404 (contract §2), whatever is wrong with it.
+  // A path id that names nothing this principal may see is 404 (docs/errors.md), whatever is wrong with it.
   const expected = operation.door === "operator" ? { expected: { status: 404, code: "not_found" } } : {};
   const value = fc.oneof(
     fc.constantFrom(

@@ -25,7 +25,7 @@ export type Schema = {
 
 export type Parameter = { name: string; in: "path" | "query" | "header"; required: boolean; schema: Schema };
 
-/** Which credential an operation takes, by where its path lives (contract §3, §9). */
+/** Which credential an operation takes, by where its path lives (docs/authentication.md, docs/interview.md#the-agent-protocol). */
 export type Door = "public" | "operator" | "participant" | "agent";
 
 /** One operation of the public API as the OpenAPI document describes it. */

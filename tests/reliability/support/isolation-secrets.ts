@@ -31,7 +31,7 @@ function credentialsIn(header: string): string[] {
 /**
  * Every secret a test file creates or sends (passwords, access tokens, API keys, webhook
  * signing secrets, participant and agent tokens, mailed tokens), so that the file can prove at
- * the end that no log line of the platform holds one (contract §8).
+ * the end that no log line of the platform holds one (docs/configuration.md).
  */
 export function createSecretHarvester() {
   const secrets = new Set<string>();

@@ -6,7 +6,7 @@ import { createEvaluation, createSession, createSubject } from "../../api/suppor
 import { createBundle, createTemplate, moveBundle } from "../../api/support/platform.js";
 import { createEndpoint } from "../../api/support/webhooks.js";
 
-/** Every scope an API key may hold together (the agent scope is granted alone, contract §3). */
+/** Every scope an API key may hold together (the agent scope is granted alone, docs/authentication.md). */
 export const KEY_SCOPES = SCOPES.filter((scope) => scope !== AGENT_SCOPE);
 
 /**

@@ -3,7 +3,7 @@ import type { AggFn } from "../nodes.js";
 import { finiteOrNull, type OpResult, TYPE_ERROR } from "./result.js";
 
 /**
- * `agg` over its evaluated args (interface §2, contract §7). Nulls are dropped first; `count` counts
+ * `agg` over its evaluated args (docs/expressions.md). Nulls are dropped first; `count` counts
  * what is left, of any type, and is never null; the others need numbers (anything else is a type
  * error) and give null when nothing is left. An array arg is one value, not spread: `sum` of an array
  * is a type error and `count` counts it once.

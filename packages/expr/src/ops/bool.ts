@@ -3,7 +3,7 @@ import type { BoolFn } from "../nodes.js";
 import { type OpResult, TYPE_ERROR } from "./result.js";
 
 /**
- * `bool` under Kleene's three-valued logic (contract §7): null is "unknown", so `and` is false if any
+ * `bool` under Kleene's three-valued logic (docs/expressions.md): null is "unknown", so `and` is false if any
  * arg is false, else null if any is null, else true; `or` dually; `not null` is null. Any arg that is
  * neither boolean nor null is a type error, even where a false (or true) would decide the result.
  */

@@ -3,7 +3,7 @@ import type { CalcFn } from "../nodes.js";
 import { finiteOrNull, type OpResult, TYPE_ERROR } from "./result.js";
 
 /**
- * `calc` on evaluated args (contract §7). A non-number arg (booleans and numeric strings included) is a
+ * `calc` on evaluated args (docs/expressions.md). A non-number arg (booleans and numeric strings included) is a
  * type error even when another arg is null; otherwise any null arg gives null. Division or `mod` by
  * zero, and any non-finite result, give null.
  */

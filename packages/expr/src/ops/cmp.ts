@@ -3,7 +3,7 @@ import type { CmpFn } from "../nodes.js";
 import { type OpResult, TYPE_ERROR } from "./result.js";
 
 /**
- * `cmp` on two evaluated args (contract §7): null if either side is null; `eq`/`ne` are structural
+ * `cmp` on two evaluated args (docs/expressions.md): null if either side is null; `eq`/`ne` are structural
  * with no coercion; ordering is defined for number–number (numerically) and string–string (by code
  * point) only, any other pair, two booleans included, is a type error.
  */

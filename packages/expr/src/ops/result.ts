@@ -1,7 +1,7 @@
 import type { JsonValue } from "../json.js";
 
 /**
- * What an op returns when its inputs have the wrong type (contract §7): the evaluator turns it into a
+ * What an op returns when its inputs have the wrong type (docs/expressions.md): the evaluator turns it into a
  * null value and a trace step with `"error": "type_error"`. A symbol, so no JSON value can be taken
  * for it.
  */

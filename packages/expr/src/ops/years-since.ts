@@ -4,7 +4,7 @@ import type { JsonValue } from "../json.js";
 /**
  * `years_since` on its evaluated date and as-of value (the evaluator supplies the default as-of:
  * `context.as_of`, else today in UTC). Anything that is not a parsable, possible ISO date or RFC 3339
- * date-time, non-strings and nulls included, gives null; it is not a type error (contract §7 names
+ * date-time, non-strings and nulls included, gives null; it is not a type error (docs/expressions.md names
  * "unparsable → null" and lists no type error for this op). A date after `as_of` gives a negative
  * count, truncated toward zero.
  */

@@ -1,5 +1,5 @@
 -- Up Migration
--- Events written in the same transaction as the change that emits them (contract §6).
+-- Events written in the same transaction as the change that emits them (docs/webhooks.md).
 -- The relay publishes unpublished rows to JetStream and stamps published_at after the ack.
 CREATE TABLE outbox (
   id uuid PRIMARY KEY,

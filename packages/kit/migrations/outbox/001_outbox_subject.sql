@@ -1,6 +1,6 @@
 -- Up Migration
 -- Each row names the NATS subject it is published to (`events.<environment_id>.<type>` for the
--- events of contract §6, other roots for other streams), so one relay serves every kind of row and
+-- events of docs/webhooks.md, other roots for other streams), so one relay serves every kind of row and
 -- rows that belong to no environment can exist.
 ALTER TABLE outbox ADD COLUMN subject text;
 UPDATE outbox SET subject = 'events.' || environment_id || '.' || event_type WHERE subject IS NULL;

@@ -2,7 +2,7 @@ import { type Queryable, writeOutboxEvent } from "@evalp/kit";
 
 /**
  * Emits an organization-level event (membership, invitation) into every environment of the
- * organization: events are delivered per environment (contract §6), and each environment's
+ * organization: events are delivered per environment (docs/webhooks.md), and each environment's
  * webhook subscribers should hear about changes to who can act in it.
  */
 export async function emitToOrganization(

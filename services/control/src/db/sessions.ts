@@ -2,7 +2,7 @@ import type { Queryable } from "@evalp/kit";
 import { newId } from "@evalp/kit";
 import { newAccessToken, sha256 } from "../credentials.js";
 
-/** Access tokens live 12 hours (contract §3). */
+/** Access tokens live 12 hours (docs/authentication.md). */
 export const SESSION_TTL_MS = 12 * 60 * 60 * 1000;
 
 /** Opens a session for a user and returns its token, which exists nowhere else once returned. */

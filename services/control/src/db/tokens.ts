@@ -1,7 +1,7 @@
 import { newId, type Queryable } from "@evalp/kit";
 import { randomBase62, sha256 } from "../credentials.js";
 
-/** Invitations live 7 days, password resets 1 hour (contract §5b, §2). */
+/** Invitations live 7 days, password resets 1 hour (docs/endpoints.md, docs/errors.md). */
 export const INVITATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 export const RESET_TTL_MS = 60 * 60 * 1000;
 

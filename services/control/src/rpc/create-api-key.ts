@@ -16,7 +16,7 @@ import type { Deps } from "../deps.js";
 
 /**
  * Issues a key for the environment. The whole key is in this response only; only its hash is
- * kept. Its scopes are within the actor's (contract §3), checked here against what control knows.
+ * kept. Its scopes are within the actor's (docs/authentication.md), checked here against what control knows.
  */
 export function createApiKey(deps: Deps) {
   return async (req: CreateApiKeyRequest, ctx: HandlerContext): Promise<CreateApiKeyResponse> => {

@@ -7,7 +7,7 @@ import type { EVENT_TYPES } from "../routes/webhooks/wire.js";
 import { nullable } from "../routes/wire.js";
 import { StringEnum } from "../validation/request-validator.js";
 
-/** An event type a webhook endpoint can subscribe to (contract §6, §9); `*` is not one. */
+/** An event type a webhook endpoint can subscribe to (docs/webhooks.md, docs/interview.md#the-agent-protocol); `*` is not one. */
 export type EventType = Exclude<(typeof EVENT_TYPES)[number], "*">;
 
 /** One entry of the catalog: the body's named schema and what the document says of the event. */
@@ -185,7 +185,7 @@ export const EVENT_CATALOG = {
   "interview.agent_requested": {
     summary: "An interview wants an agent",
     description:
-      "Emitted with `interview.started`, so that an agent fleet can dispatch itself to the interview (contract §9).",
+      "Emitted with `interview.started`, so that an agent fleet can dispatch itself to the interview (docs/interview.md#the-agent-protocol).",
     schema: eventBody(
       "interview.agent_requested",
       "InterviewAgentRequestedEvent",

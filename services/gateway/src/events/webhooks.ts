@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { EVENT_CATALOG, type EventType } from "./catalog.js";
 
-/** The Standard Webhooks headers of every delivery attempt (contract §6), as header parameters. */
+/** The Standard Webhooks headers of every delivery attempt (docs/webhooks.md), as header parameters. */
 const SIGNATURE_HEADERS = [
   {
     name: "webhook-id",
@@ -36,7 +36,7 @@ const RETRY_LATER = {
   },
 };
 
-/** How the platform reads the receiver's answer (contract §6). */
+/** How the platform reads the receiver's answer (docs/webhooks.md). */
 const RESPONSES = {
   "2XX": { description: "Delivered, if answered within 10 s. Redirects are not followed." },
   "410": { description: "Gone: the endpoint is disabled and this delivery turns `dead_letter`." },

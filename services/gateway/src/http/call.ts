@@ -3,7 +3,7 @@ import type { FastifyRequest } from "fastify";
 
 /**
  * Call options of an upstream RPC made for a request: the request id and the acting principal
- * travel as metadata, so every service logs the same request id (contract §1).
+ * travel as metadata, so every service logs the same request id (docs/http.md).
  */
 export function callOptions(request: FastifyRequest): { headers: Record<string, string> } {
   const principal = request.access?.principal;

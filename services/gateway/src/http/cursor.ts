@@ -6,7 +6,7 @@ import { type PageInfo, type PagePosition, PagePositionSchema } from "@evalp/pro
 
 /**
  * Opaque cursors: the (created_at, id) of the last item seen, bound to the list it came from
- * and signed, so that a cursor the service did not issue is refused (contract §5) rather than
+ * and signed, so that a cursor the service did not issue is refused (docs/paging.md) rather than
  * silently paging from wherever it points.
  */
 export type CursorCodec = {

@@ -4,7 +4,7 @@ import type { FastifyRequest } from "fastify";
 import { RequestValidationError } from "../validation/json-body.js";
 import type { CursorCodec } from "./cursor.js";
 
-/** Default page size of cursor lists (contract §5). */
+/** Default page size of cursor lists (docs/paging.md). */
 export const DEFAULT_PAGE_SIZE = 50;
 
 /** The list a cursor belongs to: the path it was issued on, so it cannot page another list. */
@@ -36,7 +36,7 @@ export function pageRequest(
   return create(PageRequestSchema, { limit, after });
 }
 
-/** A page body `{items, next_cursor}` (contract §5; null on the last page). */
+/** A page body `{items, next_cursor}` (docs/paging.md; null on the last page). */
 export function pageBody<T>(
   request: FastifyRequest,
   codec: CursorCodec,
@@ -50,7 +50,7 @@ export function pageBody<T>(
 type UpstreamPage<M> = { items: M[]; page?: PageInfo };
 
 /**
- * A cursor list's answer (contract §5): the page the request's `limit` and `cursor` ask for,
+ * A cursor list's answer (docs/paging.md): the page the request's `limit` and `cursor` ask for,
  * fetched by `list`, its items mapped to the wire by `json`.
  */
 export async function pageOf<M, J>(

@@ -1,6 +1,6 @@
 import type { Scope } from "@evalp/kit";
 
-/** How a caller authenticated (contract §3); the `kind` of AuthPrincipal. */
+/** How a caller authenticated (docs/authentication.md); the `kind` of AuthPrincipal. */
 export type PrincipalKind = "session" | "api_key" | "legacy";
 
 /**
@@ -38,12 +38,12 @@ export type RouteAccess = {
   /**
    * `none`: public; `operator`: any operator credential; `session`: access tokens and cookies only;
    * `participant`: a participant token only (`/v1/participant/*`); `connection`: a connection
-   * token only (the realtime door); `agent`: an agent token only (`/v1/agent/*`, contract §9).
+   * token only (the realtime door); `agent`: an agent token only (`/v1/agent/*`, docs/interview.md#the-agent-protocol).
    */
   auth: "none" | "operator" | "session" | "participant" | "connection" | "agent";
-  /** The scope the route requires; a list means any one of them (template reads, contract §3). */
+  /** The scope the route requires; a list means any one of them (template reads, docs/authentication.md). */
   scope?: Scope | readonly Scope[];
-  /** `required` on the (IK) endpoints and org-scoped mutations (contract §4); else honoured when sent. */
+  /** `required` on the (IK) endpoints and org-scoped mutations (docs/idempotency.md); else honoured when sent. */
   idempotency?: "required" | "optional" | "none";
   /**
    * The route changes who a credential is or what it reaches, and what every gateway must then

@@ -1,6 +1,6 @@
 import { type Timestamp, timestampDate } from "@bufbuild/protobuf/wkt";
 
-/** RFC 3339 UTC with milliseconds (contract §1), from a wire timestamp. */
+/** RFC 3339 UTC with milliseconds (docs/http.md), from a wire timestamp. */
 export function iso(timestamp: Timestamp | undefined): string {
   if (!timestamp) throw new Error("timestamp missing from an upstream response");
   return timestampDate(timestamp).toISOString();

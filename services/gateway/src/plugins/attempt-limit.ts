@@ -4,7 +4,7 @@ import type { FastifyInstance } from "fastify";
 import type { Redis } from "ioredis";
 import { fixedWindows } from "../fixed-window.js";
 
-/** Login and password reset: 5 attempts a minute per email and per IP (contract §3). */
+/** Login and password reset: 5 attempts a minute per email and per IP (docs/authentication.md). */
 export const ATTEMPTS_PER_MINUTE = 5;
 /**
  * Anonymous requests that make the platform hash a password (sign-up, accepting an invitation,

@@ -17,7 +17,7 @@ import type { Access, Principal, PrincipalKind, RouteAccess } from "../http/prin
 import type { PrincipalCache, PrincipalChange } from "../principal-cache.js";
 import type { Upstreams } from "../upstream.js";
 
-/** The session cookie (contract §3). */
+/** The session cookie (docs/authentication.md). */
 export const SESSION_COOKIE = "evp_session";
 
 const KINDS: Record<WireKind, PrincipalKind | null> = {
@@ -67,7 +67,7 @@ const PATH_IDS = [
 ] as const;
 
 /**
- * What the principal may do on this path (contract §3). Another organization is 404 (its
+ * What the principal may do on this path (docs/authentication.md). Another organization is 404 (its
  * existence is never revealed); for a key, another app or environment of its own organization
  * is 403. A session's scopes are its role's in the path's organization.
  */
@@ -147,7 +147,7 @@ export function registerAuth(
       return;
     }
     if (declared.auth === "agent") {
-      // Contract §9: an agent token opens only `/v1/agent/*` (header, or the socket's subprotocol).
+      // docs/interview.md#the-agent-protocol: an agent token opens only `/v1/agent/*` (header, or the socket's subprotocol).
       const token = connectionCredential(request);
       if (!token) throw new AppError("unauthenticated", "Authentication required.");
       request.agent = await verifyParticipantToken(jwtSecret, "agent", token);
@@ -157,7 +157,7 @@ export function registerAuth(
     const credential = presentedCredential(request);
     if (!credential) throw new AppError("unauthenticated", "Authentication required.");
     if (looksLikeJwt(credential)) {
-      // A participant or connection token is no operator credential (contract §3).
+      // A participant or connection token is no operator credential (docs/authentication.md).
       throw new AppError("unauthenticated", "This token is accepted only under /v1/participant/.");
     }
     const principal = await principals.lookup(credential, async () => {

@@ -4,7 +4,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { RequestValidationError } from "../validation/json-body.js";
 import type { PydanticItem } from "../validation/pydantic-errors.js";
 
-/** The application error body (contract §2). */
+/** The application error body (docs/errors.md). */
 export function errorBody(error: AppError, requestId: string) {
   return {
     detail: { code: error.code, message: error.message, context: error.context, request_id: requestId },

@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Redis } from "ioredis";
 import type { Seal } from "../idempotency-seal.js";
 
-/** Records live 24 h (contract §4). */
+/** Records live 24 h (docs/idempotency.md). */
 const RECORD_TTL_SECONDS = 24 * 60 * 60;
 /**
  * The in-flight lock outlives any request (upstream calls time out well before), and expires
@@ -26,13 +26,13 @@ type StoredResponse = { fingerprint: string; status: number; body: string; heade
 /** Response headers that belong to the outcome and come back on a replay. */
 const REPLAYED_HEADERS = ["location", "retry-after"];
 
-/** SHA-256 of method, path and the canonical JSON (RFC 8785) of the body (contract §4). */
+/** SHA-256 of method, path and the canonical JSON (RFC 8785) of the body (docs/idempotency.md). */
 export function requestFingerprint(method: string, path: string, body: unknown): string {
   const canonical = body === undefined ? "" : (canonicalize(body) ?? "");
   return createHash("sha256").update(`${method}\n${path}\n${canonical}`).digest("hex");
 }
 
-/** The Redis identity of one key in its scope (contract §4: organization, method, route). */
+/** The Redis identity of one key in its scope (docs/idempotency.md: organization, method, route). */
 export function idempotencyId(scope: string, method: string, route: string, key: string): string {
   return createHash("sha256").update(`${scope}\n${method}\n${route}\n${key}`).digest("hex");
 }
@@ -49,7 +49,7 @@ function keyScope(request: FastifyRequest): string {
   return `anonymous:${request.ip}`;
 }
 
-/** A replayed body says so where its shape has `idempotent_replay` (contract §4). */
+/** A replayed body says so where its shape has `idempotent_replay` (docs/idempotency.md). */
 function markReplayed(body: string): string {
   try {
     const parsed = JSON.parse(body) as unknown;
@@ -67,7 +67,7 @@ function unavailable(cause: unknown): AppError {
 }
 
 /**
- * Idempotency-Key (contract §4): a Redis lock (`SET NX PX`) admits one execution per key; the
+ * Idempotency-Key (docs/idempotency.md): a Redis lock (`SET NX PX`) admits one execution per key; the
  * final response (< 500) is stored with the request fingerprint, sealed (`idempotency-seal.ts`)
  * and at most MAX_RECORD_BYTES, and replayed verbatim. Runs
  * after authentication (keys are scoped to the credential's organization) and before

@@ -2,6 +2,7 @@ import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { FastifyInstance } from "fastify";
 import { eventWebhooks, registerEventSchemas } from "../events/webhooks.js";
+import { GUIDES, GUIDES_PATH } from "../routes/guides.js";
 import { SESSION_COOKIE } from "./auth.js";
 
 /** The document's tags: one per plane (`route()` tags each operation with its plane's). */
@@ -25,7 +26,25 @@ export const TAGS = [
       "Evaluations and their interviews: what a participant answers, what an agent drives, and the results.",
   },
   { name: "webhooks", description: "Endpoints that receive the platform's events, and their deliveries." },
+  { name: "guides", description: "The guides to the API's behaviour, as markdown pages." },
 ];
+
+/**
+ * The document's description: what the API is, and a link to each guide (served by the gateway
+ * itself, so the links work wherever `/docs` is read).
+ */
+export function apiDescription(publicUrl: string): string {
+  const base = publicUrl.replace(/\/+$/, "");
+  const guides = GUIDES.map(({ page, title }) => `- [${title}](${base}${GUIDES_PATH}/${page})`);
+  return [
+    "Structured evaluations (questionnaires and interviews) of an organization's subjects: " +
+      "the control plane, the platform's templates and bundles, interviews, and webhooks.",
+    "",
+    "This document lists every operation and its fields. The guides say how the API behaves:",
+    "",
+    ...guides,
+  ].join("\n");
+}
 
 /**
  * `/openapi.json` (OpenAPI 3.1), generated from the same route schemas that validate requests,
@@ -39,9 +58,7 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
       info: {
         title: "evalp API",
         version: "1.0.0",
-        description:
-          "Structured evaluations (questionnaires and interviews) of an organization's subjects: " +
-          "the control plane, the platform's templates and bundles, interviews, and webhooks.",
+        description: apiDescription(publicUrl),
         contact: { name: "evalp", url: publicUrl },
         license: { name: "Proprietary", identifier: "LicenseRef-evalp" },
       },

@@ -16,7 +16,7 @@ declare module "fastify" {
 
 /** What the limiter allows a minute. */
 export type RateLimits = {
-  /** A proven credential (contract §8: 600). */
+  /** A proven credential (docs/configuration.md: 600). */
   perCredential: number;
   /** Everything from one client address, proven or not. */
   perAddress: number;
@@ -25,7 +25,7 @@ export type RateLimits = {
 };
 
 /**
- * The edge limiter (contract §8), in front of everything else the gateway does, shared by every
+ * The edge limiter (docs/configuration.md), in front of everything else the gateway does, shared by every
  * replica through Redis:
  * - every request counts against its client address (`request.ip`: the peer, or the client
  *   named by `X-Forwarded-For` through the proxies TRUSTED_PROXIES names) — `perAddress`;

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 
-/** Request ids a client may choose (contract §1); anything else is replaced. */
+/** Request ids a client may choose (docs/http.md); anything else is replaced. */
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
 /** Keeps a well-formed incoming X-Request-Id, else returns null so a new one is generated. */

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifySchema, FastifyServerOptions } from "fasti
 import { parseJsonBody, RequestValidationError } from "../validation/json-body.js";
 import { compileRequestValidator, type RequestSchemas } from "../validation/request-validator.js";
 
-/** The JSON body limit (contract §1). */
+/** The JSON body limit (docs/http.md). */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
 /**
@@ -27,7 +27,7 @@ export const NO_FASTIFY_VALIDATION: FastifyServerOptions["schemaController"] = {
  * id is a 404, decided by the auth plugin and the services.
  */
 export function registerValidation(app: FastifyInstance): void {
-  // JSON only (contract §1): Fastify's own text/plain parser would hand a route a string body
+  // JSON only (docs/http.md): Fastify's own text/plain parser would hand a route a string body
   // (a 422, or nothing at all on a route without a body) where the contract says 415.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(

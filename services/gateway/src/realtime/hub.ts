@@ -15,7 +15,7 @@ export type AgentSocket = { socket: WebSocket; ref: AgentRef; connectionId: stri
 const RENEW_EVERY_MS = 2_000;
 
 /**
- * The sockets of the interviews this gateway holds, and what reaches them (contract §5b, §9).
+ * The sockets of the interviews this gateway holds, and what reaches them (docs/interview.md).
  * What an interview's sockets must see is published by the interview plane on core NATS, one
  * subject per interview, and every gateway relays it to the sockets it holds: so a participant
  * and an agent connected through different gateways see the same frames. This gateway listens to

@@ -3,7 +3,7 @@ import type { WebSocket } from "ws";
 import { parseJsonBody, RequestValidationError } from "../validation/json-body.js";
 import type { PydanticItem } from "../validation/pydantic-errors.js";
 
-// The realtime doors' protocol (contract §5b, §9): how a socket is opened, what its frames look
+// The realtime doors' protocol (docs/interview.md): how a socket is opened, what its frames look
 // like on the way out, and how a frame that is not what it should be is answered.
 
 /**

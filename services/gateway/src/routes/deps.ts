@@ -10,6 +10,6 @@ export type RouteDeps = {
   upstreams: Upstreams;
   cursors: CursorCodec;
   attempts: AttemptLimiter;
-  /** The open interview sockets of this process, and the state pushed to them (contract §9). */
+  /** The open interview sockets of this process, and the state pushed to them (docs/interview.md#the-agent-protocol). */
   hub: InterviewHub;
 };

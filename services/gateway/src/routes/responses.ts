@@ -3,7 +3,7 @@ import { type TSchema, Type } from "@sinclair/typebox";
 import type { RouteAccess } from "../http/principal.js";
 import { ref } from "./schemas.js";
 
-/** The application error body (contract §2); `code` is one of the catalog's. */
+/** The application error body (docs/errors.md); `code` is one of the catalog's. */
 export const ApplicationError = Type.Object(
   {
     detail: Type.Object({
@@ -13,10 +13,10 @@ export const ApplicationError = Type.Object(
       request_id: Type.String(),
     }),
   },
-  { $id: "ApplicationError", title: "ApplicationError", description: "An error (contract §2)." },
+  { $id: "ApplicationError", title: "ApplicationError", description: "An error (docs/errors.md)." },
 );
 
-/** The validation error body (contract §2): one item per problem of the request. */
+/** The validation error body (docs/errors.md): one item per problem of the request. */
 export const ValidationError = Type.Object(
   {
     detail: Type.Array(
@@ -32,7 +32,7 @@ export const ValidationError = Type.Object(
   {
     $id: "ValidationError",
     title: "ValidationError",
-    description: "What is wrong with a request, item by item (contract §2).",
+    description: "What is wrong with a request, item by item (docs/errors.md).",
   },
 );
 
@@ -65,7 +65,7 @@ const ERROR_MEANINGS: Record<number, string> = {
 
 /**
  * The success response of a route: its body (none for 204), what it means, and its headers
- * (`idempotent`: a change that honours an Idempotency-Key, contract §4).
+ * (`idempotent`: a change that honours an Idempotency-Key, docs/idempotency.md).
  */
 export function successResponse(description: string, body: TSchema | undefined, idempotent: boolean): object {
   const headers = !idempotent
@@ -77,6 +77,11 @@ export function successResponse(description: string, body: TSchema | undefined, 
         ),
       };
   return body ? { ...body, description, headers } : { type: "null", description, headers };
+}
+
+/** A success response whose body is text of `mediaType` (a guide's markdown), not JSON. */
+export function textResponse(description: string, mediaType: string): object {
+  return { description, headers: EVERY_RESPONSE, content: { [mediaType]: { schema: { type: "string" } } } };
 }
 
 /**

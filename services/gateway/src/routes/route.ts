@@ -95,7 +95,7 @@ const SECURITY: Record<HttpAuth, Array<Record<string, string[]>>> = {
   agent: [{ agentToken: [] }],
 };
 
-/** The headers a route validates and documents: Idempotency-Key as its access says (contract §4). */
+/** The headers a route validates and documents: Idempotency-Key as its access says (docs/idempotency.md). */
 export function headersOf(spec: { method: Method; access: RouteAccess; headers?: TObject }): {
   headers?: TSchema;
 } {

@@ -9,7 +9,7 @@ export function ref<T extends TSchema>(schema: T) {
   return Type.Unsafe<Static<T>>(Type.Ref(schema.$id));
 }
 
-/** Idempotency-Key where it is required (contract §4); lower case because Fastify lower-cases headers. */
+/** Idempotency-Key where it is required (docs/idempotency.md); lower case because Fastify lower-cases headers. */
 export const IdempotentHeaders = Type.Object({
   "idempotency-key": Type.String({ minLength: 1, maxLength: 255, title: "Idempotency-Key" }),
 });
@@ -19,7 +19,7 @@ export const OptionalIdempotencyHeaders = Type.Object({
   "idempotency-key": Type.Optional(Type.String({ minLength: 1, maxLength: 255, title: "Idempotency-Key" })),
 });
 
-/** `limit` and `cursor` of every cursor list (contract §5). */
+/** `limit` and `cursor` of every cursor list (docs/paging.md). */
 export const PageQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
   cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),

@@ -97,7 +97,7 @@ function mapObject(schema: Schema, message: Json): Json {
 /**
  * The mapper of a resource whose wire form only renames its RPC message's fields: each property
  * of `schema` is the message's field of that name in camelCase; a `date-time` is the timestamp in
- * RFC 3339 (contract §1); an absent field is null where the schema allows null, `{}` for a free
+ * RFC 3339 (docs/http.md); an absent field is null where the schema allows null, `{}` for a free
  * object, and left out where it is optional; 64-bit counts are numbers; nested objects and arrays
  * of them are mapped alike. A resource that computes a field has a mapper of its own.
  */

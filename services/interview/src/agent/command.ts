@@ -6,7 +6,7 @@ import { requireInProgress } from "../flow/statuses.js";
 import { questionIdProblem, validationError } from "../rpc/submit-answer.js";
 import type { Step } from "../steps.js";
 
-/** A command as the gateway validated it: `{type, id, …}` (contract §9). */
+/** A command as the gateway validated it: `{type, id, …}` (docs/interview.md#the-agent-protocol). */
 export type Command = { type: string; id: string } & Record<string, unknown>;
 
 /** What a command did: the entry it wrote (or returned again), if any. */
@@ -36,7 +36,7 @@ export function questionOf(step: Step, questionId: string, field = "question_id"
 }
 
 /**
- * An entry of this interview. Contract §9: another interview's resources answer 404, and so does
+ * An entry of this interview. docs/interview.md#the-agent-protocol: another interview's resources answer 404, and so does
  * an id that names nothing (the two must not be told apart).
  */
 export async function entryById(step: Step, entryId: string): Promise<EntryRow> {

@@ -33,7 +33,7 @@ import { participantStatus } from "../flow/statuses.js";
 import { snapshotOfRow } from "../steps.js";
 import { runAgentStep } from "./scope.js";
 
-/** Contract §9: the pause an agent socket that stays closed causes. */
+/** docs/interview.md#the-agent-protocol: the pause an agent socket that stays closed causes. */
 export const AGENT_DISCONNECTED = "agent_disconnected";
 
 /**
@@ -43,7 +43,7 @@ export const AGENT_DISCONNECTED = "agent_disconnected";
 export const AGENT_LEASE_MS = 6_000;
 
 /**
- * An agent socket opened (contract §9): the agent owns the voice, the stored pause is called off,
+ * An agent socket opened (docs/interview.md#the-agent-protocol): the agent owns the voice, the stored pause is called off,
  * and an interview paused because its agent went away resumes. A new revision only when
  * something the snapshot shows changed.
  */

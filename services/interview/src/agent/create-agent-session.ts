@@ -14,7 +14,7 @@ import { clearAgentPause, requireInterview, saveInterview } from "../db/intervie
 import type { Deps } from "../deps.js";
 import type { RequireEnvironment } from "../environment-scope.js";
 
-/** Contract §9: `ttl_seconds` 60-900, default 900. */
+/** docs/interview.md#the-agent-protocol: `ttl_seconds` 60-900, default 900. */
 export const DEFAULT_AGENT_SECONDS = 900;
 
 /** The agent door: the participant door's address with `/v1/agent/realtime` as its path. */
@@ -25,7 +25,7 @@ export function agentServerUrl(realtimeUrl: string): string {
 }
 
 /**
- * `POST ENV/evaluations/{id}/agent-sessions` (contract §9): an agent session bound to the
+ * `POST ENV/evaluations/{id}/agent-sessions` (docs/interview.md#the-agent-protocol): an agent session bound to the
  * evaluation's interview (404 before the participant started) and its agent token. The
  * interview row is taken FOR UPDATE so that of two concurrent sessions one supersedes the other;
  * the superseded ids go out to every gateway (the realtime frame `superseded`), which close

@@ -4,7 +4,7 @@ import { propose, resolve } from "./proposal-commands.js";
 import { scenarioEvidence, scenarioFollowUp, scenarioGap } from "./scenario-commands.js";
 import { pause, resume } from "./status-commands.js";
 
-/** Every command of contract §9's table. */
+/** Every command of the table in docs/interview.md#commands. */
 export const HANDLERS: Record<string, Handler> = {
   utterance,
   propose,

@@ -6,7 +6,7 @@ import { agentReportPayloads } from "../db/entries.js";
 type UsageLine = { provider: string; model: string; unit: string; quantity: number };
 type ErrorLine = { provider: string; code: string };
 
-/** What the agent side adds to an interview's metrics (contract §9), all computed here. */
+/** What the agent side adds to an interview's metrics (docs/interview.md#the-agent-protocol), all computed here. */
 export type AgentMetrics = {
   usage: JsonObject;
   providerErrors: JsonObject;

@@ -32,7 +32,7 @@ export function getAgentInterview(deps: Deps) {
 }
 
 /**
- * `POST /v1/participant/interview/proposals/{id}/confirm|reject` (contract §9): the participant's
+ * `POST /v1/participant/interview/proposals/{id}/confirm|reject` (docs/interview.md#the-agent-protocol): the participant's
  * tap on the pending proposal (404 `not_found` for any other id).
  */
 export function resolveProposal(deps: Deps) {

@@ -16,9 +16,9 @@ import { HANDLERS } from "./handlers.js";
 import { runAgentStep } from "./scope.js";
 
 /**
- * One agent command (contract §9). The interview row is held FOR UPDATE, so commands of one
+ * One agent command (docs/interview.md#the-agent-protocol). The interview row is held FOR UPDATE, so commands of one
  * interview run one at a time. Its `id` has Idempotency-Key semantics scoped to the interview:
- * the first final answer (an ack, or a §2 error below 500) is stored with the command's
+ * the first final answer (an ack, or an error below 500 (docs/errors.md)) is stored with the command's
  * fingerprint, and the same id again answers it verbatim; the same id with another command is
  * 422 `idempotency_key_reused`. A refused command is rolled back to a savepoint, so it changes
  * nothing but its stored error. `acked_at` - `received_at` feeds `api_latency_p95_ms`.

@@ -17,7 +17,7 @@ export type AgentContext = {
 const unauthenticated = () => new AppError("unauthenticated", "Authentication required.");
 
 /**
- * The agent session a verified agent token names (contract §9): unknown, or of another
+ * The agent session a verified agent token names (docs/interview.md#the-agent-protocol): unknown, or of another
  * evaluation than the token says, is 401 `unauthenticated`; past `expires_at` 401
  * `token_expired`; replaced by a newer agent session 401 `session_superseded`.
  */

@@ -10,7 +10,7 @@ import { inProgress, writeEntry } from "./command.js";
 /** A move between in progress and paused: what it needs and its 409 reason (participant terms), what it stores. */
 type Move = { requires: ParticipantStatus; to: ParticipantStatus; refusal: string; status: OperatorStatus };
 
-/** Pause and resume (contract §9): only the agent moves an interview between the two. */
+/** Pause and resume (docs/interview.md#the-agent-protocol): only the agent moves an interview between the two. */
 function statusCommand(move: Move): Handler {
   return async (step, c) => {
     inProgress(step);

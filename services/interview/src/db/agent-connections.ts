@@ -1,7 +1,7 @@
 import type { Queryable } from "@evalp/kit";
 
 /**
- * The agent sockets the gateways hold, each with a lease its gateway renews (contract §9): a
+ * The agent sockets the gateways hold, each with a lease its gateway renews (docs/interview.md#the-agent-protocol): a
  * connection whose lease lapsed counts as closed.
  */
 

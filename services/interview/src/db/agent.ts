@@ -2,7 +2,7 @@ import type { Queryable } from "@evalp/kit";
 import { EVALUATION_COLUMNS, type EvaluationRow } from "./rows.js";
 
 /*
- * The agent side of an interview (contract §9): its sessions, the commands it ran (stored with
+ * The agent side of an interview (docs/interview.md#the-agent-protocol): its sessions, the commands it ran (stored with
  * their answers) and the environment's prices of the providers it reports usage of.
  */
 
@@ -28,7 +28,7 @@ export async function insertAgentSession(
   );
 }
 
-/** A command's stored final answer: an ack, or a §2 error. */
+/** A command's stored final answer: an ack, or an error (docs/errors.md). */
 export type StoredCommand = {
   fingerprint: string;
   ack: Buffer | null;

@@ -1,7 +1,7 @@
 import { newId, type Queryable } from "@evalp/kit";
 import { ENTRY_COLUMNS, type EntryRow, type InterviewRow } from "./rows.js";
 
-/** Entry kinds of contract §5b (and §9's, written by the later agent side). */
+/** Entry kinds (docs/interview.md#entries), the agent side's included. */
 export type EntryKind =
   | "consent"
   | "question_asked"

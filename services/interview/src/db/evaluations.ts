@@ -27,7 +27,7 @@ export async function countEvaluations(db: Queryable, environmentId: string): Pr
   return found.rows[0]?.n ?? 0;
 }
 
-/** Counted rows of `active_participant_sessions`: unexpired and not completed (contract §5b). */
+/** Counted rows of `active_participant_sessions`: unexpired and not completed (docs/interview.md). */
 export async function countActiveSessions(db: Queryable, environmentId: string): Promise<number> {
   const found = await db.query<{ n: number }>(
     `SELECT count(*) AS n FROM participant_sessions

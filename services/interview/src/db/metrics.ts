@@ -18,8 +18,8 @@ type CountRow = {
 
 /**
  * The operator metrics of an interview, computed from all its entries (not one page of them) in
- * one query. `attempts` = answers recorded + corrected, `corrections` = corrected (contract §5b);
- * `clarifications` excludes the consistency follow-ups counted apart (§9); `duration_seconds`
+ * one query. `attempts` = answers recorded + corrected, `corrections` = corrected (docs/interview.md);
+ * `clarifications` excludes the consistency follow-ups counted apart (docs/interview.md#the-agent-protocol); `duration_seconds`
  * runs from the start to completion (or the last activity while not completed). Turn latencies
  * pair a participant utterance's `ended_at` with the next utterance when it is the agent's, neither
  * interrupted, and are absent while there is no such pair.

@@ -71,7 +71,7 @@ export type EntryRow = {
 export const ENTRY_COLUMNS = `id, seq, kind, actor, attempt, occurred_at, received_at, payload, question_id,
   ref_entry_id, scenario_id, section_id`;
 
-/** Entry kinds the participant's transcript shows (contract §5b): questions, answers, utterances. */
+/** Entry kinds the participant's transcript shows (docs/interview.md): questions, answers, utterances. */
 export const TRANSCRIPT_KINDS = ["question_asked", "answer_recorded", "answer_corrected", "utterance"];
 
 export function evaluationMessage(row: EvaluationRow): Evaluation {

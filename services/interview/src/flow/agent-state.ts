@@ -1,4 +1,4 @@
-/** The proposal the participant is asked to confirm or reject (contract §9). */
+/** The proposal the participant is asked to confirm or reject (docs/interview.md#the-agent-protocol). */
 export type PendingProposal = {
   /** The proposal's id is the id of its `proposal` entry. */
   id: string;

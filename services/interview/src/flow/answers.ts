@@ -1,6 +1,6 @@
 import type { Question } from "@evalp/components";
 
-/** One item of a Pydantic-shaped 422 (contract §2), as the gateway renders it. */
+/** One item of a Pydantic-shaped 422 (docs/errors.md), as the gateway renders it. */
 export type ValidationItem = {
   loc: string[];
   msg: string;
@@ -12,7 +12,7 @@ export type ValidationItem = {
 /** The longest text answer; longer is `string_too_long`. */
 export const MAX_TEXT_ANSWER = 10_000;
 
-/** The one field each input's answer has (contract §7b). */
+/** The one field each input's answer has (docs/expressions.md#component-contents). */
 const FIELD: Record<Question["input"], string> = {
   single_select: "option_id",
   multi_select: "option_ids",
@@ -121,7 +121,7 @@ function valueProblems(question: Question, value: unknown, at: string[]): Valida
 }
 
 /**
- * Whether an answer fits its question's `input` (contract §7b: `{option_id}`, `{option_ids}`,
+ * Whether an answer fits its question's `input` (docs/expressions.md#component-contents: `{option_id}`, `{option_ids}`,
  * `{text}` or `{value}`), as Pydantic-shaped problems at `["body","answer",…]`: its one field
  * missing, any other field, and the field's own type, options and bounds.
  */
@@ -142,7 +142,7 @@ export function answerProblems(question: Question, answer: Record<string, unknow
 }
 
 /**
- * An answer as the transcript says it (contract §5b, §7b): the chosen option labels joined by
+ * An answer as the transcript says it (docs/interview.md, docs/expressions.md#component-contents): the chosen option labels joined by
  * ", " in the question's order, the text, or the number.
  */
 export function answerText(question: Question, answer: Record<string, unknown>): string {

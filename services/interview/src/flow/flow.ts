@@ -1,7 +1,7 @@
 import type { AdaptivePolicy, ContextContent, Experience, Guardrail, Question } from "@evalp/components";
 import { type CompiledExpression, compileExpression, evaluate } from "@evalp/expr";
 
-/** The four components an interview runs on (contract §7b), kept on the interview when it starts. */
+/** The four components an interview runs on (docs/expressions.md#component-contents), kept on the interview when it starts. */
 export type Components = {
   experience: Experience;
   adaptive_policy: AdaptivePolicy;

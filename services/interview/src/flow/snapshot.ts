@@ -20,7 +20,7 @@ export type SnapshotState = {
   answers: AnswerMap;
   revision: number;
   pausedReason: string | null;
-  /** The agent side (contract §9); absent: no agent ever acted. */
+  /** The agent side (docs/interview.md#the-agent-protocol); absent: no agent ever acted. */
   agent?: AgentState;
 };
 
@@ -46,7 +46,7 @@ export function findScenario(flow: Flow, scenarioId: string) {
 }
 
 /**
- * The current scenario (contract §9): walking the sections in order, the first scenario not done
+ * The current scenario (docs/interview.md#the-agent-protocol): walking the sections in order, the first scenario not done
  * of a section whose applicable questions are all answered, before any section with an open one.
  */
 export function currentScenario(flow: Flow, progress: Progress, answers: AnswerMap, agent: AgentState) {
@@ -84,7 +84,7 @@ function questionMessage(placed: Placed) {
     id: question.id,
     prompt: question.prompt,
     input: question.input,
-    // Contract §7b: `[]` for inputs without options.
+    // docs/expressions.md#component-contents: `[]` for inputs without options.
     options: (question.options ?? []).map((option) => create(OptionSchema, option)),
     required: question.required === true,
     min: question.min,

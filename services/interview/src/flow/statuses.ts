@@ -3,7 +3,7 @@ import { AppError } from "@evalp/kit";
 /** The interface's operator statuses (part 3), stored on the interview. */
 export type OperatorStatus = "active" | "paused" | "completed" | "ended_incomplete";
 
-/** The participant statuses of contract §5b. */
+/** The participant statuses of docs/interview.md. */
 export type ParticipantStatus = "not_started" | "in_progress" | "paused" | "completed" | "ended";
 
 /** What the participant sees of an operator status: `not_started` until consent. */
@@ -20,7 +20,7 @@ export function participantStatus(status: OperatorStatus, consented: boolean): P
   }
 }
 
-/** The participant statuses reachable from each (contract §5b; pause and resume belong to §9). */
+/** The participant statuses reachable from each (docs/interview.md; pause and resume belong to docs/interview.md#the-agent-protocol). */
 const REACHABLE: Record<ParticipantStatus, ParticipantStatus[]> = {
   not_started: ["in_progress"],
   in_progress: ["paused", "completed", "ended"],
@@ -30,7 +30,7 @@ const REACHABLE: Record<ParticipantStatus, ParticipantStatus[]> = {
 };
 
 /**
- * 409 `invalid_transition` for a step the interview's status does not allow (contract §2):
+ * 409 `invalid_transition` for a step the interview's status does not allow (docs/errors.md):
  * `from`, `to`, `allowed` (the statuses reachable from `from`), and a `reason` naming the rule.
  */
 export function invalidTransition(

@@ -12,7 +12,7 @@ import type { Deps } from "../deps.js";
 import { forwardedCall, type RequireEnvironment } from "../environment-scope.js";
 import { invalidTransition, participantStatus } from "../flow/statuses.js";
 
-/** Contract §5b: `ttl_seconds` defaults to 900. */
+/** docs/interview.md: `ttl_seconds` defaults to 900. */
 export const DEFAULT_SESSION_SECONDS = 900;
 
 /**

@@ -15,7 +15,7 @@ import { entryMessage } from "../db/rows.js";
 import type { Deps } from "../deps.js";
 import type { RequireEnvironment } from "../environment-scope.js";
 
-/** Contract §5: interview pages default to 100 entries. */
+/** docs/paging.md: interview pages default to 100 entries. */
 export const DEFAULT_ENTRY_PAGE = 100;
 
 /**

@@ -10,7 +10,7 @@ import { questionMetrics, summaryTotals } from "../db/analytics.js";
 import type { Deps } from "../deps.js";
 import type { RequireEnvironment } from "../environment-scope.js";
 
-/** Contract §5b: below this many started interviews, nothing per question and no medians. */
+/** docs/interview.md: below this many started interviews, nothing per question and no medians. */
 export const PRIVACY_FLOOR = 5;
 
 /**

@@ -24,7 +24,7 @@ export function recordUtterance(deps: Deps) {
   return async (req: RecordUtteranceRequest): Promise<RecordUtteranceResponse> => {
     const entry = await runStep(deps, req.participant, async ({ tx, interview, now }) => {
       requireInProgress(interview.status, interview.consented_at !== null);
-      // Contract §9: while an agent socket is open (on any gateway), the agent alone writes voice.
+      // docs/interview.md#the-agent-protocol: while an agent socket is open (on any gateway), the agent alone writes voice.
       if (req.modality === "voice" && interview.agent.connected === true) {
         throw new AppError("agent_owns_voice", "An agent is connected: it alone writes voice utterances.");
       }

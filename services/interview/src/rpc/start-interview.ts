@@ -71,7 +71,7 @@ async function createInterview(
     environmentId: interview.environment_id,
     data: { ...eventBase(evaluation, interview), started_at: interview.started_at.toISOString() },
   });
-  // Contract §9: an agent fleet dispatches itself on this event.
+  // docs/interview.md#the-agent-protocol: an agent fleet dispatches itself on this event.
   await writeOutboxEvent(tx, {
     type: "interview.agent_requested",
     environmentId: interview.environment_id,

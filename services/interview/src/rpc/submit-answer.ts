@@ -14,7 +14,7 @@ import { answerProblems, answerText, type ValidationItem } from "../flow/answers
 import { requireInProgress } from "../flow/statuses.js";
 import { closeInterview, runStep, type Step, snapshotOfRow } from "../steps.js";
 
-/** A 422 in the Pydantic shape (contract §2); the gateway renders `context.detail` as the body. */
+/** A 422 in the Pydantic shape (docs/errors.md); the gateway renders `context.detail` as the body. */
 export function validationError(items: ValidationItem[]): AppError {
   return new AppError("validation_error", "The request failed validation.", { detail: items });
 }
@@ -35,7 +35,7 @@ export function questionIdProblem(questionId: string, reason: string): AppError 
 /**
  * Records the answer (or its correction), then runs the guardrail: `flag` rules record a
  * `clarification`, the first `end` rule ends the interview (`ended_incomplete`, the rule's id as
- * `ended_reason`); otherwise the next question is asked. A confirmed proposal (contract §9)
+ * `ended_reason`); otherwise the next question is asked. A confirmed proposal (docs/interview.md#the-agent-protocol)
  * passes `via`: the answer's `ref_entry_id` is the proposal and its payload says how it was
  * confirmed. Any answer to the question of a pending proposal settles that proposal.
  */

@@ -6,7 +6,7 @@ import { DEFINITION_COLUMNS, type DefinitionRow } from "./rows.js";
 
 /**
  * Creation checks only that `content` is an object whose `kind` is one of the six (contract
- * §5b); its full shape is checked when a bundle using it enters `validated`.
+ * docs/endpoints.md); its full shape is checked when a bundle using it enters `validated`.
  */
 export function contentKind(content: unknown): string {
   const kind = (content as { kind?: unknown } | null)?.kind;

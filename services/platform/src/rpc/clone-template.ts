@@ -15,7 +15,7 @@ import type { Deps } from "../deps.js";
 /**
  * #11: a new template holding the latest revision of every (business_id, locale) of the source,
  * with new ids, `business_id` = prefix + "." + the old one, revision 1, the same content and
- * hash, and no `published_at` (contract §5b).
+ * hash, and no `published_at` (docs/endpoints.md).
  */
 export function cloneTemplate(deps: Deps, requireApp: RequireApp) {
   return async (req: CloneTemplateRequest, ctx: HandlerContext): Promise<CloneTemplateResponse> => {

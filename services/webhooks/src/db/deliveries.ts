@@ -84,7 +84,7 @@ export async function attemptsOf(db: Queryable, deliveryId: string): Promise<Att
   return found.rows;
 }
 
-/** The subject dead letters are published on (contract §6), under the webhooks root. */
+/** The subject dead letters are published on (docs/webhooks.md), under the webhooks root. */
 export const DEAD_LETTER_SUBJECT = `${WEBHOOKS_ROOT}.dead_letter`;
 
 /**

@@ -46,7 +46,7 @@ export async function requireEndpoint(
   return row;
 }
 
-/** Endpoints not deleted: the `webhook_endpoints` quota's usage (contract §5b). */
+/** Endpoints not deleted: the `webhook_endpoints` quota's usage (docs/webhooks.md). */
 export async function countEndpoints(db: Queryable, environmentId: string): Promise<number> {
   const found = await db.query<{ n: number }>(
     "SELECT count(*) AS n FROM webhook_endpoints WHERE environment_id = $1 AND deleted_at IS NULL",

@@ -21,7 +21,7 @@ const CreateApiKeyBody = Type.Object(
 
 /**
  * The scopes a new key may have: known ones, `interviews:agent` only alone (422), and none the
- * creator lacks (403), so a key can never widen what its creator can do (contract §3).
+ * creator lacks (403), so a key can never widen what its creator can do (docs/authentication.md).
  */
 function checkRequestedScopes(held: string[], requested: Scope[]): Scope[] {
   const scopes = [...new Set(requested)];
@@ -87,7 +87,7 @@ export function apiKeyRoutes(app: Api, deps: RouteDeps): void {
     summary: "List API keys",
     description:
       "The environment's API keys, revoked ones included, newest first, a page at a time " +
-      "(contract §5); never their secrets. Requires `keys:write`.",
+      "(docs/paging.md); never their secrets. Requires `keys:write`.",
     access: { auth: "operator", scope: "keys:write" },
     params: EnvParams,
     querystring: PageQuery,

@@ -7,7 +7,7 @@ import { Application, appJson, EnvironmentBody, environmentJson, Slug } from "./
 
 const TAG = "control";
 
-/** `ORG/apps` and `APP/environments` (contract §5b): an organization's apps and their environments. */
+/** `ORG/apps` and `APP/environments` (docs/endpoints.md): an organization's apps and their environments. */
 export async function appRoutes(app: Api, deps: RouteDeps): Promise<void> {
   const organizations = deps.upstreams.organizations;
 
@@ -54,7 +54,7 @@ export async function appRoutes(app: Api, deps: RouteDeps): Promise<void> {
     operationId: "listApps",
     summary: "List apps",
     description:
-      "The organization's apps, newest first, a page at a time (contract §5). Requires `org:read`.",
+      "The organization's apps, newest first, a page at a time (docs/paging.md). Requires `org:read`.",
     access: { auth: "operator", scope: "org:read" },
     params: OrgParams,
     querystring: PageQuery,
@@ -119,7 +119,8 @@ export async function appRoutes(app: Api, deps: RouteDeps): Promise<void> {
     url: "/organizations/:organization_id/apps/:app_id/environments",
     operationId: "listEnvironments",
     summary: "List environments",
-    description: "The app's environments, newest first, a page at a time (contract §5). Requires `org:read`.",
+    description:
+      "The app's environments, newest first, a page at a time (docs/paging.md). Requires `org:read`.",
     access: { auth: "operator", scope: "org:read" },
     params: AppParams,
     querystring: PageQuery,

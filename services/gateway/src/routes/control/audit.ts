@@ -22,7 +22,7 @@ export function auditRoutes(app: Api, deps: RouteDeps): void {
     summary: "List audit events",
     description:
       "The organization's audit trail: a record of every change made in it, with who made it " +
-      "and the request's id, newest first, a page at a time (contract §5), filtered by `action` " +
+      "and the request's id, newest first, a page at a time (docs/paging.md), filtered by `action` " +
       "and `resource_type` when given. Requires `audit:read`.",
     access: { auth: "operator", scope: "audit:read" },
     params: OrgParams,

@@ -13,7 +13,7 @@ const TAG = "auth";
 
 /** `/auth/signup`, `/auth/login` and `/auth/logout`: the only routes that create or end sessions. */
 export function authSessionRoutes(app: Api, deps: RouteDeps): void {
-  // Secure unless in development (contract §3); set and cleared with the same attributes.
+  // Secure unless in development (docs/authentication.md); set and cleared with the same attributes.
   const cookie = {
     httpOnly: true,
     sameSite: "lax",
@@ -22,7 +22,7 @@ export function authSessionRoutes(app: Api, deps: RouteDeps): void {
   } as const;
   const auth = deps.upstreams.auth;
 
-  /** The new session's access token is its cookie too (contract §3); its expiry, for the answer. */
+  /** The new session's access token is its cookie too (docs/authentication.md); its expiry, for the answer. */
   function startSession(reply: FastifyReply, answer: { accessToken: string; expiresAt?: Timestamp }): string {
     const expiresAt = iso(answer.expiresAt);
     reply.setCookie(SESSION_COOKIE, answer.accessToken, { ...cookie, expires: new Date(expiresAt) });

@@ -58,7 +58,7 @@ export function membershipRoutes(app: Api, deps: RouteDeps): void {
     operationId: "listMemberships",
     summary: "List members",
     description:
-      "The organization's members and invitees, newest first, a page at a time (contract §5). " +
+      "The organization's members and invitees, newest first, a page at a time (docs/paging.md). " +
       "Requires `org:read`.",
     access: { auth: "operator", scope: "org:read" },
     params: OrgParams,

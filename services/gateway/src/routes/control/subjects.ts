@@ -115,7 +115,7 @@ export function subjectRoutes(app: Api, deps: RouteDeps): void {
     operationId: "listPrograms",
     summary: "List programs",
     description:
-      "The environment's programs, newest first, a page at a time (contract §5). Requires `org:read`.",
+      "The environment's programs, newest first, a page at a time (docs/paging.md). Requires `org:read`.",
     access: { auth: "operator", scope: "org:read" },
     params: EnvParams,
     querystring: PageQuery,

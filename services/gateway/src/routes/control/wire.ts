@@ -22,7 +22,7 @@ export const TokenAndPassword = Type.Object(
   { additionalProperties: false },
 );
 
-/** Slugs of apps and environments (contract §5b). */
+/** Slugs of apps and environments (docs/endpoints.md). */
 export const Slug = Type.String({ pattern: "^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$" });
 
 export const Application = Type.Object(
@@ -34,14 +34,14 @@ export const Application = Type.Object(
     description: nullable(Type.String()),
     created_at: DateTime,
   },
-  named("App", "An app of an organization (contract §5b)."),
+  named("App", "An app of an organization (docs/endpoints.md)."),
 );
 
 export const appJson = wireOf(Application);
 
 export const EnvironmentBody = Type.Object(
   { id: Uuid, app_id: Uuid, slug: Type.String(), name: Type.String(), created_at: DateTime },
-  named("Environment", "An environment of an app (contract §5b)."),
+  named("Environment", "An environment of an app (docs/endpoints.md)."),
 );
 
 export const environmentJson = wireOf(EnvironmentBody);
@@ -139,7 +139,7 @@ export const QuotasBody = Type.Object(
     revision: Type.Integer(),
     schema_version: Type.Integer(),
   },
-  named("EnvironmentQuotas", "An environment's limits and their usage (contract §5b)."),
+  named("EnvironmentQuotas", "An environment's limits and their usage (docs/endpoints.md)."),
 );
 
 export function quotasJson(message: Quotas | undefined) {
@@ -183,7 +183,7 @@ export const SubjectImport = Type.Object(
 export function subjectImportJson(answer: ImportSubjectsResponse) {
   return {
     batch_id: answer.batchId,
-    // The idempotency plugin sets it on a replayed answer (contract §4).
+    // The idempotency plugin sets it on a replayed answer (docs/idempotency.md).
     idempotent_replay: false,
     receipts: answer.receipts.map(({ itemIndex, subjectId, errorCode }) => ({
       item_index: itemIndex,

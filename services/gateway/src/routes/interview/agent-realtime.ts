@@ -21,7 +21,7 @@ function fromFrame(error: AppError): AppError {
   return new AppError(error.code, error.message, { ...error.context, detail });
 }
 
-/** `GET /v1/agent/realtime` (contract §9): the agent's WebSocket, described by `createAgentSession`. */
+/** `GET /v1/agent/realtime` (docs/interview.md#the-agent-protocol): the agent's WebSocket, described by `createAgentSession`. */
 export function agentRealtimeRoutes(app: Api, deps: RouteDeps): void {
   const agent = deps.upstreams.interview.agent;
   const hub = deps.hub;

@@ -11,7 +11,7 @@ import { AgentAck, AgentPrices, AgentSession, InterviewState } from "./resources
 import { agentSessionJson, interviewJson, priceJson } from "./wire.js";
 
 /**
- * The operator's side of the agent (contract §9), under ENV: agent sessions and the price table
+ * The operator's side of the agent (docs/interview.md#the-agent-protocol), under ENV: agent sessions and the price table
  * that estimated costs are computed from.
  */
 export function agentSetupRoutes(app: Api, deps: RouteDeps): void {
@@ -88,7 +88,7 @@ export function agentSetupRoutes(app: Api, deps: RouteDeps): void {
   });
 }
 
-/** `/v1/agent/interview` (contract §9): the agent's HTTP mirror of its socket. */
+/** `/v1/agent/interview` (docs/interview.md#the-agent-protocol): the agent's HTTP mirror of its socket. */
 export function agentRoutes(app: Api, deps: RouteDeps): void {
   const agent = deps.upstreams.interview.agent;
   const run = commandRunner(deps);

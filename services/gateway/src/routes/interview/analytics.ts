@@ -9,7 +9,7 @@ import { TAG } from "./requests.js";
 import { AnalyticsSummary } from "./resources.js";
 import { summaryJson } from "./wire.js";
 
-/** Contract §5b: a summary spans at most 366 days. */
+/** docs/interview.md: a summary spans at most 366 days. */
 export const MAX_SPAN_DAYS = 366;
 
 /** The window's own rules, past its two date-times' shapes: `ends_at` after `starts_at`, ≤ 366 days. */

@@ -10,7 +10,7 @@ import { FreeObject } from "../wire.js";
 import { agentRef, Name, Text } from "./requests.js";
 import { ackJson } from "./wire.js";
 
-// The agent's commands (contract §9), the same over the HTTP mirror and on the agent's socket:
+// The agent's commands (docs/interview.md#the-agent-protocol), the same over the HTTP mirror and on the agent's socket:
 // what each one holds, and the problems of one that is not what it should be.
 
 /** An utterance's own fields, the agent's (who spoke) and the participant's socket frame alike. */
@@ -22,7 +22,7 @@ export const UTTERANCE_FIELDS = {
   interrupted: Type.Optional(Type.Boolean()),
 };
 
-/** Contract §9's commands: each `{type, id, …}` with exactly its fields. */
+/** The agent's commands (docs/interview.md#commands): each `{type, id, …}` with exactly its fields. */
 const COMMAND_FIELDS: Record<string, Record<string, TSchema>> = {
   utterance: { speaker: StringEnum(["agent", "participant"]), ...UTTERANCE_FIELDS },
   propose: {

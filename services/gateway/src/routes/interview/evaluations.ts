@@ -21,7 +21,7 @@ import {
 } from "./wire.js";
 
 /**
- * `ENV/evaluations` (contract §5b): evaluations, their participant sessions, the operator's view
+ * `ENV/evaluations` (docs/interview.md): evaluations, their participant sessions, the operator's view
  * of their interview and their behavioral events. Scopes `evaluations:write` / `evaluations:read`.
  */
 export function evaluationRoutes(app: Api, deps: RouteDeps): void {
@@ -134,7 +134,7 @@ export function evaluationRoutes(app: Api, deps: RouteDeps): void {
     operationId: "listBehavioralEvents",
     summary: "List an evaluation's behavioral events",
     description:
-      "The behavioral events its participant recorded, newest first, a page at a time (contract §5); " +
+      "The behavioral events its participant recorded, newest first, a page at a time (docs/paging.md); " +
       "privacy-minimized. Requires `evaluations:read`.",
     access: { auth: "operator", scope: "evaluations:read" },
     params: EvaluationParams,

@@ -20,7 +20,7 @@ const BehavioralEventIn = Type.Object(
   { additionalProperties: false },
 );
 
-/** `/v1/participant/interview/*` (contract §5b): start, consent, answers, finish, events, transcript. */
+/** `/v1/participant/interview/*` (docs/interview.md): start, consent, answers, finish, events, transcript. */
 export function participantRoutes(app: Api, deps: RouteDeps): void {
   const participant = deps.upstreams.interview.participant;
 

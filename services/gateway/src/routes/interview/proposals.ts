@@ -7,7 +7,7 @@ import { interviewStep } from "./steps.js";
 const ProposalParams = Type.Object({ proposal_id: Type.String() });
 
 /**
- * `/v1/participant/interview/proposals/{id}/confirm|reject` (contract §9): the participant's
+ * `/v1/participant/interview/proposals/{id}/confirm|reject` (docs/interview.md#the-agent-protocol): the participant's
  * decision on the answer an agent proposed.
  */
 export function proposalRoutes(app: Api, deps: RouteDeps): void {

@@ -22,7 +22,7 @@ import { asBody, endedBeforeStarted, UTTERANCE_FIELDS } from "./commands.js";
 import { participantRef } from "./requests.js";
 import { transcriptJson } from "./wire.js";
 
-/** The participant's realtime door (contract §5b), under `/v1/participant`. */
+/** The participant's realtime door (docs/interview.md), under `/v1/participant`. */
 const REALTIME_PATH = "/v1/participant/realtime";
 
 /** What a participant's socket sends: an utterance (the speaker is the participant). */
@@ -68,7 +68,7 @@ export function realtimeRoutes(app: Api, deps: RouteDeps): void {
         if ("error" in parsed) return sendError(socket, parsed.error);
         const { frame } = parsed;
         // While an agent socket is open (on any gateway) the interview plane refuses voice
-        // utterances here with `agent_owns_voice` (contract §9).
+        // utterances here with `agent_owns_voice` (docs/interview.md#the-agent-protocol).
         try {
           const answer = await participant.recordUtterance(
             {

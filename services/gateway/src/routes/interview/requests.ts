@@ -35,7 +35,7 @@ export function sessionRequest(request: {
   return { ...evaluationRef(request.params), ttlSeconds: request.body.ttl_seconds ?? 900 };
 }
 
-/** `after_seq` and `limit` of interview and transcript pages (contract §5). */
+/** `after_seq` and `limit` of interview and transcript pages (docs/paging.md). */
 export const SeqPageQuery = Type.Object({
   after_seq: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),

@@ -2,7 +2,7 @@ import { Type } from "@sinclair/typebox";
 import { DateTime, ref, Uuid } from "../schemas.js";
 import { FreeObject, nullable } from "../wire.js";
 
-// The interview plane's resources on the wire (contract §5b, §9): their schemas, named components
+// The interview plane's resources on the wire (docs/interview.md): their schemas, named components
 // of the document (`wire.ts` maps the RPC messages to them).
 
 export const Evaluation = Type.Object(
@@ -95,7 +95,7 @@ export const Scenario = Type.Object(
   { $id: "Scenario", title: "Scenario", description: "The scenario being explored, and its follow-ups." },
 );
 
-/** The interview's state as both sides see it (contract §9): the `interview` of every step. */
+/** The interview's state as both sides see it (docs/interview.md#the-agent-protocol): the `interview` of every step. */
 export const Interview = Type.Object(
   {
     available: Type.Boolean(),

@@ -7,7 +7,7 @@ import { participantRef, TAG } from "./requests.js";
 import { InterviewState } from "./resources.js";
 import { interviewJson } from "./wire.js";
 
-/** Participant POSTs honour an Idempotency-Key when sent, scoped to the session (contract §4). */
+/** Participant POSTs honour an Idempotency-Key when sent, scoped to the session (docs/idempotency.md). */
 export const STEP = { auth: "participant", idempotency: "optional" } as const;
 /** What every participant step may answer beyond the common errors: a step out of turn. */
 export const STEP_ERRORS = [409];
@@ -23,7 +23,7 @@ type StepSpec<P extends TSchema, B extends TSchema> = Pick<
 /**
  * A step of the participant's interview (consent, an answer, finish, a proposal's decision): a
  * POST answered `{"interview"}`, which is pushed to the interview's sockets when its revision
- * changed (contract §9).
+ * changed (docs/interview.md#the-agent-protocol).
  */
 export function interviewStep<P extends TSchema = TSchema, B extends TSchema = TSchema>(
   app: Api,

@@ -146,7 +146,7 @@ export function priceJson(price: AgentPriceMessage) {
   return { provider: price.provider, model: price.model, unit: price.unit, usd_per_unit: price.usdPerUnit };
 }
 
-/** `{"type":"ack","id","entry"?,"interview"}` (contract §9). */
+/** `{"type":"ack","id","entry"?,"interview"}` (docs/interview.md#the-agent-protocol). */
 export function ackJson(id: string, answer: RunCommandResponse) {
   return {
     type: "ack" as const,

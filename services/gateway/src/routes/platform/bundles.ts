@@ -69,7 +69,7 @@ export async function bundleRoutes(app: Api, deps: RouteDeps): Promise<void> {
     operationId: "listBundles",
     summary: "List bundles",
     description:
-      "The app's bundles, newest first, a page at a time (contract §5), optionally only those of one " +
+      "The app's bundles, newest first, a page at a time (docs/paging.md), optionally only those of one " +
       "`status`. Requires `bundles:read`.",
     access: { auth: "operator", scope: "bundles:read" },
     params: AppParams,
@@ -140,7 +140,7 @@ export async function bundleRoutes(app: Api, deps: RouteDeps): Promise<void> {
       "report and trace; writes nothing. Not for an `archived` bundle (409 `invalid_transition`); a " +
       "malformed expression is 422 `expression_invalid`. Requires `bundles:read`; an Idempotency-Key is " +
       "honoured but not needed.",
-    // Preview writes nothing, so it takes no Idempotency-Key (contract §4), though one is honoured.
+    // Preview writes nothing, so it takes no Idempotency-Key (docs/idempotency.md), though one is honoured.
     access: { auth: "operator", scope: "bundles:read", idempotency: "optional" },
     params: BundleParams,
     body: Type.Object(

@@ -3,7 +3,7 @@ import { type TSchema, Type } from "@sinclair/typebox";
 import { StringEnum } from "../../validation/request-validator.js";
 import { ref } from "../schemas.js";
 
-// The six component contents of contract §7b as named components of the document, and the two
+// The six component contents of docs/expressions.md#component-contents as named components of the document, and the two
 // ways a definition's `content` is described: as a request checks it, and as a response shows it.
 
 type JsonSchema = { [key: string]: unknown };
@@ -30,7 +30,7 @@ function namedContent(kind: (typeof COMPONENT_KINDS)[number]): TSchema {
     ...(keepingExtraFields(JSON.parse(JSON.stringify(schema))) as JsonSchema),
     $id: title,
     title,
-    description: `The content of a \`${kind}\` definition (contract §7b); more fields may be added.`,
+    description: `The content of a \`${kind}\` definition (docs/expressions.md#component-contents); more fields may be added.`,
   });
 }
 
@@ -41,7 +41,7 @@ const Kind = StringEnum(COMPONENT_KINDS);
 
 /**
  * A content as a request gives it. Creation checks only the kind; the full shape of each kind is
- * checked when a bundle holding it enters `validated` (contract §7b), so the six named shapes are
+ * checked when a bundle holding it enters `validated` (docs/expressions.md#component-contents), so the six named shapes are
  * not part of this schema: they would refuse drafts the contract accepts.
  */
 export const ContentInput = Type.Object(
@@ -67,5 +67,5 @@ export const ContentOutput = Type.Union(
       { additionalProperties: true, description: "A content not (yet) of its kind's whole shape." },
     ),
   ],
-  { description: "A component content (contract §7b)." },
+  { description: "A component content (docs/expressions.md#component-contents)." },
 );

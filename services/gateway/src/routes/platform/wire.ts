@@ -135,7 +135,7 @@ export function bundleJson(message: BundleMessage | undefined) {
 
 export const BundlePreview = Type.Object(
   {
-    report: Type.Record(Type.String(), Type.Unknown(), { description: "The report (contract §7)." }),
+    report: Type.Record(Type.String(), Type.Unknown(), { description: "The report (docs/expressions.md)." }),
     trace: Type.Record(Type.String(), Type.Unknown(), { description: "How each value was computed." }),
   },
   {

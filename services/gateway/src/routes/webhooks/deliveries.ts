@@ -31,7 +31,7 @@ export async function webhookDeliveryRoutes(app: Api, deps: RouteDeps): Promise<
     operationId: "listWebhookDeliveries",
     summary: "List webhook deliveries",
     description:
-      "The environment's deliveries, newest first, a page at a time (contract §5), optionally only those " +
+      "The environment's deliveries, newest first, a page at a time (docs/paging.md), optionally only those " +
       "of one `status` or one `endpoint_id`. Requires `webhooks:read`.",
     access: { auth: "operator", scope: "webhooks:read" },
     params: EnvParams,

@@ -70,7 +70,7 @@ export async function webhookEndpointRoutes(app: Api, deps: RouteDeps): Promise<
     operationId: "listWebhookEndpoints",
     summary: "List webhook endpoints",
     description:
-      "The environment's endpoints, newest first, a page at a time (contract §5), never with their " +
+      "The environment's endpoints, newest first, a page at a time (docs/paging.md), never with their " +
       "secrets. Requires `webhooks:read`.",
     access: READ,
     params: EnvParams,

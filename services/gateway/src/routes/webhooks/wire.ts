@@ -8,7 +8,7 @@ import { wireOf } from "../wire.js";
 // The webhooks plane's resources on the wire: their schemas (named components of the document) and
 // the mappers from the RPC messages. Optional fields are absent rather than null (interface `(o)`).
 
-/** The event types of contract §6, and `*` for all of them. */
+/** The event types of docs/webhooks.md, and `*` for all of them. */
 export const EVENT_TYPES = [
   "*",
   "subject.imported",
