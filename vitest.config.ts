@@ -8,6 +8,9 @@ import { defineConfig } from "vitest/config";
  */
 export default defineConfig({
   test: {
+    // Once per run, whichever projects it runs: Postgres, Redis and NATS answer where the tests'
+    // settings say (private servers under var/ where nothing does, stopped when the run ends).
+    globalSetup: ["packages/testing/dist/global-setup.js"],
     projects: [
       {
         test: {

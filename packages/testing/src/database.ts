@@ -4,13 +4,22 @@ import { join } from "node:path";
 import { type MigrationSet, migrate, withDefaultUser } from "@evalp/kit";
 import pg from "pg";
 
-/** The server every test database lives on: `TEST_DATABASE_URL`, else the local default. */
-function serverUrl(): URL {
-  return new URL(withDefaultUser(process.env.TEST_DATABASE_URL ?? "postgres://127.0.0.1:5432/postgres"));
+/**
+ * The server every test database lives on: `TEST_DATABASE_URL`, else the server of
+ * `DATABASE_URL` (the one `npm start` uses), else the local default; with its user name filled in.
+ */
+export function testServerUrl(): string {
+  const url = new URL(
+    withDefaultUser(
+      process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? "postgres://127.0.0.1:5432/postgres",
+    ),
+  );
+  url.pathname = "/postgres";
+  return url.toString();
 }
 
 function urlFor(database: string): string {
-  const url = serverUrl();
+  const url = new URL(testServerUrl());
   url.pathname = `/${database}`;
   return url.toString();
 }

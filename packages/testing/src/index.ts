@@ -6,3 +6,4 @@ export * from "./ports.js";
 export * from "./postgres-server.js";
 export * from "./receiver.js";
 export * from "./redis-server.js";
+export * from "./servers.js";

@@ -1,11 +1,10 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { once } from "node:events";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { NATS_USERS, type NatsNames, type NatsUser, natsPermissions } from "@evalp/kit";
-import { answers, freePort } from "./ports.js";
+import { natsServer } from "@evalp/local-servers";
+import { freePort } from "./ports.js";
 
 /**
  * The platform's NATS users for a test server: production's permission layout
@@ -56,11 +55,6 @@ export type TestNatsServer = {
   close(): Promise<void>;
 };
 
-/** `NATS_SERVER_BIN`, else Debian's path (not on every PATH), else whatever PATH finds. */
-const BINARY =
-  process.env.NATS_SERVER_BIN ??
-  (existsSync("/usr/sbin/nats-server") ? "/usr/sbin/nats-server" : "nats-server");
-
 /**
  * Starts `nats-server -js` on 127.0.0.1 and a free port with a temporary store directory, so
  * that a test can restart "NATS" without disturbing the shared server other tests use; with an
@@ -71,41 +65,27 @@ export async function startNatsServer(
 ): Promise<TestNatsServer> {
   const port = await freePort();
   const store = mkdtempSync(join(tmpdir(), "evalp-nats-"));
-  const args = ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", join(store, "jetstream")];
+  const args: string[] = [];
   if (options.authorization) {
     const conf = join(store, "nats.conf");
     writeFileSync(conf, options.authorization.conf, { mode: 0o600 });
     args.push("-c", conf);
   }
-  let child: ChildProcess | null = null;
-
-  async function start() {
-    child = spawn(BINARY, args, { stdio: "ignore" });
-    for (let i = 0; i < 100; i++) {
-      if (await answers(port)) return;
-      if (child.exitCode !== null) throw new Error(`nats-server exited with ${child.exitCode}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    throw new Error("nats-server did not start");
-  }
-
-  async function stop(signal: NodeJS.Signals = "SIGKILL") {
-    const running = child;
-    child = null;
-    if (!running || running.exitCode !== null) return;
-    const exited = once(running, "exit");
-    running.kill(signal);
-    await exited;
-  }
-
-  await start();
+  const server = natsServer({
+    host: "127.0.0.1",
+    port,
+    storeDir: join(store, "jetstream"),
+    args,
+    stopSignal: "SIGKILL",
+  });
+  await server.start();
   return {
     url: `nats://127.0.0.1:${port}`,
     ...(options.authorization ? { authorization: options.authorization } : {}),
-    stop,
-    start,
+    stop: (signal) => server.stop(signal),
+    start: () => server.start(),
     async close() {
-      await stop();
+      await server.stop();
       rmSync(store, { recursive: true, force: true });
     },
   };
@@ -128,44 +108,27 @@ export async function startNatsCluster(size = 3): Promise<TestNatsCluster> {
     });
   }
   const routes = nodes.map((node) => `nats://127.0.0.1:${node.cluster}`).join(",");
-  const children = nodes.map((node, i) =>
-    spawn(
-      BINARY,
-      [
-        ...["-a", "127.0.0.1", "-p", String(node.port), "-js", "-sd", node.store, "-n", `node-${i}`],
-        ...[
-          "--cluster_name",
-          "evalp-test",
-          "--cluster",
-          `nats://127.0.0.1:${node.cluster}`,
-          "--routes",
-          routes,
-        ],
+  const servers = nodes.map((node, i) =>
+    natsServer({
+      host: "127.0.0.1",
+      port: node.port,
+      storeDir: node.store,
+      args: [
+        ...["-n", `node-${i}`, "--cluster_name", "evalp-test"],
+        ...["--cluster", `nats://127.0.0.1:${node.cluster}`, "--routes", routes],
       ],
-      { stdio: "ignore" },
-    ),
+      stopSignal: "SIGKILL",
+    }),
   );
   const close = async () => {
-    await Promise.all(
-      children.map(async (child) => {
-        if (child.exitCode !== null) return;
-        const exited = once(child, "exit");
-        child.kill("SIGKILL");
-        await exited;
-      }),
-    );
+    await Promise.all(servers.map((server) => server.stop()));
     for (const node of nodes) rmSync(node.store, { recursive: true, force: true });
   };
-  for (const node of nodes) {
-    let up = false;
-    for (let i = 0; i < 100 && !up; i++) {
-      up = await answers(node.port);
-      if (!up) await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    if (!up) {
-      await close();
-      throw new Error("a nats-server of the cluster did not start");
-    }
+  try {
+    await Promise.all(servers.map((server) => server.start()));
+  } catch (error) {
+    await close();
+    throw error;
   }
   return { urls: nodes.map((node) => `nats://127.0.0.1:${node.port}`), close };
 }

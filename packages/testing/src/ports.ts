@@ -1,5 +1,6 @@
 import { once } from "node:events";
-import { connect, createServer } from "node:net";
+import { createServer } from "node:net";
+import { answers as answersAt } from "@evalp/local-servers";
 
 /**
  * Ports are handed out below Linux's ephemeral range (32768 and up): a port the kernel picked
@@ -38,13 +39,6 @@ export async function freePort(): Promise<number> {
 }
 
 /** Whether something accepts TCP connections on 127.0.0.1:`port` (a server a test started is up). */
-export async function answers(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, "127.0.0.1");
-    socket.once("connect", () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once("error", () => resolve(false));
-  });
+export function answers(port: number): Promise<boolean> {
+  return answersAt("127.0.0.1", port);
 }

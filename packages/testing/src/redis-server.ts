@@ -1,6 +1,5 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { once } from "node:events";
-import { answers, freePort } from "./ports.js";
+import { redisServer } from "@evalp/local-servers";
+import { freePort } from "./ports.js";
 
 /** A Redis server of a test's own: its own port, no persistence, stopped and started at will. */
 export type TestRedisServer = {
@@ -14,9 +13,6 @@ export type TestRedisServer = {
   close(): Promise<void>;
 };
 
-/** `REDIS_SERVER_BIN`, else whatever PATH finds. */
-const BINARY = process.env.REDIS_SERVER_BIN ?? "redis-server";
-
 /**
  * Starts `redis-server` on 127.0.0.1 and a free port without snapshots or an append-only file,
  * so that a test can take "Redis" away and bring it back without disturbing the shared server
@@ -24,30 +20,13 @@ const BINARY = process.env.REDIS_SERVER_BIN ?? "redis-server";
  */
 export async function startRedisServer(): Promise<TestRedisServer> {
   const port = await freePort();
-  let child: ChildProcess | null = null;
-
-  async function start() {
-    if (child && child.exitCode === null && child.signalCode === null) return;
-    const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"];
-    const started = spawn(BINARY, args, { stdio: "ignore" });
-    child = started;
-    for (let i = 0; i < 100; i++) {
-      if (await answers(port)) return;
-      if (started.exitCode !== null) throw new Error(`redis-server exited with ${started.exitCode}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    throw new Error("redis-server did not start");
-  }
-
-  async function stop(signal: NodeJS.Signals = "SIGKILL") {
-    const running = child;
-    child = null;
-    if (!running || running.exitCode !== null || running.signalCode !== null) return;
-    const exited = once(running, "exit");
-    running.kill(signal);
-    await exited;
-  }
-
-  await start();
-  return { url: `redis://127.0.0.1:${port}`, port, stop, start, close: () => stop() };
+  const server = redisServer({ host: "127.0.0.1", port, stopSignal: "SIGKILL" });
+  await server.start();
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    stop: (signal) => server.stop(signal),
+    start: () => server.start(),
+    close: () => server.stop(),
+  };
 }

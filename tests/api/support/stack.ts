@@ -79,6 +79,8 @@ export async function startStack(
   const config: Config = loadConfig({
     NODE_ENV: "test",
     DATABASE_URL: database.url,
+    // The run's Redis (the default unless REDIS_URL names another), each stack under a prefix of its own.
+    ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
     REDIS_KEY_PREFIX: uniqueRedisPrefix(),
     JWT_SECRET: "test-secret-test-secret-test-secret-0123456789",
     SERVICE_TOKEN_SECRETS: "test:test-service-token-secret-0123456789abcdef",
