@@ -1,6 +1,9 @@
-// Starts the whole platform on one machine: migrates, then runs the four services and the
-// gateway as separate processes (as they run in production), forwarding their logs, and prints
-// the gateway URLs once they are ready. Ctrl-C (or SIGTERM) stops them all gracefully.
+// Starts the whole platform on one machine: makes sure PostgreSQL, Redis and NATS answer (where
+// nothing does at a loopback DATABASE_URL, REDIS_URL or NATS_URL, a private server is started
+// there with its data under VAR_DIR), migrates, then runs the four services and the gateway as
+// separate processes (as they run in production), forwarding their logs, and prints the gateway
+// URLs once they are ready. Ctrl-C (or SIGTERM) stops them all gracefully, then the private
+// servers.
 //
 // REPLICAS=<n> (default 1) starts n of every process, as a fleet runs them: the gateways on PORT,
 // PORT+1, …; each service's replicas on ports of their own (control 8181, 8191, …; platform
@@ -9,6 +12,7 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { loadConfig } from "@evalp/kit";
+import { ensureServers, ServerNotInstalledError, UnreachableServerError } from "@evalp/local-servers";
 import { migrateAll } from "./migrate.mjs";
 
 /** A setting from the environment (read by name; none of them affect a build). */
@@ -20,7 +24,59 @@ if (!Number.isInteger(replicas) || replicas < 1 || replicas > 9) {
 }
 // Loaded once here, so that a development secret is generated once for every process.
 const config = loadConfig();
-await migrateAll(config.DATABASE_URL);
+
+const children = new Map();
+let stopping = false;
+/** The private servers started for this run (none when every server already answered). */
+let servers;
+
+/** Once the platform's processes are gone: the private servers stop, then this process exits. */
+async function finish() {
+  try {
+    await servers?.stop();
+  } catch (error) {
+    console.error(`stopping the private servers failed: ${error.message}`);
+    process.exitCode = 1;
+  }
+  process.exit(process.exitCode ?? 0);
+}
+
+function stop(code) {
+  if (stopping) return;
+  stopping = true;
+  process.exitCode = code;
+  for (const child of children.values()) child.kill("SIGTERM");
+  // While the servers are still being started, finishing waits for them (below).
+  if (children.size === 0 && servers) void finish();
+}
+process.on("SIGINT", () => stop(0));
+process.on("SIGTERM", () => stop(0));
+
+try {
+  servers = await ensureServers({
+    databaseUrl: config.DATABASE_URL,
+    redisUrl: config.REDIS_URL,
+    natsUrl: config.NATS_URL,
+    varDir: config.VAR_DIR,
+    log: (line) => console.error(line),
+  });
+} catch (error) {
+  // What to install or which setting to fix: one line, no stack trace.
+  if (error instanceof ServerNotInstalledError || error instanceof UnreachableServerError) {
+    console.error(error.message);
+    process.exit(1);
+  }
+  throw error;
+}
+if (stopping) await finish();
+try {
+  await migrateAll(config.DATABASE_URL);
+} catch (error) {
+  console.error("migrating the database failed:", error);
+  process.exitCode = 1;
+  await finish();
+}
+if (stopping) await finish();
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 /** The services, with the ports a single replica listens on by default. */
@@ -76,8 +132,6 @@ function plan() {
 }
 
 const { processes, gateways, shared } = plan();
-const children = new Map();
-let stopping = false;
 
 for (const { name, label, env } of processes) {
   const child = spawn(process.execPath, [`services/${name}/dist/main.js`], {
@@ -91,19 +145,9 @@ for (const { name, label, env } of processes) {
     if (!stopping) {
       console.error(`${label} exited (${signal ?? code}); stopping the platform`);
       stop(1);
-    } else if (children.size === 0) process.exit(process.exitCode ?? 0);
+    } else if (children.size === 0) void finish();
   });
 }
-
-function stop(code) {
-  if (stopping) return;
-  stopping = true;
-  process.exitCode = code;
-  for (const child of children.values()) child.kill("SIGTERM");
-  if (children.size === 0) process.exit(code);
-}
-process.on("SIGINT", () => stop(0));
-process.on("SIGTERM", () => stop(0));
 
 // A gateway's readiness is on its ops port.
 const ready = (gateway) =>
