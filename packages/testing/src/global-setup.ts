@@ -10,8 +10,12 @@ export default async function setup(): Promise<() => Promise<void>> {
     const servers = await ensureTestServers();
     return () => servers.stop();
   } catch (error) {
-    // What to install or which setting to fix, without a stack trace around it.
-    if (error instanceof ServerNotInstalledError || error instanceof UnreachableServerError) error.stack = "";
+    if (error instanceof ServerNotInstalledError || error instanceof UnreachableServerError) {
+      // What to install or which setting to fix, as the one line it is: vitest would wrap it in
+      // a report of test files it never got to. Nothing has been started at this point.
+      console.error(error.message);
+      process.exit(1);
+    }
     throw error;
   }
 }
