@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { userInfo } from "node:os";
 import { join, relative, resolve } from "node:path";
-import { type Env, findServerBinaries, type ServerKind } from "./binaries.js";
+import { type Env, findServerBinaries, type ServerBinaries, type ServerKind } from "./binaries.js";
 import { natsServer } from "./nats.js";
 import { postgresCluster } from "./postgres.js";
 import { answers, bindAddress, isLoopback, unbracketed } from "./reachability.js";
@@ -64,6 +64,44 @@ function postgresRole(databaseUrl: string, env: Env): string {
   }
 }
 
+/** Starts one private server on the target's address with its data in `dataDir`; resolves to what stops it. */
+async function startPrivateServer(
+  target: Target,
+  dataDir: string,
+  binaries: ServerBinaries,
+  env: Env,
+): Promise<() => Promise<void>> {
+  mkdirSync(dataDir, { recursive: true });
+  const host = bindAddress(target.host);
+  const logFile = join(dataDir, "server.log");
+  if (target.kind === "postgres") {
+    const cluster = postgresCluster({
+      dir: dataDir,
+      host,
+      port: target.port,
+      superuser: postgresRole(target.url, env),
+      ...(binaries.postgres ? { binDir: binaries.postgres } : {}),
+    });
+    if (!cluster.exists()) await cluster.init();
+    await cluster.start();
+    return () => cluster.stop("fast");
+  }
+  const server =
+    target.kind === "redis"
+      ? redisServer({ host, port: target.port, dataDir, logFile, detached: true, binary: binaries.redis })
+      : natsServer({
+          host,
+          port: target.port,
+          storeDir: dataDir,
+          logFile,
+          detached: true,
+          binary: binaries.nats,
+        });
+  await server.start();
+  // SIGTERM: Redis writes its append-only file out, NATS its JetStream store.
+  return () => server.stop("SIGTERM");
+}
+
 /**
  * Makes sure PostgreSQL, Redis and NATS answer where the URLs say. A server that answers is used
  * as it is. Where nothing answers on a loopback address (127.0.0.0/8, ::1, localhost), a private
@@ -109,49 +147,13 @@ export async function ensureServers(options: EnsureServersOptions): Promise<Loca
   };
   try {
     for (const target of missing) {
-      const host = bindAddress(target.host);
       const dataDir = join(varDir, target.kind);
       const address = `${unbracketed(target.host)}:${target.port}`;
-      mkdirSync(dataDir, { recursive: true });
-      const shownDir = relative(process.cwd(), dataDir).startsWith("..")
-        ? dataDir
-        : relative(process.cwd(), dataDir);
+      const shownDir = relative(process.cwd(), dataDir);
       log(
-        `${target.setting}: nothing answers at ${address}; starting a private ${NAMES[target.kind]} there (data in ${shownDir})`,
+        `${target.setting}: nothing answers at ${address}; starting a private ${NAMES[target.kind]} there (data in ${shownDir.startsWith("..") ? dataDir : shownDir})`,
       );
-      if (target.kind === "postgres") {
-        const cluster = postgresCluster({
-          dir: dataDir,
-          host,
-          port: target.port,
-          superuser: postgresRole(target.url, env),
-          ...(binaries.postgres ? { binDir: binaries.postgres } : {}),
-        });
-        if (!cluster.exists()) await cluster.init();
-        await cluster.start();
-        stops.push(() => cluster.stop("fast"));
-      } else {
-        const server =
-          target.kind === "redis"
-            ? redisServer({
-                host,
-                port: target.port,
-                dataDir,
-                logFile: join(dataDir, "server.log"),
-                detached: true,
-                ...(binaries.redis ? { binary: binaries.redis } : {}),
-              })
-            : natsServer({
-                host,
-                port: target.port,
-                storeDir: dataDir,
-                logFile: join(dataDir, "server.log"),
-                detached: true,
-                ...(binaries.nats ? { binary: binaries.nats } : {}),
-              });
-        await server.start();
-        stops.push(() => server.stop("SIGTERM"));
-      }
+      stops.push(await startPrivateServer(target, dataDir, binaries, env));
       started.push({ kind: target.kind, setting: target.setting, address, dataDir });
     }
   } catch (error) {
