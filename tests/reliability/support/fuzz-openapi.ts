@@ -57,17 +57,23 @@ export async function loadOperations(api: ApiClient): Promise<Operation[]> {
         query: parameters.filter((p) => p.in === "query"),
         headers: parameters.filter((p) => p.in === "header"),
         body: body ? { required: Boolean(operation.requestBody.required), schema: body } : null,
-        door: doorOf(path),
+        door: doorOf(path, operation.security),
       });
     }
   }
   return operations;
 }
 
-function doorOf(path: string): Door {
+/**
+ * The door of an operation: public under `/auth/` and for invitations (log-out included: fuzzing
+ * it with the operator's credential would end that credential), and wherever the document says it
+ * takes no credential (`security: []`).
+ */
+function doorOf(path: string, security: unknown): Door {
   if (path.startsWith("/v1/participant/")) return "participant";
   if (path.startsWith("/v1/agent/")) return "agent";
   if (path.startsWith("/auth/") || path.startsWith("/v1/invitations/")) return "public";
+  if (Array.isArray(security) && security.length === 0) return "public";
   return "operator";
 }
 
