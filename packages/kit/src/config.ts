@@ -165,6 +165,20 @@ export const configSchema = z.object({
   RPC_MAX_CONNECTION_AGE_MS: z.coerce.number().int().min(0).default(300_000),
   /** How long a draining process may take after SIGTERM before it exits anyway. */
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
+  /**
+   * Retention (docs/configuration.md#retention): each service deletes what it no longer needs from
+   * its own schema, in batches, one replica at a time. Ages are in days.
+   */
+  RETENTION_ENABLED: booleanString.default(true),
+  RETENTION_INTERVAL_MS: z.coerce.number().int().min(1_000).default(3_600_000),
+  RETENTION_BATCH_SIZE: z.coerce.number().int().min(1).max(100_000).default(1_000),
+  RETENTION_OUTBOX_DAYS: z.coerce.number().positive().default(7),
+  RETENTION_WEBHOOK_DELIVERIES_DAYS: z.coerce.number().positive().default(30),
+  RETENTION_BEHAVIORAL_EVENTS_DAYS: z.coerce.number().positive().default(90),
+  RETENTION_EXPIRED_GRACE_DAYS: z.coerce.number().min(0).default(7),
+  /** Off (kept forever) unless set: they are the record of what happened. */
+  RETENTION_AUDIT_EVENTS_DAYS: z.coerce.number().positive().optional(),
+  RETENTION_INTERVIEW_ENTRIES_DAYS: z.coerce.number().positive().optional(),
 });
 
 type RawConfig = z.infer<typeof configSchema>;

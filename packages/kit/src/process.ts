@@ -2,6 +2,8 @@ import type { Logger } from "pino";
 import { type Config, loadConfig } from "./config.js";
 import { createPool, type Pool } from "./db.js";
 import { createLogger, logRuntime } from "./logger.js";
+import { createMetricsRegistry } from "./metrics.js";
+import { createRetention, type Retention, type RetentionTask } from "./retention.js";
 import { type RunningService, type ServiceDefinition, serveService } from "./serve.js";
 import { createShutdownManager, type ShutdownManager } from "./shutdown.js";
 
@@ -84,6 +86,8 @@ export function serviceBase(
     max: config.DATABASE_POOL_SIZE,
   });
   shutdown.register("postgres", () => pool.end());
+  const registry = createMetricsRegistry(service.name);
+  let retention: Retention | null = null;
   const ports = options.ports ?? {
     port: config.SERVICE_PORT ?? service.ports.port,
     opsPort: config.OPS_PORT ?? service.ports.opsPort,
@@ -93,6 +97,25 @@ export function serviceBase(
     pool,
     /** The configuration NATS is connected with: this process's user. */
     natsConfig: { ...config, ...options.nats },
+    /** The process's metrics, served on its ops port. */
+    registry,
+    /**
+     * Deletes, on the RETENTION_* schedule once the servers listen, what these tasks find in the
+     * service's schema (nothing when RETENTION_ENABLED is false).
+     */
+    retain(tasks: RetentionTask[]): void {
+      if (!config.RETENTION_ENABLED || retention) return;
+      const runner = createRetention({
+        pool,
+        logger,
+        registry,
+        tasks,
+        batchSize: config.RETENTION_BATCH_SIZE,
+        intervalMs: config.RETENTION_INTERVAL_MS,
+      });
+      retention = runner;
+      shutdown.register("retention", () => runner.stop());
+    },
     serve(
       definition: ServiceDefinition,
       work: {
@@ -121,9 +144,11 @@ export function serviceBase(
             opsPort: ports.opsPort,
             maxConnectionAgeMs: config.RPC_MAX_CONNECTION_AGE_MS,
             serviceTokenSecrets: config.SERVICE_TOKEN_SECRETS,
+            registry,
           });
           shutdown.register("servers", stopServing);
           work.listening?.();
+          retention?.start();
           return { port: running.rpcPort, opsPort: running.opsPort };
         },
         connect: work.connect,

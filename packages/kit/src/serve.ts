@@ -1,5 +1,6 @@
 import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import type { Logger } from "pino";
+import type { Registry } from "prom-client";
 import { createConnectServer, listen } from "./connect-server.js";
 import { createMetricsRegistry } from "./metrics.js";
 import { createOpsServer } from "./ops-server.js";
@@ -33,9 +34,11 @@ export async function serveService(
     maxConnectionAgeMs?: number;
     /** SERVICE_TOKEN_SECRETS: what callers' tokens are verified with. */
     serviceTokenSecrets: string;
+    /** The process's registry, when its background work counts there too; else one of the server's own. */
+    registry?: Registry;
   },
 ): Promise<RunningService> {
-  const registry = createMetricsRegistry(definition.name);
+  const registry = options.registry ?? createMetricsRegistry(definition.name);
   const rpc = createConnectServer({
     routes: definition.routes,
     logger: options.logger,

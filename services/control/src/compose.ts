@@ -8,6 +8,7 @@ import {
 } from "@evalp/kit";
 import { createAuditConsumer } from "./audit-consumer.js";
 import { createBackgroundTasks } from "./background.js";
+import { controlRetention } from "./db/retention.js";
 import { createMailer } from "./mailer.js";
 import { controlService, SCHEMA } from "./server.js";
 import { createUsageClients } from "./usage-clients.js";
@@ -20,6 +21,7 @@ export const createControl: ComposeProcess<ServiceProcess> = async (config, logg
   const ports = { port: 8081, opsPort: 9081 };
   const base = serviceBase({ name: "control", schema: SCHEMA, ports }, config, logger, options);
   const { pool, shutdown } = base;
+  base.retain(controlRetention(config));
   const tasks = createBackgroundTasks(logger);
   shutdown.register("background tasks", () => tasks.drain());
   const mailer = createMailer({

@@ -7,6 +7,7 @@ import {
 } from "@evalp/kit";
 import { createAgentSweeper } from "./agent/connections.js";
 import { createControlClients, createPlatformClients } from "./clients.js";
+import { interviewRetention } from "./db/retention.js";
 import { createRealtime } from "./realtime.js";
 import { interviewService, SCHEMA } from "./server.js";
 
@@ -20,6 +21,7 @@ export const createInterview: ComposeProcess<ServiceProcess> = async (config, lo
   const ports = { port: 8083, opsPort: 9083 };
   const base = serviceBase({ name: "interview", schema: SCHEMA, ports }, config, logger, options);
   const { pool, shutdown } = base;
+  base.retain(interviewRetention(config));
   const realtime = createRealtime({ subjectPrefix: config.REALTIME_SUBJECT_PREFIX, logger });
   const deps = {
     pool,

@@ -1,6 +1,7 @@
 export { AGENT_LEASE_MS, createAgentSweeper } from "./agent/connections.js";
 export { createControlClients, createPlatformClients } from "./clients.js";
 export { createInterview } from "./compose.js";
+export { interviewRetention } from "./db/retention.js";
 export type { Deps as InterviewDeps } from "./deps.js";
 export { createRealtime, type Realtime } from "./realtime.js";
 export { interviewService, migrations, SCHEMA } from "./server.js";

@@ -1,5 +1,6 @@
 import { type ComposeProcess, createOutboxPublisher, type ServiceProcess, serviceBase } from "@evalp/kit";
 import { createControlClients, createDeliveryClient } from "./control-clients.js";
+import { platformRetention } from "./db/retention.js";
 import { platformService, SCHEMA } from "./server.js";
 
 /** The platform process: its RPCs and its outbox relay. */
@@ -7,6 +8,7 @@ export const createPlatform: ComposeProcess<ServiceProcess> = async (config, log
   const ports = { port: 8082, opsPort: 9082 };
   const base = serviceBase({ name: "platform", schema: SCHEMA, ports }, config, logger, options);
   const { pool, shutdown } = base;
+  base.retain(platformRetention(config));
   const publisher = createOutboxPublisher({ name: "platform", config: base.natsConfig, pool, logger });
   // After the servers have closed (last registered runs first), the relay publishes what it holds.
   shutdown.register("outbox relay", () => publisher.stop());

@@ -7,6 +7,7 @@ import {
   serviceBase,
 } from "@evalp/kit";
 import { createControlClients } from "./control-clients.js";
+import { webhooksRetention } from "./db/retention.js";
 import { createEnvironmentScope } from "./environment-scope.js";
 import { SCHEMA, webhooksService } from "./server.js";
 import { createWebhookWorkers } from "./workers.js";
@@ -19,6 +20,7 @@ export const createWebhooks: ComposeProcess<ServiceProcess> = async (config, log
   const ports = { port: 8084, opsPort: 9084 };
   const base = serviceBase({ name: "webhooks", schema: SCHEMA, ports }, config, logger, options);
   const { pool, shutdown } = base;
+  base.retain(webhooksRetention(config));
   const workers = createWebhookWorkers({ pool, logger, config, databaseUrl: config.DATABASE_URL });
   const control = createControlClients(config);
   let nats: NatsConnection | null = null;

@@ -1,5 +1,6 @@
 export { createWebhooks } from "./compose.js";
 export { createControlClients } from "./control-clients.js";
+export { webhooksRetention } from "./db/retention.js";
 export type { Deps as WebhooksDeps } from "./deps.js";
 export { createEnvironmentScope } from "./environment-scope.js";
 export { migrations, SCHEMA, webhooksService } from "./server.js";

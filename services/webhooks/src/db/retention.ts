@@ -1,0 +1,59 @@
+import { type Config, olderThanDays, outboxRetention, type RetentionTask } from "@evalp/kit";
+
+/**
+ * Deliveries in a final state (`succeeded`, `dead_letter`) whose last change is more than `days`
+ * old, oldest first, with their attempts, in one statement. A delivery still waiting (`pending`,
+ * `failed`) is never touched; one being replayed at that moment is locked and skipped, and once
+ * replayed it is no longer final.
+ */
+function finishedDeliveries(days: number): RetentionTask {
+  return {
+    table: "webhook_deliveries",
+    async deleteBatch(db, limit) {
+      const deleted = await db.query<{ deliveries: number; attempts: number }>(
+        `WITH doomed AS (
+           SELECT id FROM webhook_deliveries
+           WHERE status IN ('succeeded', 'dead_letter') AND updated_at < ${olderThanDays(1)}
+           ORDER BY updated_at LIMIT $2 FOR UPDATE SKIP LOCKED
+         ), attempts AS (
+           DELETE FROM webhook_delivery_attempts WHERE delivery_id IN (SELECT id FROM doomed) RETURNING 1
+         ), deliveries AS (
+           DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM doomed) RETURNING 1
+         )
+         SELECT (SELECT count(*) FROM deliveries) AS deliveries, (SELECT count(*) FROM attempts) AS attempts`,
+        [days, limit],
+      );
+      const row = deleted.rows[0];
+      return { webhook_deliveries: row?.deliveries ?? 0, webhook_delivery_attempts: row?.attempts ?? 0 };
+    },
+  };
+}
+
+/** Events received more than `days` ago that no delivery refers to any more (or ever did). */
+function orphanEvents(days: number): RetentionTask {
+  return {
+    table: "webhook_events",
+    async deleteBatch(db, limit) {
+      const deleted = await db.query(
+        `DELETE FROM webhook_events WHERE id IN (
+           SELECT e.id FROM webhook_events e
+           WHERE e.created_at < ${olderThanDays(1)}
+             AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)
+           ORDER BY e.created_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+        [days, limit],
+      );
+      return { webhook_events: deleted.rowCount ?? 0 };
+    },
+  };
+}
+
+/**
+ * What the webhooks plane deletes (docs/configuration.md#retention): its published outbox rows,
+ * then deliveries in a final state with their attempts, then the events left without deliveries.
+ */
+export function webhooksRetention(
+  config: Pick<Config, "RETENTION_OUTBOX_DAYS" | "RETENTION_WEBHOOK_DELIVERIES_DAYS">,
+): RetentionTask[] {
+  const days = config.RETENTION_WEBHOOK_DELIVERIES_DAYS;
+  return [outboxRetention(config.RETENTION_OUTBOX_DAYS), finishedDeliveries(days), orphanEvents(days)];
+}
