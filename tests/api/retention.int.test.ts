@@ -438,6 +438,88 @@ describe("retention (docs/configuration.md#retention)", () => {
     expect(remaining).toEqual(minus(allEntries, new Set(oldEntries.rows.map((row) => row.id))));
   });
 
+  it("measured: a round over tens of thousands of aged rows, batch by batch through the retention indexes", async () => {
+    const BULK = 20_000;
+    // Copies of rows the API made, aged past their settings: published outbox rows of the
+    // platform plane and behavioral events of the interview plane.
+    const platform = stack.pool("platform");
+    const interview = stack.pool("interview");
+    await platform.query(
+      `INSERT INTO outbox (id, event_type, subject, environment_id, payload, created_at, published_at)
+       SELECT gen_random_uuid(), o.event_type, o.subject, o.environment_id, o.payload,
+              now() - interval '30 days', now() - interval '30 days'
+       FROM (SELECT * FROM outbox WHERE published_at IS NOT NULL LIMIT 1) o, generate_series(1, $1)`,
+      [BULK],
+    );
+    await interview.query(
+      `INSERT INTO behavioral_events (id, batch_id, evaluation_id, type, occurred_at, question_id, elapsed_ms, created_at)
+       SELECT gen_random_uuid(), e.batch_id, e.evaluation_id, e.type, e.occurred_at, e.question_id, e.elapsed_ms,
+              now() - interval '100 days'
+       FROM (SELECT * FROM behavioral_events LIMIT 1) e, generate_series(1, $1)`,
+      [BULK],
+    );
+    const measure = async (pool: Pool, table: string) => {
+      const found = await pool.query<{ rows: number; bytes: number }>(
+        `SELECT (SELECT count(*) FROM ${table}) AS rows, pg_total_relation_size('${table}') AS bytes`,
+      );
+      return found.rows[0] as { rows: number; bytes: number };
+    };
+    await platform.query("ANALYZE outbox");
+    await interview.query("ANALYZE behavioral_events");
+    // The batch's row choice reads the retention index, oldest first, rather than the table.
+    const plans = {
+      outbox: await platform.query<{ "QUERY PLAN": string }>(
+        "EXPLAIN SELECT id FROM outbox WHERE published_at < now() - interval '7 days' ORDER BY published_at LIMIT 1000 FOR UPDATE SKIP LOCKED",
+      ),
+      behavioral_events: await interview.query<{ "QUERY PLAN": string }>(
+        "EXPLAIN SELECT id FROM behavioral_events WHERE created_at < now() - interval '90 days' ORDER BY created_at LIMIT 1000 FOR UPDATE SKIP LOCKED",
+      ),
+    };
+    expect(plans.outbox.rows.map((row) => row["QUERY PLAN"]).join("\n")).toContain("outbox_published");
+    expect(plans.behavioral_events.rows.map((row) => row["QUERY PLAN"]).join("\n")).toContain(
+      "behavioral_events_created",
+    );
+    const before = {
+      outbox: await measure(platform, "outbox"),
+      events: await measure(interview, "behavioral_events"),
+    };
+
+    const [a, b] = replicas("platform", stack.config, 1_000);
+    const [c, d] = replicas("interview", stack.config, 1_000);
+    const started = performance.now();
+    const rounds = await Promise.all([a, b, c, d].map((replica) => replica?.retention.round()));
+    const roundMs = Math.round(performance.now() - started);
+    const deleted = rounds.map((round) => round?.deleted ?? {});
+    expect(sum(deleted, "outbox")).toBeGreaterThanOrEqual(BULK);
+    expect(sum(deleted, "behavioral_events")).toBe(BULK);
+    const after = {
+      outbox: await measure(platform, "outbox"),
+      events: await measure(interview, "behavioral_events"),
+    };
+    expect(after.outbox.rows).toBe(before.outbox.rows - sum(deleted, "outbox"));
+    expect(after.events.rows).toBe(before.events.rows - BULK);
+    // Deleted rows' space is reused by later inserts; VACUUM gives back the empty pages at the end.
+    await platform.query("VACUUM outbox");
+    await interview.query("VACUUM behavioral_events");
+    const vacuumed = {
+      outbox: await measure(platform, "outbox"),
+      events: await measure(interview, "behavioral_events"),
+    };
+    console.info("retention measured", {
+      rounds_ms: roundMs,
+      batch_size: 1_000,
+      before,
+      after_round: after,
+      after_vacuum: vacuumed,
+      plans: Object.fromEntries(
+        Object.entries(plans).map(([table, plan]) => [
+          table,
+          plan.rows.map((row) => row["QUERY PLAN"]).join(" | "),
+        ]),
+      ),
+    });
+  });
+
   it("runs in each service's process on its schedule and counts on its ops port", async () => {
     // A platform outbox row published more than the age ago, then a second platform process:
     // its first round runs as soon as it listens.

@@ -22,6 +22,35 @@ describe("loadConfig", () => {
     expect(config.WEBHOOK_ALLOW_PRIVATE).toBe(true);
   });
 
+  it("retains by the documented ages, and keeps audit events and interview entries unless told", () => {
+    const config = loadConfig({ VAR_DIR: varDir() });
+    expect(config.RETENTION_ENABLED).toBe(true);
+    expect(config.RETENTION_INTERVAL_MS).toBe(3_600_000);
+    expect(config.RETENTION_BATCH_SIZE).toBe(1_000);
+    expect(config.RETENTION_OUTBOX_DAYS).toBe(7);
+    expect(config.RETENTION_WEBHOOK_DELIVERIES_DAYS).toBe(30);
+    expect(config.RETENTION_BEHAVIORAL_EVENTS_DAYS).toBe(90);
+    expect(config.RETENTION_EXPIRED_GRACE_DAYS).toBe(7);
+    expect(config.RETENTION_AUDIT_EVENTS_DAYS).toBeUndefined();
+    expect(config.RETENTION_INTERVIEW_ENTRIES_DAYS).toBeUndefined();
+    const set = loadConfig({
+      VAR_DIR: varDir(),
+      RETENTION_ENABLED: "false",
+      RETENTION_AUDIT_EVENTS_DAYS: "365",
+      RETENTION_OUTBOX_DAYS: "0.5",
+    });
+    expect(set.RETENTION_ENABLED).toBe(false);
+    expect(set.RETENTION_AUDIT_EVENTS_DAYS).toBe(365);
+    expect(set.RETENTION_OUTBOX_DAYS).toBe(0.5);
+    for (const bad of [
+      { RETENTION_OUTBOX_DAYS: "0" },
+      { RETENTION_BATCH_SIZE: "0" },
+      { RETENTION_INTERVAL_MS: "10" },
+    ]) {
+      expect(() => loadConfig({ VAR_DIR: varDir(), ...bad })).toThrow(ConfigError);
+    }
+  });
+
   it("requires MAIL_FROM with SMTP_URL, and takes one mailbox without line breaks", () => {
     const dir = varDir();
     expect(() => loadConfig({ VAR_DIR: dir, SMTP_URL: "smtp://mail.example:587" })).toThrow(/MAIL_FROM/);
