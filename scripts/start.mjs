@@ -11,7 +11,7 @@
 // (CONTROL_URL=http://127.0.0.1:8181,http://127.0.0.1:8191, …), over which it spreads its calls.
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { loadConfig } from "@evalp/kit";
+import { directDatabaseUrl, loadConfig } from "@evalp/kit";
 import { ensureServers, ServerNotInstalledError, UnreachableServerError } from "@evalp/local-servers";
 import { migrateAll } from "./migrate.mjs";
 
@@ -70,7 +70,7 @@ try {
 }
 if (stopping) await finish();
 try {
-  await migrateAll(config.DATABASE_URL);
+  await migrateAll(directDatabaseUrl(config));
 } catch (error) {
   console.error("migrating the database failed:", error);
   process.exitCode = 1;

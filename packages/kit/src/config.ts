@@ -57,6 +57,13 @@ export const configSchema = z.object({
   AGENT_DISCONNECT_PAUSE_MS: z.coerce.number().int().min(0).default(10_000),
   DATABASE_URL: z.string().default("postgres://127.0.0.1:5432/evalp"),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  /**
+   * Straight to the primary, for what needs a session of its own: the outbox relay's LISTEN and
+   * the migrations' advisory lock. Set it when DATABASE_URL goes through a transaction pooler
+   * (PgBouncer), which hands each transaction any server connection and so loses both.
+   * Default: DATABASE_URL (directDatabaseUrl).
+   */
+  DATABASE_DIRECT_URL: z.string().min(1).optional(),
   NATS_URL: z.string().default("nats://127.0.0.1:4222"),
   /**
    * The process's NATS user and password (nats-permissions.ts: each process is a user of its own,
@@ -284,4 +291,12 @@ function readOrCreateSecret(file: string): string {
   const secret = randomBytes(48).toString("base64url");
   writeFileSync(file, `${secret}\n`, { mode: 0o600 });
   return secret;
+}
+
+/**
+ * Where the connections that hold session state go (LISTEN, session advisory locks):
+ * DATABASE_DIRECT_URL when set, else DATABASE_URL (no pooler in between).
+ */
+export function directDatabaseUrl(config: Pick<Config, "DATABASE_URL" | "DATABASE_DIRECT_URL">): string {
+  return config.DATABASE_DIRECT_URL ?? config.DATABASE_URL;
 }

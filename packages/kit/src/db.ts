@@ -28,9 +28,15 @@ function osUser(): string {
   }
 }
 
+/** The schema each pool of createPool is bound to, which its readiness check confirms. */
+const poolSchemas = new WeakMap<Pool, string>();
+
 /**
  * A pool bound to one service's schema through `search_path`, so a service's SQL names its own
- * tables without qualification and cannot read another schema by accident.
+ * tables without qualification and cannot read another schema by accident. The setting travels
+ * in the startup packet's `options`: through a transaction pooler, PgBouncer must track it on
+ * every server connection it lends (`track_extra_parameters = search_path`, which works with
+ * PostgreSQL 18 and later, the first to report `search_path`); pingPool checks that it does.
  */
 export function createPool(options: { databaseUrl: string; schema: string; max: number }): Pool {
   const pool = new pg.Pool({
@@ -50,6 +56,7 @@ export function createPool(options: { databaseUrl: string; schema: string; max: 
   pool.on("connect", (client) => {
     client.on("error", () => {});
   });
+  poolSchemas.set(pool, options.schema);
   return pool;
 }
 
@@ -105,7 +112,21 @@ export async function withTransaction<T>(pool: Pool, work: (client: PoolClient) 
   }
 }
 
-/** Readiness probe of a pool: one round trip. */
+/**
+ * Readiness probe of a pool: one round trip, which also confirms that the pool's queries run on
+ * its service's schema. They would not where the schema is not migrated yet, or where
+ * DATABASE_URL goes through a pooler that drops `search_path`: every table would be missing, or
+ * another schema's.
+ */
 export async function pingPool(pool: Pool): Promise<void> {
-  await pool.query("SELECT 1");
+  const { rows } = await pool.query<{ schema: string | null }>("SELECT current_schema() AS schema");
+  const expected = poolSchemas.get(pool);
+  const found = rows[0]?.schema ?? null;
+  if (expected !== undefined && found !== expected) {
+    throw new Error(
+      `queries run on schema ${JSON.stringify(found)}, not ${JSON.stringify(expected)}: the schema is not migrated, ` +
+        "or DATABASE_URL goes through a pooler that does not keep search_path " +
+        "(PgBouncer needs track_extra_parameters = search_path, with PostgreSQL 18 or later)",
+    );
+  }
 }

@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import { type AuditEntry, auditRoute } from "./audit.js";
-import type { Config } from "./config.js";
+import { type Config, directDatabaseUrl } from "./config.js";
 import type { Pool } from "./db.js";
 import { connectNats, eventsRoute, type NatsConnection, type StreamRoute } from "./nats.js";
 import { createOutboxRelay, type OutboxRelay } from "./outbox-relay.js";
@@ -31,6 +31,7 @@ export function createOutboxPublisher(options: {
     | "NODE_ENV"
     | "NATS_STREAM_REPLICAS"
     | "DATABASE_URL"
+    | "DATABASE_DIRECT_URL"
     | "EVENTS_STREAM"
     | "EVENTS_SUBJECT_PREFIX"
     | "AUDIT_STREAM"
@@ -51,7 +52,8 @@ export function createOutboxPublisher(options: {
         nc: nats,
         routes: [eventsRoute(options.config), auditRoute(options.config), ...(options.routes ?? [])],
         logger: options.logger,
-        databaseUrl: options.config.DATABASE_URL,
+        // LISTEN needs a session of its own: never through a transaction pooler.
+        databaseUrl: directDatabaseUrl(options.config),
       });
       await relay.start();
       return nats;

@@ -107,6 +107,20 @@ export function natsServerBinary(env: Env = process.env): string {
   throw new ServerNotInstalledError(["nats"]);
 }
 
+/** Debian installs pgbouncer into /usr/sbin, which only root's PATH has. */
+const DEBIAN_PGBOUNCER = "/usr/sbin/pgbouncer";
+
+/**
+ * `PGBOUNCER_BIN` when set (and then only it), else `pgbouncer` on PATH, else Debian's
+ * /usr/sbin one. Only the tests that run the platform behind a pooler need it.
+ */
+export function pgbouncerBinary(env: Env = process.env): string {
+  const found =
+    env.PGBOUNCER_BIN !== undefined ? env.PGBOUNCER_BIN : (onPath("pgbouncer", env) ?? DEBIAN_PGBOUNCER);
+  if (isExecutable(found)) return found;
+  throw new Error("PgBouncer not found: install it (Debian: sudo apt-get install pgbouncer)");
+}
+
 /** Where each server's programs are (Postgres: their directory). */
 export type ServerBinaries = { postgres?: string; redis?: string; nats?: string };
 

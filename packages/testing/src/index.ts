@@ -2,6 +2,7 @@ export * from "./bundle-contents.js";
 export * from "./database.js";
 export * from "./names.js";
 export * from "./nats-server.js";
+export * from "./pgbouncer-server.js";
 export * from "./ports.js";
 export * from "./postgres-server.js";
 export * from "./receiver.js";

@@ -1,6 +1,7 @@
 import {
   type ComposeProcess,
   connectNats,
+  directDatabaseUrl,
   type NatsConnection,
   pingNats,
   type ServiceProcess,
@@ -21,7 +22,7 @@ export const createWebhooks: ComposeProcess<ServiceProcess> = async (config, log
   const base = serviceBase({ name: "webhooks", schema: SCHEMA, ports }, config, logger, options);
   const { pool, shutdown } = base;
   base.retain(webhooksRetention(config));
-  const workers = createWebhookWorkers({ pool, logger, config, databaseUrl: config.DATABASE_URL });
+  const workers = createWebhookWorkers({ pool, logger, config, databaseUrl: directDatabaseUrl(config) });
   const control = createControlClients(config);
   let nats: NatsConnection | null = null;
   // At shutdown (last registered first): the servers stop taking calls, then the workers stop
