@@ -45,9 +45,13 @@ const UPSTREAM_URLS: Record<string, ProcessName> = {
   WEBHOOKS_URL: "webhooks",
 };
 
-/** Environment variables whose values are secrets: they may only come from a Secret. */
+/**
+ * Environment variables whose values are secrets: they may only come from a Secret. DATABASE_URL
+ * may be a plain value when it carries no password (prod: the Pooler's Service, with PGPASSWORD
+ * from a Secret); CREDENTIALED_URL catches one that does.
+ */
 const SENSITIVE_ENV =
-  /(SECRET|PASSWORD|PASSWD|TOKEN|PRIVATE_KEY|API_KEYS?|CREDENTIALS?)$|^(DATABASE|REDIS|NATS|SMTP)_URL$/;
+  /(SECRET|PASSWORD|PASSWD|TOKEN|PRIVATE_KEY|API_KEYS?|CREDENTIALS?)$|^(DATABASE_DIRECT|REDIS|NATS|SMTP)_URL$/;
 const CREDENTIALED_URL = /^[a-z][a-z0-9+.-]*:\/\/[^/@\s:]+:[^/@\s]+@/i;
 
 let renderer: Renderer | undefined;
@@ -796,7 +800,7 @@ describe("overlay prod's gateway", () => {
 });
 
 describe("overlay prod's state layer", () => {
-  it("is a CloudNativePG Cluster whose generated Secret gives the services DATABASE_URL", () => {
+  it("is a CloudNativePG Cluster whose generated Secret gives the services DATABASE_DIRECT_URL", () => {
     const objects = render("prod");
     const clusters = ofKind(objects, "Cluster");
     expect(clusters.map((cluster) => cluster.apiVersion)).toEqual(["postgresql.cnpg.io/v1"]);
@@ -805,7 +809,8 @@ describe("overlay prod's state layer", () => {
     expect(spec(cluster).bootstrap?.initdb?.database).toBe("evalp");
     for (const name of ["control", "platform", "interview", "webhooks"] as const) {
       const env = environment(objects, mainContainer(appWorkload(objects, name)));
-      expect(env.DATABASE_URL, name).toBe(`secret:${cluster.metadata.name}-app/uri`);
+      // DATABASE_URL goes through the Pooler: tests/deploy/database.test.ts.
+      expect(env.DATABASE_DIRECT_URL, name).toBe(`secret:${cluster.metadata.name}-app/uri`);
     }
   });
 

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig, requireJwtSecret } from "./config.js";
+import { ConfigError, directDatabaseUrl, loadConfig, requireJwtSecret } from "./config.js";
 import { createLogger } from "./logger.js";
 import { connectNats } from "./nats.js";
 import { parseServiceTokenSecrets } from "./service-tokens.js";
@@ -148,5 +148,16 @@ describe("loadConfig", () => {
       /CONTROL_URL/,
     );
     expect(() => loadConfig({ VAR_DIR: varDir(), PLATFORM_URL: "ftp://10.0.0.1" })).toThrow(/PLATFORM_URL/);
+  });
+});
+
+describe("directDatabaseUrl", () => {
+  it("is DATABASE_DIRECT_URL when set (a pooler in between), else DATABASE_URL", () => {
+    const pooled = "postgres://evalp@pooler:5432/evalp";
+    const direct = "postgres://evalp@primary:5432/evalp";
+    const base = { VAR_DIR: varDir(), DATABASE_URL: pooled };
+    expect(directDatabaseUrl(loadConfig({ ...base, DATABASE_DIRECT_URL: direct }))).toBe(direct);
+    expect(directDatabaseUrl(loadConfig(base))).toBe(pooled);
+    expect(() => loadConfig({ ...base, DATABASE_DIRECT_URL: "" })).toThrow(/DATABASE_DIRECT_URL/);
   });
 });
