@@ -57,7 +57,13 @@ type Running = { holders: number; stop(): Promise<void> };
  */
 let running: Running | null = null;
 /** The instrumentations, created once: by `preloadTelemetry` before the app loads, or at start. */
-let instrumented: { disable(): void } | null = null;
+let instrumented: Instrumented | null = null;
+
+type Instrumented = {
+  /** Points the instrumentations at the provider (those made before it existed see none). */
+  use(provider: SdkTrace.TracerProvider): void;
+  disable(): void;
+};
 
 /** Whether spans are being recorded in this Node process (the platform's own tracing skips its work otherwise). */
 export function tracingActive(): boolean {
@@ -138,6 +144,7 @@ function startProvider(config: TelemetryConfig, endpoint: string, name: string):
   });
   trace.setGlobalTracerProvider(provider);
   instrumented ??= instrument();
+  instrumented.use(provider);
   return {
     holders: 0,
     async stop() {
@@ -170,30 +177,34 @@ const OPS_PATHS = new Set(["/healthz", "/readyz", "/metrics"]);
 
 /**
  * The instrumentations of the libraries the platform uses, bound to the global tracer provider
- * (spans start once one is registered).
+ * (`use`).
  */
-function instrument(): { disable(): void } {
+function instrument(): Instrumented {
   const { registerInstrumentations } = require("@opentelemetry/instrumentation") as typeof InstrumentationApi;
   const http = require("@opentelemetry/instrumentation-http") as typeof HttpInstrumentation;
   const undici = require("@opentelemetry/instrumentation-undici") as typeof UndiciInstrumentation;
   const pg = require("@opentelemetry/instrumentation-pg") as typeof PgInstrumentation;
   const ioredis = require("@opentelemetry/instrumentation-ioredis") as typeof IORedisInstrumentation;
   const { FastifyOtelInstrumentation } = require("@fastify/otel") as typeof import("@fastify/otel");
-  const disable = registerInstrumentations({
-    instrumentations: [
-      new http.HttpInstrumentation({
-        ignoreIncomingRequestHook: (request) => OPS_PATHS.has((request.url ?? "").split("?", 1)[0] ?? ""),
-      }),
-      new undici.UndiciInstrumentation(),
-      // Spans for queries only inside a traced operation: the pollers' queries alone are noise.
-      new pg.PgInstrumentation({ requireParentSpan: true }),
-      new ioredis.IORedisInstrumentation({ requireParentSpan: true }),
-      // Fastify announces every instance on a diagnostics channel; each gets the plugin there.
-      new FastifyOtelInstrumentation({
-        registerOnInitialization: true,
-        ignorePaths: (route) => OPS_PATHS.has(route.url),
-      }),
-    ],
-  });
-  return { disable };
+  const instrumentations = [
+    new http.HttpInstrumentation({
+      ignoreIncomingRequestHook: (request) => OPS_PATHS.has((request.url ?? "").split("?", 1)[0] ?? ""),
+    }),
+    new undici.UndiciInstrumentation(),
+    // Spans for queries only inside a traced operation: the pollers' queries alone are noise.
+    new pg.PgInstrumentation({ requireParentSpan: true }),
+    new ioredis.IORedisInstrumentation({ requireParentSpan: true }),
+    // Fastify announces every instance on a diagnostics channel; each gets the plugin there.
+    new FastifyOtelInstrumentation({
+      registerOnInitialization: true,
+      ignorePaths: (route) => OPS_PATHS.has(route.url),
+    }),
+  ];
+  const disable = registerInstrumentations({ instrumentations });
+  return {
+    use(provider) {
+      for (const instrumentation of instrumentations) instrumentation.setTracerProvider(provider);
+    },
+    disable,
+  };
 }
