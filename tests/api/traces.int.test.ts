@@ -1,3 +1,6 @@
+import { execFile } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import type { Receiver } from "@evalp/testing";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type ApiClient, apiClient } from "./support/client.js";
@@ -63,26 +66,22 @@ describe("traces (docs/operations.md#tracing)", () => {
         );
         expect(attempt, "the delivery attempt's span").toBeDefined();
         const chain = ancestry(spans, attempt as ExportedSpan);
-        const consume = chain.find((span) => span.kind === SPAN_KIND.consumer);
-        const publish = chain.find((span) => span.kind === SPAN_KIND.producer);
-        const rpc = chain.find(
-          (span) => span.kind === SPAN_KIND.server && span.attributes["evalp.service"] === "control",
-        );
-        // Fastify's span of the request (the http instrumentation's would be its parent where it
-        // patched node:http before the gateway loaded it, as a process's main.ts has it do).
-        const gateway = chain.find((span) => span.scope === "@fastify/otel" && span.name === "request");
+        const found = {
+          attempt: attempt as ExportedSpan,
+          consume: chain.find((span) => span.kind === SPAN_KIND.consumer),
+          publish: chain.find((span) => span.kind === SPAN_KIND.producer),
+          rpc: chain.find(
+            (span) => span.kind === SPAN_KIND.server && span.attributes["evalp.service"] === "control",
+          ),
+          // Fastify's span of the request (the http instrumentation's would be its parent where it
+          // patched node:http before the gateway loaded it, as a process's main.ts has it do).
+          gateway: chain.find((span) => span.scope === "@fastify/otel" && span.name === "request"),
+        };
         // Every span of the chain is exported, up to its root (the test client's own request:
         // undici is instrumented in this process too, and the gateway continues its trace).
         expect(chain.at(-1)?.parentSpanId).toBeUndefined();
-        expect({ consume, publish, rpc, gateway }).toEqual({
-          consume: expect.anything(),
-          publish: expect.anything(),
-          rpc: expect.anything(),
-          gateway: expect.anything(),
-        });
-        return { gateway, rpc, publish, consume, attempt, spans } as Record<string, ExportedSpan> & {
-          spans: ExportedSpan[];
-        };
+        for (const [name, span] of Object.entries(found)) expect(span, name).toBeDefined();
+        return { ...(found as Record<keyof typeof found, ExportedSpan>), spans };
       },
       { timeout: 15_000, interval: 100 },
     );
@@ -136,5 +135,24 @@ describe("traces (docs/operations.md#tracing)", () => {
     for (const service of ["gateway", "control", "webhooks"]) expect(services).toContain(service);
     // One provider for the Node process: the resource's `service.name` is the first process's.
     expect(new Set(otlp.spans().map((span) => span.resourceService)).size).toBe(1);
+  });
+
+  it("see the queries of a process started as main.ts starts one: ESM modules are instrumented when the hooks come first", async () => {
+    const separate = await startOtlpReceiver();
+    try {
+      const script = fileURLToPath(new URL("./support/preloaded-process.ts", import.meta.url));
+      await promisify(execFile)(process.execPath, [script, stack.config.DATABASE_URL], {
+        env: { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: separate.url, OTEL_BSP_SCHEDULE_DELAY: "10" },
+      });
+      const spans = separate.spans();
+      const work = spans.find((span) => span.name === "preloaded work");
+      const query = spans.find(
+        (span) => span.scope === "@opentelemetry/instrumentation-pg" && span.name.startsWith("pg.query"),
+      );
+      expect(work?.resourceService).toBe("preloaded");
+      expect(query).toMatchObject({ traceId: work?.traceId, parentSpanId: work?.spanId });
+    } finally {
+      await separate.close();
+    }
   });
 });
