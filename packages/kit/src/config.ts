@@ -135,6 +135,15 @@ export const configSchema = z.object({
   /** Delivery attempts in flight at once per webhooks process, and per endpoint. */
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(64),
   WEBHOOK_ENDPOINT_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(16),
+  /**
+   * Tracing (telemetry.ts): spans are exported over OTLP/HTTP to `<endpoint>/v1/traces` when this
+   * is set; unset, no tracing SDK is loaded at all.
+   */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+  /** The `service.name` of the spans; unset: the process's name (`gateway`, `control`, …). */
+  OTEL_SERVICE_NAME: z.string().min(1).optional(),
+  /** How long finished spans wait to be exported together. */
+  OTEL_BSP_SCHEDULE_DELAY: z.coerce.number().int().min(0).default(5_000),
   SIGNUP_ENABLED: booleanString.default(true),
   LEGACY_API_KEYS: z.string().default(""),
   JWT_SECRET: z.string().min(32).optional(),

@@ -3,6 +3,7 @@ import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import { neverReached, transportFailure } from "./peer-outage.js";
+import { traceClientInterceptor } from "./rpc-tracing.js";
 import { createEndpointSet, type Endpoint, type EndpointSet } from "./service-endpoints.js";
 import { parseServiceTokenSecrets, type ServiceTokenKeys, signServiceTokens } from "./service-tokens.js";
 
@@ -57,7 +58,7 @@ export function createServiceTransport(
           httpVersion: "2",
           sessionManager: new Http2SessionManager(baseUrl, { idleConnectionTimeoutMs: IDLE_CONNECTION_MS }),
           defaultTimeoutMs: timeoutMs,
-          interceptors: [tokens],
+          interceptors: [tokens, traceClientInterceptor],
           ...WIRE_READ_OPTIONS,
         }),
       refreshMs: RESOLVE_EVERY_MS,

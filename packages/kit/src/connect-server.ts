@@ -10,6 +10,7 @@ import { rpcMetricsInterceptor } from "./metrics.js";
 import { peerOutage } from "./peer-outage.js";
 import { type ReadinessCheck, runReadiness } from "./readiness.js";
 import { requestContextInterceptor } from "./request-context.js";
+import { traceServerInterceptor } from "./rpc-tracing.js";
 import { requireServiceTokens, type ServiceTokenKeys } from "./service-tokens.js";
 
 /** An HTTP/2 Connect server that can also drain its open sessions. */
@@ -63,6 +64,7 @@ export function createConnectServer(options: {
     },
     interceptors: [
       ...(options.registry ? [rpcMetricsInterceptor(options.registry)] : []),
+      traceServerInterceptor,
       requireServiceTokens(options.tokens),
       requestContextInterceptor(options.logger),
       errorInterceptor,

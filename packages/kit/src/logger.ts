@@ -1,3 +1,4 @@
+import { isSpanContextValid, trace } from "@opentelemetry/api";
 import { type Logger, pino } from "pino";
 
 export type { Logger } from "pino";
@@ -30,6 +31,7 @@ export function createLogger(service: string, level: string, destination?: pino.
     base: { service },
     redact: { paths: REDACTED_PATHS, censor: "[redacted]" },
     timestamp: pino.stdTimeFunctions.isoTime,
+    mixin: traceFields,
   };
   return destination ? pino(options, destination) : pino(options);
 }
@@ -43,4 +45,13 @@ export function logRuntime(logger: Logger): void {
     { node: process.version, platform: `${process.platform}-${process.arch}`, pid: process.pid },
     "starting",
   );
+}
+
+/**
+ * `trace_id` and `span_id` of the span active when a line is written (telemetry.ts), so that a
+ * line leads to its trace; nothing while no span is (tracing off, or outside any).
+ */
+function traceFields(): { trace_id?: string; span_id?: string } {
+  const span = trace.getActiveSpan()?.spanContext();
+  return span && isSpanContextValid(span) ? { trace_id: span.traceId, span_id: span.spanId } : {};
 }

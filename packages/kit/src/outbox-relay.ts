@@ -4,6 +4,8 @@ import type { Logger } from "pino";
 import { type Pool, withDefaultUser } from "./db.js";
 import { ensureStreams, type NatsConnection, routedSubject, type StreamRoute } from "./nats.js";
 import { OUTBOX_CHANNEL } from "./outbox.js";
+import { tracePublish } from "./outbox-tracing.js";
+import type { TraceCarrier } from "./trace-context.js";
 import { createWakeLoop } from "./wake-loop.js";
 
 /** Publishes a service's outbox to JetStream; one per emitting process. */
@@ -33,7 +35,7 @@ export type OutboxRelayOptions = {
   publishTimeoutMs?: number;
 };
 
-type OutboxRow = { id: string; subject: string; payload: string };
+type OutboxRow = { id: string; subject: string; payload: string; trace_context: TraceCarrier | null };
 
 /**
  * The transactional outbox's other half (docs/webhooks.md). In one transaction per batch it claims
@@ -63,10 +65,10 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       rows.map((row) => {
         const route = routeOf.get(row.subject.split(".", 1)[0] ?? "");
         if (!route) return Promise.reject(new Error(`no stream for subject ${row.subject}`));
-        return client.publish(routedSubject(route, row.subject), row.payload, {
-          msgID: row.id,
-          timeout: publishTimeoutMs,
-        });
+        const subject = routedSubject(route, row.subject);
+        return tracePublish(row, subject, (headers) =>
+          client.publish(subject, row.payload, { msgID: row.id, timeout: publishTimeoutMs, headers }),
+        );
       }),
     );
     const published = rows.filter((_, index) => results[index]?.status === "fulfilled").map((row) => row.id);
@@ -89,7 +91,7 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
         return 0;
       }
       const claimed = await client.query<OutboxRow>(
-        `SELECT id, subject, payload::text AS payload FROM outbox
+        `SELECT id, subject, payload::text AS payload, trace_context FROM outbox
          WHERE published_at IS NULL AND split_part(subject, '.', 1) = ANY($1)
          ORDER BY created_at, id LIMIT $2 FOR UPDATE SKIP LOCKED`,
         [roots, batchSize],

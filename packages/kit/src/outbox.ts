@@ -1,6 +1,7 @@
 import { v7 as uuidv7 } from "uuid";
 import type { Queryable } from "./db.js";
 import { EVENTS_ROOT } from "./nats.js";
+import { currentTraceCarrier } from "./trace-context.js";
 
 /** The webhook body of an event (docs/webhooks.md): what the relay publishes and receivers get. */
 export type EventEnvelope = {
@@ -51,7 +52,7 @@ export async function writeOutboxEvent(
 
 /**
  * Writes any message into the outbox, for any subject whose root a relay routes to a stream.
- * The row's id becomes the message's `Nats-Msg-Id`. Committing the transaction announces the
+ * The row's id becomes the message's `Nats-Msg-Id`, the active span's context its trace context. Committing the transaction announces the
  * row on `OUTBOX_CHANNEL`, which wakes the relay at once.
  */
 export async function writeOutboxMessage(
@@ -72,8 +73,8 @@ export async function writeOutboxMessage(
   }
   await db.query(
     `WITH written AS (
-       INSERT INTO outbox (id, event_type, subject, environment_id, payload, created_at)
-       VALUES ($1, $2, $3, $4, $5, COALESCE($6::timestamptz, date_trunc('milliseconds', clock_timestamp())))
+       INSERT INTO outbox (id, event_type, subject, environment_id, payload, created_at, trace_context)
+       VALUES ($1, $2, $3, $4, $5, COALESCE($6::timestamptz, date_trunc('milliseconds', clock_timestamp())), $8)
        RETURNING 1
      )
      SELECT pg_notify($7, current_schema()) FROM written`,
@@ -85,6 +86,8 @@ export async function writeOutboxMessage(
       body,
       message.createdAt ?? null,
       OUTBOX_CHANNEL,
+      // The trace of the change, which the relay's publish continues.
+      currentTraceCarrier(),
     ],
   );
   return id;

@@ -6,6 +6,7 @@ import { createMetricsRegistry } from "./metrics.js";
 import { createRetention, type Retention, type RetentionTask } from "./retention.js";
 import { type RunningService, type ServiceDefinition, serveService } from "./serve.js";
 import { createShutdownManager, type ShutdownManager } from "./shutdown.js";
+import { inService, startTelemetry } from "./telemetry.js";
 
 /** Where a process listens: its API (HTTP or RPC) and its ops server. */
 export type ProcessPorts = { port: number; opsPort: number };
@@ -80,6 +81,7 @@ export function serviceBase(
   options: ProcessOptions = {},
 ) {
   const shutdown = createShutdownManager(logger, config.SHUTDOWN_GRACE_MS);
+  registerTelemetry(shutdown, config, service.name);
   const pool = createPool({
     databaseUrl: config.DATABASE_URL,
     schema: service.schema,
@@ -131,28 +133,39 @@ export function serviceBase(
         closing ??= running?.close() ?? Promise.resolve();
         return closing;
       };
+      const listen = async (): Promise<ProcessPorts> => {
+        running = await serveService(definition, {
+          logger,
+          host: config.HOST,
+          rpcPort: ports.port,
+          opsPort: ports.opsPort,
+          maxConnectionAgeMs: config.RPC_MAX_CONNECTION_AGE_MS,
+          serviceTokenSecrets: config.SERVICE_TOKEN_SECRETS,
+          registry,
+        });
+        shutdown.register("servers", stopServing);
+        work.listening?.();
+        retention?.start();
+        return { port: running.rpcPort, opsPort: running.opsPort };
+      };
       return {
         name: service.name,
         shutdown,
         pool,
         stopServing,
-        async listen() {
-          running = await serveService(definition, {
-            logger,
-            host: config.HOST,
-            rpcPort: ports.port,
-            opsPort: ports.opsPort,
-            maxConnectionAgeMs: config.RPC_MAX_CONNECTION_AGE_MS,
-            serviceTokenSecrets: config.SERVICE_TOKEN_SECRETS,
-            registry,
-          });
-          shutdown.register("servers", stopServing);
-          work.listening?.();
-          retention?.start();
-          return { port: running.rpcPort, opsPort: running.opsPort };
-        },
-        connect: work.connect,
+        // What the servers and the background work start keeps the process's name (telemetry.ts).
+        listen: () => inService(service.name, listen),
+        connect: () => inService(service.name, work.connect),
       };
     },
   };
+}
+
+/**
+ * Starts tracing for the process when an endpoint is configured (telemetry.ts), released last at
+ * shutdown so that the spans of every other step are exported. Call it first in a composition.
+ */
+export function registerTelemetry(shutdown: ShutdownManager, config: Config, name: string): void {
+  const telemetry = startTelemetry(config, name);
+  if (telemetry) shutdown.register("telemetry", () => telemetry.release());
 }

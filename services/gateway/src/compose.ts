@@ -2,8 +2,10 @@ import {
   type ComposeProcess,
   connectNats,
   createShutdownManager,
+  inService,
   listen,
   type Process,
+  registerTelemetry,
   requireJwtSecret,
 } from "@evalp/kit";
 import type { FastifyInstance } from "fastify";
@@ -23,13 +25,14 @@ export const createGateway: ComposeProcess<GatewayProcess> = async (config, logg
   // It signs or verifies with the JWT secret: without one (production) it does not start.
   requireJwtSecret(config);
   const shutdown = createShutdownManager(logger, config.SHUTDOWN_GRACE_MS);
+  registerTelemetry(shutdown, config, "gateway");
   const redis = createRedis(config.REDIS_URL);
   shutdown.register("redis", async () => {
     await redis.quit();
   });
   const upstreams = createUpstreams(config);
   // Realtime frames of other gateways' sockets come over NATS; the API does not wait for it.
-  const nats = connectNats({ ...config, ...options.nats }, "gateway", logger);
+  const nats = inService("gateway", () => connectNats({ ...config, ...options.nats }, "gateway", logger));
   let natsConnected: Awaited<typeof nats> | null = null;
   void nats.then((nc) => {
     natsConnected = nc;
@@ -59,11 +62,13 @@ export const createGateway: ComposeProcess<GatewayProcess> = async (config, logg
     shutdown,
     app,
     redis,
-    async listen() {
-      await app.listen({ port: ports.port, host: config.HOST });
-      const opsPort = await listen(app.ops, ports.opsPort, config.HOST);
-      return { port: (app.server.address() as { port: number }).port, opsPort };
-    },
+    // What the servers start keeps the process's name (telemetry.ts).
+    listen: () =>
+      inService("gateway", async () => {
+        await app.listen({ port: ports.port, host: config.HOST });
+        const opsPort = await listen(app.ops, ports.opsPort, config.HOST);
+        return { port: (app.server.address() as { port: number }).port, opsPort };
+      }),
     async connect() {
       await nats;
     },

@@ -1,4 +1,9 @@
-import { runProcess } from "@evalp/kit";
-import { createInterview } from "./compose.js";
+import { preloadTelemetry } from "@evalp/kit/telemetry";
+
+// Tracing's module hooks, when it is on, must be in place before the process's modules load
+// (telemetry.ts): the rest is imported after.
+preloadTelemetry();
+const { runProcess } = await import("@evalp/kit");
+const { createInterview } = await import("./compose.js");
 
 await runProcess("interview", createInterview);

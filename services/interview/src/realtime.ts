@@ -1,10 +1,11 @@
 import { create, toBinary } from "@bufbuild/protobuf";
 import { MethodOptions_IdempotencyLevel, timestampDate } from "@bufbuild/protobuf/wkt";
 import type { Interceptor } from "@connectrpc/connect";
-import type { Logger } from "@evalp/kit";
+import { type Logger, natsTraceHeaders } from "@evalp/kit";
 import type { Entry, Snapshot, TranscriptEntry } from "@evalp/proto/interview/v1/interview";
 import { type RealtimeFrame, RealtimeFrameSchema } from "@evalp/proto/interview/v1/realtime";
 import type { NatsConnection } from "@nats-io/transport-node";
+import { context } from "@opentelemetry/api";
 import { type EntryRow, type InterviewRow, transcriptMessage } from "./db/rows.js";
 import { snapshotOfRow } from "./steps.js";
 
@@ -33,6 +34,8 @@ export function createRealtime(options: { subjectPrefix: string; logger: Logger 
       nc.publish(
         `${options.subjectPrefix}.${evaluationId}`,
         toBinary(RealtimeFrameSchema, create(RealtimeFrameSchema, { evaluationId, frame })),
+        // The gateways relay the frame in a span under the RPC that changed the interview.
+        { headers: natsTraceHeaders(context.active()) },
       );
     } catch (error) {
       options.logger.debug({ err: error, evaluation_id: evaluationId }, "realtime frame not published");

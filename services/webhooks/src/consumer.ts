@@ -1,4 +1,5 @@
 import {
+  contextFromNats,
   createDurableConsumer,
   type DurableConsumer,
   EVENTS_CONSUMER,
@@ -7,9 +8,15 @@ import {
   type NatsConnection,
   newId,
   type Pool,
+  recordFailure,
   type StreamRoute,
+  type TraceCarrier,
+  traceCarrierOf,
+  tracer,
+  tracingActive,
   withTransaction,
 } from "@evalp/kit";
+import { type Context, context, type Span, SpanKind, trace } from "@opentelemetry/api";
 import { insertDeliveries, type NewDelivery } from "./db/deliveries.js";
 import { subscribedEndpoints } from "./db/endpoints.js";
 import { insertEvents } from "./db/events.js";
@@ -36,7 +43,7 @@ export function createEventConsumer(options: {
   /** Called after deliveries were stored: the dispatcher has work. */
   onStored: () => void;
 }): DurableConsumer {
-  return createDurableConsumer<EventEnvelope>({
+  return createDurableConsumer<Consumed>({
     nc: options.nc,
     route: options.route,
     durable: EVENTS_CONSUMER,
@@ -46,19 +53,61 @@ export function createEventConsumer(options: {
     batch: BATCH,
     decode: (message) => {
       const event: unknown = message.json();
-      return isEnvelope(event) ? event : null;
+      return isEnvelope(event) ? { event, trace: contextFromNats(message.headers) } : null;
     },
     async handle(batch) {
-      const events = new Map(batch.map((event) => [event.id, event]));
-      await storeEvents(options.pool, [...events.values()]);
+      const events = new Map(batch.map((consumed) => [consumed.event.id, consumed]));
+      await consumeTraced([...events.values()], (traced) => storeEvents(options.pool, traced));
       options.onStored();
       return undefined;
     },
   });
 }
 
+/** An event as received, with the trace its publisher sent along. */
+type Consumed = { event: EventEnvelope; trace: Context };
+/** An event being stored, with the trace its deliveries continue. */
+type Traced = { event: EventEnvelope; trace: TraceCarrier | null };
+
+/**
+ * Stores a batch with each event in a consumer span of its own under its publisher's, so each
+ * event's trace goes on into its deliveries; the spans end once the batch is stored, and its
+ * queries are traced under the first event's. Without tracing, just stores.
+ */
+async function consumeTraced(batch: Consumed[], store: (events: Traced[]) => Promise<void>): Promise<void> {
+  const [first] = batch;
+  if (!first || !tracingActive()) return store(batch.map(({ event }) => ({ event, trace: null })));
+  const spans = batch.map(({ event, trace: parent }) =>
+    tracer.startSpan(
+      `process ${event.type}`,
+      {
+        kind: SpanKind.CONSUMER,
+        attributes: {
+          "messaging.system": "nats",
+          "messaging.operation.type": "process",
+          "messaging.message.id": event.id,
+        },
+      },
+      parent,
+    ),
+  );
+  const contexts = batch.map(({ trace: parent }, index) => trace.setSpan(parent, spans[index] as Span));
+  try {
+    await context.with(contexts[0] as Context, () =>
+      store(batch.map(({ event }, index) => ({ event, trace: traceCarrierOf(contexts[index] as Context) }))),
+    );
+  } catch (error) {
+    for (const span of spans) recordFailure(span, error);
+    throw error;
+  } finally {
+    for (const span of spans) span.end();
+  }
+}
+
 /** The events' deliveries, and the events that have any; an event nobody subscribes to is not kept. */
-async function storeEvents(pool: Pool, events: EventEnvelope[]): Promise<void> {
+async function storeEvents(pool: Pool, batch: Traced[]): Promise<void> {
+  const traces = new Map(batch.map((entry) => [entry.event.id, entry.trace]));
+  const events = batch.map((entry) => entry.event);
   await withTransaction(pool, async (tx) => {
     const endpoints = await subscribedEndpoints(tx, [
       ...new Set(events.map((event) => event.environment_id)),
@@ -79,6 +128,7 @@ async function storeEvents(pool: Pool, events: EventEnvelope[]): Promise<void> {
           endpointId: endpoint.id,
           eventId: event.id,
           eventType: event.type,
+          traceContext: traces.get(event.id) ?? null,
         });
       }
     }

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { createWakeLoop, type Logger, type Pool } from "@evalp/kit";
+import { attemptOutcome, traceAttempt } from "./attempt-tracing.js";
 import { createSuccessRecorder, isPlainSuccess, recordAttempt } from "./attempts.js";
 import { type ClaimedDelivery, claimDue, msUntilNextDue, releaseLease } from "./db/delivery-attempts.js";
 import type { Sender } from "./deliver.js";
@@ -60,7 +61,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   function launch(delivery: ClaimedDelivery) {
     inFlight += 1;
     perEndpoint.set(delivery.endpoint_id, (perEndpoint.get(delivery.endpoint_id) ?? 0) + 1);
-    const task = attempt(delivery)
+    const task = traceAttempt(delivery, () => attempt(delivery))
       .catch((error: unknown) =>
         log.error({ err: error, delivery_id: delivery.id }, "delivery attempt failed"),
       )
@@ -78,6 +79,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   async function attempt(delivery: ClaimedDelivery): Promise<void> {
     if (delivery.endpoint_stopped) {
       // Replayed or raced past a disabling: it is not sent.
+      attemptOutcome("not_sent");
       await recordAttempt(options.pool, delivery, null, options.schedule);
       return;
     }
@@ -91,6 +93,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       secrets,
       signal: shutdown.signal,
     });
+    attemptOutcome(result.aborted ? "aborted" : result.ok ? "succeeded" : "failed", result);
     if (result.aborted) {
       // Cut off by shutdown: another worker (or this one after a restart) attempts it again.
       await releaseLease(options.pool, delivery);

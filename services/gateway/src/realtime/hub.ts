@@ -6,6 +6,7 @@ import { RealtimeFrameSchema } from "@evalp/proto/interview/v1/realtime";
 import type { Subscription } from "@nats-io/transport-node";
 import type { WebSocket } from "ws";
 import { interviewJson, transcriptJson } from "../routes/interview/wire.js";
+import { traceFrame } from "./frame-tracing.js";
 import { sendError, sendFrame, TOKEN_EXPIRED_CLOSE } from "./protocol.js";
 
 /** An agent socket this gateway holds, and the connection the interview plane knows it by. */
@@ -123,7 +124,7 @@ export class InterviewHub {
     const subject = `${this.options.subjectPrefix}.${evaluationId}`;
     const subscription = this.nc.subscribe(subject, {
       callback: (error, message) => {
-        if (!error) this.receive(evaluationId, message.data);
+        if (!error) traceFrame(message.headers, evaluationId, () => this.receive(evaluationId, message.data));
       },
     });
     this.subscriptions.set(evaluationId, subscription);

@@ -1,6 +1,14 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { isUuid, notFound, pageClause, type Queryable, WEBHOOKS_ROOT, writeOutboxMessage } from "@evalp/kit";
+import {
+  isUuid,
+  notFound,
+  pageClause,
+  type Queryable,
+  type TraceCarrier,
+  WEBHOOKS_ROOT,
+  writeOutboxMessage,
+} from "@evalp/kit";
 import type { PageRequest } from "@evalp/proto/common/v1/page";
 import {
   type Attempt,
@@ -137,13 +145,15 @@ export type NewDelivery = {
   endpointId: string;
   eventId: string;
   eventType: string;
+  /** The consumer's span of the event, which each attempt continues. */
+  traceContext: TraceCarrier | null;
 };
 
 /** Inserts deliveries due now; one that exists already (a redelivered event) is left as it is. */
 export async function insertDeliveries(db: Queryable, deliveries: NewDelivery[]): Promise<void> {
   await db.query(
-    `INSERT INTO webhook_deliveries (id, environment_id, endpoint_id, event_id, event_type, next_attempt_at)
-     SELECT d.*, now() FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::text[]) AS d
+    `INSERT INTO webhook_deliveries (id, environment_id, endpoint_id, event_id, event_type, trace_context, next_attempt_at)
+     SELECT d.*, now() FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::text[], $6::jsonb[]) AS d
      ON CONFLICT ON CONSTRAINT webhook_deliveries_once DO NOTHING`,
     [
       deliveries.map((d) => d.id),
@@ -151,6 +161,7 @@ export async function insertDeliveries(db: Queryable, deliveries: NewDelivery[])
       deliveries.map((d) => d.endpointId),
       deliveries.map((d) => d.eventId),
       deliveries.map((d) => d.eventType),
+      deliveries.map((d) => (d.traceContext ? JSON.stringify(d.traceContext) : null)),
     ],
   );
 }
@@ -215,9 +226,16 @@ export async function replayDeliveryRow(db: Queryable, deliveryId: string): Prom
 /** One delivery due at once (a test event's). */
 export async function insertDelivery(db: Queryable, delivery: NewDelivery): Promise<DeliveryRow> {
   const inserted = await db.query<DeliveryRow>(
-    `INSERT INTO webhook_deliveries (id, environment_id, endpoint_id, event_id, event_type, next_attempt_at)
-     VALUES ($1, $2, $3, $4, $5, now()) RETURNING ${DELIVERY_COLUMNS}`,
-    [delivery.id, delivery.environmentId, delivery.endpointId, delivery.eventId, delivery.eventType],
+    `INSERT INTO webhook_deliveries (id, environment_id, endpoint_id, event_id, event_type, trace_context, next_attempt_at)
+     VALUES ($1, $2, $3, $4, $5, $6, now()) RETURNING ${DELIVERY_COLUMNS}`,
+    [
+      delivery.id,
+      delivery.environmentId,
+      delivery.endpointId,
+      delivery.eventId,
+      delivery.eventType,
+      delivery.traceContext,
+    ],
   );
   return inserted.rows[0] as DeliveryRow;
 }

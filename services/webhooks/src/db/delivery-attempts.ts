@@ -1,4 +1,4 @@
-import { newId, type Queryable } from "@evalp/kit";
+import { newId, type Queryable, type TraceCarrier } from "@evalp/kit";
 import { DELIVERY_COLUMNS, type DeliveryRow, type DeliveryStatus } from "./deliveries.js";
 
 /*
@@ -23,6 +23,8 @@ export type ClaimedDelivery = {
   /** The endpoint has a failure streak, which a success ends. */
   endpoint_failing: boolean;
   body: string;
+  /** The trace the attempt's span continues. */
+  trace_context: TraceCarrier | null;
 };
 
 /**
@@ -72,7 +74,8 @@ export async function claimDue(
        e.url, e.secret,
        CASE WHEN e.previous_secret_expires_at > now() THEN e.previous_secret END AS previous_secret,
        (e.disabled_at IS NOT NULL OR e.deleted_at IS NOT NULL) AS endpoint_stopped,
-       e.deleted_at IS NOT NULL AS endpoint_deleted, e.failing_since IS NOT NULL AS endpoint_failing, ev.body`,
+       e.deleted_at IS NOT NULL AS endpoint_deleted, e.failing_since IS NOT NULL AS endpoint_failing, ev.body,
+       d.trace_context`,
     [
       claim.saturated,
       claim.limit * 4,

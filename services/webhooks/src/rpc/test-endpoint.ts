@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
-import { newId, withTransaction } from "@evalp/kit";
+import { currentTraceCarrier, newId, withTransaction } from "@evalp/kit";
 import {
   type TestEndpointRequest,
   type TestEndpointResponse,
@@ -35,6 +35,8 @@ export function testEndpoint(deps: Deps) {
         endpointId: req.endpointId,
         eventId: event.id,
         eventType: event.type,
+        // Its attempt continues the trace of the call that asked for it.
+        traceContext: currentTraceCarrier(),
       });
       await auditWebhooks(tx, ctx, req.environment, {
         action: "webhook_endpoint.tested",
