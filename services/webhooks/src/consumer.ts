@@ -7,6 +7,7 @@ import {
   type NatsConnection,
   newId,
   type Pool,
+  type Registry,
   type StreamRoute,
   withTransaction,
 } from "@evalp/kit";
@@ -35,6 +36,8 @@ export function createEventConsumer(options: {
   route: StreamRoute;
   /** Called after deliveries were stored: the dispatcher has work. */
   onStored: () => void;
+  /** Where the consumer's backlog is sampled. */
+  metrics?: Registry;
 }): DurableConsumer {
   return createDurableConsumer<EventEnvelope>({
     nc: options.nc,
@@ -44,6 +47,7 @@ export function createEventConsumer(options: {
     ackWaitMs: ACK_WAIT_MS,
     maxAckPending: MAX_ACK_PENDING,
     batch: BATCH,
+    ...(options.metrics && { metrics: options.metrics }),
     decode: (message) => {
       const event: unknown = message.json();
       return isEnvelope(event) ? event : null;

@@ -3,6 +3,7 @@ import { createWakeLoop, type Logger, type Pool } from "@evalp/kit";
 import { createSuccessRecorder, isPlainSuccess, recordAttempt } from "./attempts.js";
 import { type ClaimedDelivery, claimDue, msUntilNextDue, releaseLease } from "./db/delivery-attempts.js";
 import type { Sender } from "./deliver.js";
+import type { DeliveryMetrics } from "./metrics.js";
 
 /** The delivery worker of one process: takes due deliveries and attempts them. */
 export type Dispatcher = {
@@ -25,6 +26,8 @@ export type DispatcherOptions = {
   timeoutMs: number;
   /** The longest the worker sleeps without looking for due deliveries. */
   pollMs?: number;
+  /** Where each attempt is measured. */
+  metrics?: DeliveryMetrics;
 };
 
 /**
@@ -96,6 +99,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       await releaseLease(options.pool, delivery);
       return;
     }
+    options.metrics?.attempted(result);
     if (isPlainSuccess(delivery, result)) await recordSuccess(delivery, result);
     else await recordAttempt(options.pool, delivery, result, options.schedule);
   }
