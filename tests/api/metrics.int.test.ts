@@ -6,7 +6,7 @@ import { startCheckedReceiver } from "./support/event-catalog.js";
 import { expectError, ik, type Tenant } from "./support/fixtures.js";
 import { consentedInterview, interviewSetup, openSocket } from "./support/interview.js";
 import { sentMail, tokenIn } from "./support/mail.js";
-import { type Scrape, samplesOf, scrape, valueOf } from "./support/metrics.js";
+import { metricValue, type Scrape, samplesOf, scrape } from "./support/metrics.js";
 import { useStack } from "./support/stack.js";
 import { createEndpoint, deliveriesOf } from "./support/webhooks.js";
 
@@ -162,8 +162,8 @@ describe("metrics on every process's ops port (#19)", () => {
     const scraped = await vi.waitFor(
       async () => {
         const found = await scrapeAll();
-        expect(valueOf(found.webhooks, METRICS.webhookDeadLetters.name)).toBeGreaterThan(0);
-        expect(valueOf(found.gateway, METRICS.realtimeSockets.name, { door: "participant" })).toBe(1);
+        expect(metricValue(found.webhooks, METRICS.webhookDeadLetters.name)).toBeGreaterThan(0);
+        expect(metricValue(found.gateway, METRICS.realtimeSockets.name, { door: "participant" })).toBe(1);
         return found;
       },
       { timeout: 10_000, interval: 100 },
@@ -182,24 +182,24 @@ describe("metrics on every process's ops port (#19)", () => {
     // HTTP: per route template and status, with durations.
     const http = METRICS.httpRequestDuration.name;
     expect(
-      valueOf(gateway, `${http}_count`, {
+      metricValue(gateway, `${http}_count`, {
         method: "POST",
         route: "/v1/organizations/:organization_id/apps/:app_id/environments/:environment_id/subjects/batch",
         status: "200",
       }),
     ).toBeGreaterThanOrEqual(2);
-    expect(valueOf(gateway, `${http}_count`, { route: "/auth/login", status: "429" })).toBe(1);
-    expect(valueOf(gateway, `${http}_sum`)).toBeGreaterThan(0);
+    expect(metricValue(gateway, `${http}_count`, { route: "/auth/login", status: "429" })).toBe(1);
+    expect(metricValue(gateway, `${http}_sum`)).toBeGreaterThan(0);
 
     // RPCs on both ends, by method and code.
     const signupRpc = { method: "evalp.control.v1.AuthService/Signup", code: "ok" };
-    expect(valueOf(gateway, METRICS.rpcClientCalls.name, signupRpc)).toBe(1);
-    expect(valueOf(gateway, `${METRICS.rpcClientDuration.name}_count`, signupRpc)).toBe(1);
-    expect(valueOf(control, METRICS.rpcServerCalls.name, signupRpc)).toBe(1);
-    expect(valueOf(control, `${METRICS.rpcServerDuration.name}_count`, signupRpc)).toBe(1);
-    expect(valueOf(control, `${METRICS.rpcServerDuration.name}_sum`, signupRpc)).toBeGreaterThan(0);
+    expect(metricValue(gateway, METRICS.rpcClientCalls.name, signupRpc)).toBe(1);
+    expect(metricValue(gateway, `${METRICS.rpcClientDuration.name}_count`, signupRpc)).toBe(1);
+    expect(metricValue(control, METRICS.rpcServerCalls.name, signupRpc)).toBe(1);
+    expect(metricValue(control, `${METRICS.rpcServerDuration.name}_count`, signupRpc)).toBe(1);
+    expect(metricValue(control, `${METRICS.rpcServerDuration.name}_sum`, signupRpc)).toBeGreaterThan(0);
     expect(
-      valueOf(control, METRICS.rpcServerCalls.name, { method: "evalp.control.v1.AuthService/Login" }),
+      metricValue(control, METRICS.rpcServerCalls.name, { method: "evalp.control.v1.AuthService/Login" }),
     ).toBeGreaterThanOrEqual(5);
     expect(
       samplesOf(control, METRICS.rpcServerCalls.name, { method: "evalp.control.v1.AuthService/Login" }).some(
@@ -207,19 +207,19 @@ describe("metrics on every process's ops port (#19)", () => {
       ),
     ).toBe(true);
     for (const [name, found] of Object.entries({ platform, interview, webhooks })) {
-      expect(valueOf(found, METRICS.rpcServerCalls.name), name).toBeGreaterThan(0);
-      expect(valueOf(found, `${METRICS.rpcServerDuration.name}_count`), name).toBeGreaterThan(0);
+      expect(metricValue(found, METRICS.rpcServerCalls.name), name).toBeGreaterThan(0);
+      expect(metricValue(found, `${METRICS.rpcServerDuration.name}_count`), name).toBeGreaterThan(0);
     }
     // Planes call each other: interview asks control and platform when an interview starts.
     for (const [name, found] of Object.entries({ control, platform, interview, webhooks })) {
-      expect(valueOf(found, METRICS.rpcClientCalls.name), name).toBeGreaterThan(0);
-      expect(valueOf(found, `${METRICS.rpcClientDuration.name}_count`), name).toBeGreaterThan(0);
+      expect(metricValue(found, METRICS.rpcClientCalls.name), name).toBeGreaterThan(0);
+      expect(metricValue(found, `${METRICS.rpcClientDuration.name}_count`), name).toBeGreaterThan(0);
     }
 
     // The outbox of every plane that emitted: published, and the lag read from its table.
     for (const [schema, found] of Object.entries({ control, platform, interview, webhooks })) {
-      expect(valueOf(found, METRICS.outboxPublished.name, { schema }), schema).toBeGreaterThan(0);
-      const lag = valueOf(found, METRICS.outboxLag.name, { schema });
+      expect(metricValue(found, METRICS.outboxPublished.name, { schema }), schema).toBeGreaterThan(0);
+      const lag = metricValue(found, METRICS.outboxLag.name, { schema });
       expect(lag, schema).toBeGreaterThanOrEqual(0);
       expect(Number.isFinite(lag), schema).toBe(true);
     }
@@ -231,42 +231,42 @@ describe("metrics on every process's ops port (#19)", () => {
       [webhooks, events],
       [control, audit],
     ] as const) {
-      expect(valueOf(found, METRICS.consumerPending.name, labels)).toBeGreaterThanOrEqual(0);
-      expect(valueOf(found, METRICS.consumerAckPending.name, labels)).toBeGreaterThanOrEqual(0);
+      expect(metricValue(found, METRICS.consumerPending.name, labels)).toBeGreaterThanOrEqual(0);
+      expect(metricValue(found, METRICS.consumerAckPending.name, labels)).toBeGreaterThanOrEqual(0);
     }
 
     // Webhook attempts by outcome with their latency, and the dead letters.
     const attempts = `${METRICS.webhookAttemptDuration.name}_count`;
-    expect(valueOf(webhooks, attempts, { outcome: "success" })).toBeGreaterThan(0);
-    expect(valueOf(webhooks, attempts, { outcome: "http_error" })).toBeGreaterThanOrEqual(2);
-    expect(valueOf(webhooks, `${METRICS.webhookAttemptDuration.name}_sum`)).toBeGreaterThan(0);
-    expect(valueOf(webhooks, METRICS.webhookDeadLetters.name)).toBeGreaterThanOrEqual(1);
+    expect(metricValue(webhooks, attempts, { outcome: "success" })).toBeGreaterThan(0);
+    expect(metricValue(webhooks, attempts, { outcome: "http_error" })).toBeGreaterThanOrEqual(2);
+    expect(metricValue(webhooks, `${METRICS.webhookAttemptDuration.name}_sum`)).toBeGreaterThan(0);
+    expect(metricValue(webhooks, METRICS.webhookDeadLetters.name)).toBeGreaterThanOrEqual(1);
 
     // The gateway's own: replays, conflicts, refusals, sockets.
-    expect(valueOf(gateway, METRICS.idempotencyReplays.name)).toBeGreaterThanOrEqual(1);
-    expect(valueOf(gateway, METRICS.idempotencyConflicts.name, { reason: "reused" })).toBeGreaterThanOrEqual(
-      1,
-    );
-    expect(valueOf(gateway, METRICS.rateLimitRefusals.name, { limit: "login" })).toBe(1);
+    expect(metricValue(gateway, METRICS.idempotencyReplays.name)).toBeGreaterThanOrEqual(1);
+    expect(
+      metricValue(gateway, METRICS.idempotencyConflicts.name, { reason: "reused" }),
+    ).toBeGreaterThanOrEqual(1);
+    expect(metricValue(gateway, METRICS.rateLimitRefusals.name, { limit: "login" })).toBe(1);
 
     // Pools: open connections, the configured size (DATABASE_POOL_SIZE=4 in the stack).
     for (const [pool, found] of Object.entries({ control, platform, interview, webhooks })) {
-      expect(valueOf(found, METRICS.poolConnections.name, { pool }), pool).toBeGreaterThan(0);
-      expect(valueOf(found, METRICS.poolMax.name, { pool }), pool).toBe(4);
-      expect(valueOf(found, METRICS.poolIdle.name, { pool }), pool).toBeGreaterThanOrEqual(0);
-      expect(valueOf(found, METRICS.poolWaiting.name, { pool }), pool).toBeGreaterThanOrEqual(0);
+      expect(metricValue(found, METRICS.poolConnections.name, { pool }), pool).toBeGreaterThan(0);
+      expect(metricValue(found, METRICS.poolMax.name, { pool }), pool).toBe(4);
+      expect(metricValue(found, METRICS.poolIdle.name, { pool }), pool).toBeGreaterThanOrEqual(0);
+      expect(metricValue(found, METRICS.poolWaiting.name, { pool }), pool).toBeGreaterThanOrEqual(0);
     }
 
     // Readiness: every process ready, each dependency up.
     for (const process of PROCESSES) {
-      expect(valueOf(scraped[process], METRICS.ready.name), process).toBe(1);
+      expect(metricValue(scraped[process], METRICS.ready.name), process).toBe(1);
       const dependencies = samplesOf(scraped[process], METRICS.dependencyUp.name);
       expect(dependencies.length, process).toBeGreaterThan(0);
       expect(
         dependencies.every((sample) => sample.value === 1),
         process,
       ).toBe(true);
-      expect(valueOf(scraped[process], METRICS.readinessChanges.name), process).toBe(0);
+      expect(metricValue(scraped[process], METRICS.readinessChanges.name), process).toBe(0);
     }
 
     // Low cardinality: no label anywhere holds an id, and every platform metric's name says its kind.
@@ -286,7 +286,9 @@ describe("metrics on every process's ops port (#19)", () => {
     await vi.waitFor(
       async () =>
         expect(
-          valueOf(await scrape(stack.opsUrls.gateway), METRICS.realtimeSockets.name, { door: "participant" }),
+          metricValue(await scrape(stack.opsUrls.gateway), METRICS.realtimeSockets.name, {
+            door: "participant",
+          }),
         ).toBe(0),
       { timeout: 5_000, interval: 50 },
     );

@@ -48,7 +48,7 @@ export function samplesOf(found: Scrape, name: string, labels: Record<string, st
 }
 
 /** The sum of the samples of `name` whose labels include `labels`; fails when there is none. */
-export function valueOf(found: Scrape, name: string, labels: Record<string, string> = {}): number {
+export function metricValue(found: Scrape, name: string, labels: Record<string, string> = {}): number {
   const matching = samplesOf(found, name, labels);
   expect(matching.length, `${name}${JSON.stringify(labels)} is exposed`).toBeGreaterThan(0);
   return matching.reduce((sum, sample) => sum + sample.value, 0);
