@@ -237,7 +237,8 @@ describe("deploy/k8s/monitoring", () => {
       if (!["timeseries", "stat", "gauge", "bargauge", "table"].includes(panel.type)) {
         problems.push(`${where}: type ${panel.type} is not a Grafana panel type this dashboard uses`);
       }
-      const prometheus = { type: "prometheus", uid: "${datasource}" };
+      // Grafana's own syntax for the data source variable, not a template string.
+      const prometheus = { type: "prometheus", uid: ["$", "{datasource}"].join("") };
       if (JSON.stringify(panel.datasource) !== JSON.stringify(prometheus)) {
         problems.push(`${where}: datasource is not the Prometheus data source variable`);
       }
