@@ -156,6 +156,13 @@ export const METRICS = {
     labelNames: ["pool"],
     processes: SERVICES,
   },
+  retentionDeletedRows: {
+    name: "evalp_retention_deleted_rows_total",
+    type: "counter",
+    help: "Rows deleted by retention, by table",
+    labelNames: ["table"],
+    processes: SERVICES,
+  },
   ready: {
     name: "evalp_ready",
     type: "gauge",
