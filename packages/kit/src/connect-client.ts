@@ -2,17 +2,26 @@ import type { DescMethod } from "@bufbuild/protobuf";
 import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, Http2SessionManager } from "@connectrpc/connect-node";
+import type { Registry } from "prom-client";
+import { rpcClientMetrics } from "./metrics.js";
 import { neverReached, transportFailure } from "./peer-outage.js";
 import { traceClientInterceptor } from "./rpc-tracing.js";
 import { createEndpointSet, type Endpoint, type EndpointSet } from "./service-endpoints.js";
 import { parseServiceTokenSecrets, type ServiceTokenKeys, signServiceTokens } from "./service-tokens.js";
 
-/** Who calls another plane: the process's name, and the keys its service tokens are signed with. */
-export type ServiceCaller = { name: string; keys: ServiceTokenKeys };
+/**
+ * Who calls another plane: the process's name, the keys its service tokens are signed with, and
+ * the registry its calls are counted in (`rpc_client_*`), when it has one.
+ */
+export type ServiceCaller = { name: string; keys: ServiceTokenKeys; metrics?: Registry };
 
 /** The caller a process of `name` is, from its configuration. */
-export function serviceCaller(config: { SERVICE_TOKEN_SECRETS: string }, name: string): ServiceCaller {
-  return { name, keys: parseServiceTokenSecrets(config.SERVICE_TOKEN_SECRETS) };
+export function serviceCaller(
+  config: { SERVICE_TOKEN_SECRETS: string },
+  name: string,
+  metrics?: Registry,
+): ServiceCaller {
+  return { name, keys: parseServiceTokenSecrets(config.SERVICE_TOKEN_SECRETS), ...(metrics && { metrics }) };
 }
 
 /**
@@ -100,19 +109,27 @@ export function createServiceTransport(
     }
   }
 
+  // Observed around the replicas: one call, its outcome and its duration as the caller saw them.
+  const observe = caller.metrics
+    ? rpcClientMetrics(caller.metrics)
+    : <R>(_: DescMethod, call: () => Promise<R>) => call();
   return {
     unary: (method, signal, timeout, header, input, contextValues) =>
-      spread(method, signal, timeout, (transport, remainingMs) =>
-        transport.unary(method, signal, remainingMs, header, input, contextValues),
+      observe(method, () =>
+        spread(method, signal, timeout, (transport, remainingMs) =>
+          transport.unary(method, signal, remainingMs, header, input, contextValues),
+        ),
       ),
     // A stream's messages cannot be sent again: one replica, however the call ends.
     stream: (method, signal, timeout, header, input, contextValues) =>
-      spread(
-        { ...method, idempotency: MethodOptions_IdempotencyLevel.IDEMPOTENCY_UNKNOWN },
-        signal,
-        timeout,
-        (transport, remainingMs) =>
-          transport.stream(method, signal, remainingMs, header, input, contextValues),
+      observe(method, () =>
+        spread(
+          { ...method, idempotency: MethodOptions_IdempotencyLevel.IDEMPOTENCY_UNKNOWN },
+          signal,
+          timeout,
+          (transport, remainingMs) =>
+            transport.stream(method, signal, remainingMs, header, input, contextValues),
+        ),
       ),
   };
 }

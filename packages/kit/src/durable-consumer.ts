@@ -10,6 +10,9 @@ import {
 } from "@nats-io/jetstream";
 import { nanos } from "@nats-io/transport-node";
 import type { Logger } from "pino";
+import type { Registry } from "prom-client";
+import { METRICS, metricConfig } from "./metric-catalog.js";
+import { sampledGauge } from "./metrics.js";
 import { ensureStreams, type NatsConnection, type StreamRoute } from "./nats.js";
 import { createWakeLoop } from "./wake-loop.js";
 
@@ -43,6 +46,8 @@ export type DurableConsumerOptions<T> = {
    * after a backoff: the store behind it is failing.
    */
   handle: (values: T[]) => Promise<MessageOutcome[] | undefined>;
+  /** Where the consumer's backlog is sampled (`evalp_jetstream_consumer_*`), at each scrape. */
+  metrics?: Registry;
 };
 
 /** How soon a message handed back is delivered again. */
@@ -193,13 +198,49 @@ export function createDurableConsumer<T>(options: DurableConsumerOptions<T>): Du
     },
   });
 
+  const unobserve = options.metrics ? observeBacklog(options.metrics, options) : () => {};
   return {
     start: () => loop.start(),
     async stop() {
       stopping = true;
+      unobserve();
       messages?.stop();
       await loop.stop();
     },
+  };
+}
+
+/**
+ * The consumer's backlog as JetStream counts it, asked at each scrape (one request to the
+ * server): `evalp_jetstream_consumer_pending_messages` (in the stream, not yet handed out: work
+ * waiting) and `evalp_jetstream_consumer_ack_pending_messages` (handed out, not yet acked), by
+ * stream and consumer. Every replica reports the same (shared) consumer. Absent while the
+ * consumer or NATS cannot be reached.
+ */
+function observeBacklog<T>(registry: Registry, options: DurableConsumerOptions<T>): () => void {
+  const labels = { stream: options.route.stream, consumer: options.durable };
+  let info: Promise<{ num_pending: number; num_ack_pending: number }> | null = null;
+  // Both gauges of one scrape share one request.
+  const read = () => {
+    info ??= jetstreamManager(options.nc)
+      .then((jsm) => jsm.consumers.info(options.route.stream, options.durable))
+      .finally(() => {
+        setTimeout(() => {
+          info = null;
+        }, 1_000).unref();
+      });
+    return info;
+  };
+  const removals = [
+    sampledGauge(registry, metricConfig(METRICS.consumerPending), async () => [
+      { labels, value: (await read()).num_pending },
+    ]),
+    sampledGauge(registry, metricConfig(METRICS.consumerAckPending), async () => [
+      { labels, value: (await read()).num_ack_pending },
+    ]),
+  ];
+  return () => {
+    for (const remove of removals) remove();
   };
 }
 

@@ -1,5 +1,6 @@
 import { createServer, type Server } from "node:http";
-import type { Registry } from "prom-client";
+import { Counter, Gauge, type Registry } from "prom-client";
+import { METRICS, metricConfig } from "./metric-catalog.js";
 import { type Readiness, type ReadinessCheck, readinessBody, runReadiness } from "./readiness.js";
 
 const READINESS_REUSE_MS = 1_000;
@@ -8,16 +9,20 @@ const READINESS_REUSE_MS = 1_000;
  * The ops port of a service: `/healthz` (the process is up), `/readyz` (200 while it can serve:
  * `ready`, or `degraded` with the dependencies it misses; 503 when a dependency it cannot serve
  * without is down, or while draining) and `/metrics` (Prometheus text), apart from the RPC port
- * so probes never queue behind application traffic.
+ * so probes never queue behind application traffic. What readiness finds is a metric too
+ * (`readinessMetrics`).
  */
 export function createOpsServer(options: { registry: Registry; checks: ReadinessCheck[] }): Server {
   let draining = false;
+  const observed = readinessMetrics(options.registry, options.checks, () => readiness());
   // A readiness answer is reused for a second: probes from many balancers cost the dependencies
   // (for the gateway, every plane) one check a second.
   let last: { at: number; readiness: Promise<Readiness> } | null = null;
   const readiness = () => {
     if (!last || performance.now() - last.at > READINESS_REUSE_MS) {
-      last = { at: performance.now(), readiness: runReadiness(options.checks) };
+      const answer = runReadiness(options.checks);
+      void answer.then(observed);
+      last = { at: performance.now(), readiness: answer };
     }
     return last.readiness;
   };
@@ -48,4 +53,41 @@ export function createOpsServer(options: { registry: Registry; checks: Readiness
     draining = true;
   });
   return server;
+}
+
+/** What a readiness answer says, in a word: `ready`, `degraded` (ready, missing some) or `not_ready`. */
+function statusOf({ ready, failing }: Readiness): string {
+  if (!ready) return "not_ready";
+  return failing.length > 0 ? "degraded" : "ready";
+}
+
+/**
+ * Readiness as metrics, from every answer the ops server computes (the kubelet's probes, every
+ * few seconds, and each scrape): `evalp_ready` (1 while `/readyz` answers 200, degraded or not),
+ * `evalp_dependency_up{dependency}` (1 while that check passes) and
+ * `evalp_readiness_changes_total` (each time the status changed between ready, degraded and not
+ * ready): a flapping process shows there even when no scrape caught it not ready. Returns what
+ * records an answer.
+ */
+function readinessMetrics(
+  registry: Registry,
+  checks: ReadinessCheck[],
+  current: () => Promise<Readiness>,
+): (answer: Readiness) => void {
+  let status: string | null = null;
+  // A scrape asks for a current answer (reused within the second, as probes are).
+  const collect = async () => {
+    await current();
+  };
+  const ready = new Gauge({ ...metricConfig(METRICS.ready), registers: [registry], collect });
+  const up = new Gauge({ ...metricConfig(METRICS.dependencyUp), registers: [registry], collect });
+  const changes = new Counter({ ...metricConfig(METRICS.readinessChanges), registers: [registry], collect });
+  return (answer) => {
+    ready.set(answer.ready ? 1 : 0);
+    for (const check of checks)
+      up.set({ dependency: check.name }, answer.failing.includes(check.name) ? 0 : 1);
+    const now = statusOf(answer);
+    if (status !== null && status !== now) changes.inc();
+    status = now;
+  };
 }

@@ -1,8 +1,10 @@
 import type { Logger } from "pino";
+import type { Registry } from "prom-client";
 import { type AuditEntry, auditRoute } from "./audit.js";
 import { type Config, directDatabaseUrl } from "./config.js";
 import type { Pool } from "./db.js";
 import { connectNats, eventsRoute, type NatsConnection, type StreamRoute } from "./nats.js";
+import { observeOutboxLag } from "./outbox-metrics.js";
 import { createOutboxRelay, type OutboxRelay } from "./outbox-relay.js";
 
 export type { AuditEntry };
@@ -41,7 +43,11 @@ export function createOutboxPublisher(options: {
   logger: Logger;
   /** Further routes (the webhooks plane's own stream). */
   routes?: StreamRoute[];
+  /** Where the outbox's lag and the rows published are measured. */
+  metrics?: Registry;
 }): OutboxPublisher {
+  // Measured from now on, NATS or not: a relay that cannot start is what the lag shows.
+  if (options.metrics) observeOutboxLag(options.metrics, options.pool);
   let nats: NatsConnection | null = null;
   let relay: OutboxRelay | null = null;
   return {
@@ -54,6 +60,7 @@ export function createOutboxPublisher(options: {
         logger: options.logger,
         // LISTEN needs a session of its own: never through a transaction pooler.
         databaseUrl: directDatabaseUrl(options.config),
+        ...(options.metrics && { metrics: options.metrics }),
       });
       await relay.start();
       return nats;

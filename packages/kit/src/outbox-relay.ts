@@ -1,9 +1,11 @@
 import { type JetStreamClient, jetstream } from "@nats-io/jetstream";
 import pg from "pg";
 import type { Logger } from "pino";
+import type { Registry } from "prom-client";
 import { type Pool, withDefaultUser } from "./db.js";
 import { ensureStreams, type NatsConnection, routedSubject, type StreamRoute } from "./nats.js";
 import { OUTBOX_CHANNEL } from "./outbox.js";
+import { outboxPublishedCounter } from "./outbox-metrics.js";
 import { tracePublish } from "./outbox-tracing.js";
 import type { TraceCarrier } from "./trace-context.js";
 import { createWakeLoop } from "./wake-loop.js";
@@ -33,6 +35,10 @@ export type OutboxRelayOptions = {
   intervalMs?: number;
   /** How long a publish waits for JetStream's ack before the batch is tried again. */
   publishTimeoutMs?: number;
+  /** Where the rows published are counted (`evalp_outbox_published_total`). */
+  metrics?: Registry;
+  /** Told the subjects of the rows of each batch once it is published and committed. */
+  onPublished?: (subjects: string[]) => void;
 };
 
 type OutboxRow = { id: string; subject: string; payload: string; trace_context: TraceCarrier | null };
@@ -57,6 +63,7 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   let streamsReady = false;
   let listener: pg.Client | null = null;
   let schema = "";
+  const publishedCount = options.metrics ? outboxPublishedCounter(options.metrics) : null;
 
   async function publish(rows: OutboxRow[]): Promise<{ published: string[]; failed: unknown }> {
     js ??= jetstream(options.nc, { timeout: publishTimeoutMs });
@@ -103,6 +110,11 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
         ]);
       }
       await client.query("COMMIT");
+      if (published.length > 0) {
+        publishedCount?.inc({ schema }, published.length);
+        const stamped = new Set(published);
+        options.onPublished?.(claimed.rows.filter((row) => stamped.has(row.id)).map((row) => row.subject));
+      }
       if (failed) throw failed;
       return claimed.rows.length;
     } catch (error) {

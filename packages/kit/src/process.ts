@@ -3,6 +3,7 @@ import { type Config, loadConfig } from "./config.js";
 import { createPool, type Pool } from "./db.js";
 import { createLogger, logRuntime } from "./logger.js";
 import { createMetricsRegistry } from "./metrics.js";
+import { observePool } from "./pool-metrics.js";
 import { createRetention, type Retention, type RetentionTask } from "./retention.js";
 import { type RunningService, type ServiceDefinition, serveService } from "./serve.js";
 import { createShutdownManager, type ShutdownManager } from "./shutdown.js";
@@ -65,9 +66,10 @@ export type ServiceProcess = Process & {
 };
 
 /**
- * What every service's composition starts with: its shutdown manager and its pool (ended last).
- * `serve` finishes the process once the rest is wired: its RPC and ops servers, closed first at
- * shutdown, and the work that waits for NATS.
+ * What every service's composition starts with: its shutdown manager, its pool (ended last) and
+ * its metrics registry (served on the ops port; the pool is observed in it). `serve` finishes the
+ * process once the rest is wired: its RPC and ops servers, closed first at shutdown, and the work
+ * that waits for NATS.
  */
 export function serviceBase(
   service: {
@@ -89,6 +91,7 @@ export function serviceBase(
   });
   shutdown.register("postgres", () => pool.end());
   const registry = createMetricsRegistry(service.name);
+  observePool(registry, pool, service.schema);
   let retention: Retention | null = null;
   const ports = options.ports ?? {
     port: config.SERVICE_PORT ?? service.ports.port,
@@ -99,7 +102,7 @@ export function serviceBase(
     pool,
     /** The configuration NATS is connected with: this process's user. */
     natsConfig: { ...config, ...options.nats },
-    /** The process's metrics, served on its ops port. */
+    /** The process's metrics, served on its ops port; its parts (clients, relay, consumers, workers) count there. */
     registry,
     /**
      * Deletes, on the RETENTION_* schedule once the servers listen, what these tasks find in the

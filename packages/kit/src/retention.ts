@@ -1,6 +1,8 @@
 import type { Logger } from "pino";
 import { Counter, type Registry } from "prom-client";
 import type { Pool, Queryable } from "./db.js";
+import { METRICS, metricConfig } from "./metric-catalog.js";
+import { metricOf } from "./metrics.js";
 import { createWakeLoop } from "./wake-loop.js";
 
 /** Rows deleted, per table. */
@@ -41,18 +43,13 @@ export type RetentionOptions = {
   intervalMs: number;
 };
 
-const DELETED_ROWS = "evalp_retention_deleted_rows_total";
-
 /** The counter of deleted rows on a registry, made by the first retention runner that uses it. */
 function deletedRowsCounter(registry: Registry): Counter<"table"> {
-  const existing = registry.getSingleMetric(DELETED_ROWS);
-  if (existing) return existing as Counter<"table">;
-  return new Counter({
-    name: DELETED_ROWS,
-    help: "Rows deleted by retention, by table",
-    labelNames: ["table"],
-    registers: [registry],
-  });
+  return metricOf(
+    registry,
+    METRICS.retentionDeletedRows.name,
+    () => new Counter({ ...metricConfig(METRICS.retentionDeletedRows), registers: [registry] }),
+  );
 }
 
 /**

@@ -8,6 +8,7 @@ import {
   type NatsConnection,
   type Pool,
   parseAuditRecord,
+  type Registry,
   type StreamRoute,
 } from "@evalp/kit";
 import { insertAuditRecord } from "./db/audit.js";
@@ -33,6 +34,8 @@ export function createAuditConsumer(options: {
   nc: NatsConnection;
   route: StreamRoute;
   logger: Logger;
+  /** Where the consumer's backlog is sampled. */
+  metrics?: Registry;
 }): DurableConsumer {
   const log = options.logger.child({ component: "audit-consumer" });
   return createDurableConsumer<AuditRecord>({
@@ -42,6 +45,7 @@ export function createAuditConsumer(options: {
     logger: log,
     ackWaitMs: 30_000,
     batch: 64,
+    ...(options.metrics && { metrics: options.metrics }),
     decode: (message) => audited(message.subject, message.data),
     async handle(records) {
       const outcomes: MessageOutcome[] = [];

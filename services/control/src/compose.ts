@@ -31,19 +31,38 @@ export const createControl: ComposeProcess<ServiceProcess> = async (config, logg
     replyTo: config.MAIL_REPLY_TO,
     logger,
   });
-  const publisher = createOutboxPublisher({ name: "control", config: base.natsConfig, pool, logger });
+  const publisher = createOutboxPublisher({
+    name: "control",
+    config: base.natsConfig,
+    pool,
+    logger,
+    metrics: base.registry,
+  });
   let audit: DurableConsumer | null = null;
   // After the servers have closed (last registered runs first), the relay publishes what it holds.
   shutdown.register("event path", async () => {
     await audit?.stop();
     await publisher.stop();
   });
-  const service = controlService({ pool, config, logger, mailer, tasks, usage: createUsageClients(config) });
+  const service = controlService({
+    pool,
+    config,
+    logger,
+    mailer,
+    tasks,
+    usage: createUsageClients(config, base.registry),
+  });
   // Events wait in the outbox until NATS answers; the API does not depend on it.
   return base.serve(service, {
     async connect() {
       const nats = await publisher.start();
-      audit = createAuditConsumer({ pool, nc: nats, route: auditRoute(config), logger });
+      audit = createAuditConsumer({
+        pool,
+        nc: nats,
+        route: auditRoute(config),
+        logger,
+        metrics: base.registry,
+      });
       audit.start();
     },
   });

@@ -1,28 +1,25 @@
 import { createClient } from "@connectrpc/connect";
-import { type Config, createServiceTransport, serviceCaller } from "@evalp/kit";
+import { type Config, createServiceTransport, type Registry, serviceCaller } from "@evalp/kit";
 import { UsageService } from "@evalp/proto/common/v1/usage";
 import type { Deps } from "./deps.js";
 
-/** Clients of the planes that count usage control reports, at the addresses in `config`. */
+/**
+ * Clients of the planes that count usage control reports, at the addresses in `config`; their
+ * calls are counted in `metrics` when given.
+ */
 export function createUsageClients(
   config: Pick<Config, "INTERVIEW_URL" | "WEBHOOKS_URL" | "UPSTREAM_TIMEOUT_MS" | "SERVICE_TOKEN_SECRETS">,
+  metrics?: Registry,
 ): Deps["usage"] {
+  const caller = serviceCaller(config, "control", metrics);
   return {
     interview: createClient(
       UsageService,
-      createServiceTransport(
-        () => config.INTERVIEW_URL,
-        config.UPSTREAM_TIMEOUT_MS,
-        serviceCaller(config, "control"),
-      ),
+      createServiceTransport(() => config.INTERVIEW_URL, config.UPSTREAM_TIMEOUT_MS, caller),
     ),
     webhooks: createClient(
       UsageService,
-      createServiceTransport(
-        () => config.WEBHOOKS_URL,
-        config.UPSTREAM_TIMEOUT_MS,
-        serviceCaller(config, "control"),
-      ),
+      createServiceTransport(() => config.WEBHOOKS_URL, config.UPSTREAM_TIMEOUT_MS, caller),
     ),
   };
 }

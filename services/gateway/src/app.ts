@@ -1,5 +1,12 @@
 import "./http/fastify-types.js";
-import { type Config, type NatsConnection, newId, type ReadinessCheck } from "@evalp/kit";
+import {
+  type Config,
+  createMetricsRegistry,
+  type NatsConnection,
+  newId,
+  type ReadinessCheck,
+  type Registry,
+} from "@evalp/kit";
 import cookie from "@fastify/cookie";
 import websocket from "@fastify/websocket";
 import Fastify, {
@@ -12,6 +19,7 @@ import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { createCursorCodec } from "./http/cursor.js";
 import { createSeal } from "./idempotency-seal.js";
+import { gatewayMetrics } from "./metrics.js";
 import { createAttemptLimiter, registerPasswordHashLimit } from "./plugins/attempt-limit.js";
 import { registerAuth } from "./plugins/auth.js";
 import { answerUnroutablePath, registerErrorHandling } from "./plugins/errors.js";
@@ -38,6 +46,8 @@ export type GatewayDeps = {
    * arrive there. Without it, each socket still gets what its own requests change.
    */
   nats?: Promise<NatsConnection>;
+  /** The process's metrics registry, which the upstream clients count in too; by default one of its own. */
+  metrics?: Registry;
 };
 
 /**
@@ -47,6 +57,8 @@ export type GatewayDeps = {
  * (replay, 409 in use, 422 reused) → validation (422, every problem at once) → handler.
  */
 export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
+  const registry = deps.metrics ?? createMetricsRegistry("gateway");
+  const measured = gatewayMetrics(registry);
   const app = Fastify({
     // Typed as Fastify's logger so plugins see the default instance type; it is the same pino.
     loggerInstance: deps.logger as FastifyBaseLogger,
@@ -78,6 +90,7 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
       refusalsPerAddress: deps.config.RATE_LIMIT_PER_MINUTE,
     },
     prefix: deps.config.REDIS_KEY_PREFIX,
+    refused: measured.rateLimited,
   });
   const principals = createPrincipalCache({
     redis: deps.redis,
@@ -92,7 +105,13 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     jwtSecret: deps.config.JWT_SECRET,
     countCredential: limiter.countCredential,
   });
-  registerIdempotency(app, deps.redis, deps.config.REDIS_KEY_PREFIX, createSeal(deps.config.JWT_SECRET));
+  registerIdempotency(
+    app,
+    deps.redis,
+    deps.config.REDIS_KEY_PREFIX,
+    createSeal(deps.config.JWT_SECRET),
+    measured,
+  );
   registerValidation(app);
 
   const checks: ReadinessCheck[] = [
@@ -103,9 +122,9 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
       },
     },
   ];
-  app.decorate("ops", registerOps(app, { upstreams: deps.upstreams, checks }));
+  app.decorate("ops", registerOps(app, { upstreams: deps.upstreams, checks, registry }));
 
-  const attempts = createAttemptLimiter(deps.redis, deps.config.REDIS_KEY_PREFIX);
+  const attempts = createAttemptLimiter(deps.redis, deps.config.REDIS_KEY_PREFIX, measured.rateLimited);
   registerPasswordHashLimit(app, attempts);
   const routeDeps: RouteDeps = {
     config: deps.config,
@@ -118,6 +137,7 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
       logger: deps.logger,
     }),
   };
+  measured.observeSockets(() => routeDeps.hub.openSockets());
   app.addHook("onClose", async () => routeDeps.hub.close());
   void deps.nats?.then((nc) => routeDeps.hub.attach(nc));
   await registerRoutes(app, routeDeps);

@@ -1,6 +1,7 @@
 import {
   type ComposeProcess,
   connectNats,
+  createMetricsRegistry,
   createShutdownManager,
   inService,
   listen,
@@ -30,7 +31,9 @@ export const createGateway: ComposeProcess<GatewayProcess> = async (config, logg
   shutdown.register("redis", async () => {
     await redis.quit();
   });
-  const upstreams = createUpstreams(config);
+  // One registry for the process: its requests, its calls to the planes, its plugins' counts.
+  const metrics = createMetricsRegistry("gateway");
+  const upstreams = createUpstreams(config, metrics);
   // Realtime frames of other gateways' sockets come over NATS; the API does not wait for it.
   const nats = inService("gateway", () => connectNats({ ...config, ...options.nats }, "gateway", logger));
   let natsConnected: Awaited<typeof nats> | null = null;
@@ -43,7 +46,7 @@ export const createGateway: ComposeProcess<GatewayProcess> = async (config, logg
   // The HTTP/2 sessions to the services are not aborted at shutdown: the services send GOAWAY as
   // they drain too, and aborting a session that is receiving one makes connect-node emit an
   // unhandled error (exit 1). They hold no work once the server has drained, and the process exits.
-  const app = await buildApp({ config, logger, redis, upstreams, nats });
+  const app = await buildApp({ config, logger, redis, upstreams, nats, metrics });
   // Fastify's close stops accepting, answers 503 to new requests and waits for in-flight ones.
   // Node ends only the keep-alive connections idle at that moment: one whose request was still in
   // flight stayed open after its answer for keepAliveTimeout (72 s), so the drain missed its

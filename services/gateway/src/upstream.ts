@@ -1,5 +1,5 @@
 import { type Client, createClient } from "@connectrpc/connect";
-import { type Config, createServiceTransport, serviceCaller } from "@evalp/kit";
+import { type Config, createServiceTransport, type Registry, serviceCaller } from "@evalp/kit";
 import { HealthService } from "@evalp/proto/common/v1/health";
 import { ApiKeyService } from "@evalp/proto/control/v1/api_key";
 import { AuditService } from "@evalp/proto/control/v1/audit";
@@ -59,14 +59,15 @@ export type Upstreams = {
   health: Record<Plane, Client<typeof HealthService>>;
 };
 
-export function createUpstreams(config: UpstreamConfig): Upstreams {
+/** The clients of every plane; their calls are counted in `metrics` when given. */
+export function createUpstreams(config: UpstreamConfig, metrics?: Registry): Upstreams {
   const urls: Record<Plane, () => string> = {
     control: () => config.CONTROL_URL,
     platform: () => config.PLATFORM_URL,
     interview: () => config.INTERVIEW_URL,
     webhooks: () => config.WEBHOOKS_URL,
   };
-  const caller = serviceCaller(config, "gateway");
+  const caller = serviceCaller(config, "gateway", metrics);
   const transport = Object.fromEntries(
     PLANES.map((plane) => [plane, createServiceTransport(urls[plane], config.UPSTREAM_TIMEOUT_MS, caller)]),
   ) as Record<Plane, ReturnType<typeof createServiceTransport>>;

@@ -27,13 +27,19 @@ export const createInterview: ComposeProcess<ServiceProcess> = async (config, lo
     pool,
     logger,
     config,
-    control: createControlClients(config),
-    platform: createPlatformClients(config),
+    control: createControlClients(config, base.registry),
+    platform: createPlatformClients(config, base.registry),
     realtime,
   };
   const sweeper = createAgentSweeper(deps, realtime.changed);
   shutdown.register("agent sweeper", () => sweeper.stop());
-  const publisher = createOutboxPublisher({ name: "interview", config: base.natsConfig, pool, logger });
+  const publisher = createOutboxPublisher({
+    name: "interview",
+    config: base.natsConfig,
+    pool,
+    logger,
+    metrics: base.registry,
+  });
   // After the servers have closed (last registered runs first), the relay publishes what it holds.
   shutdown.register("outbox relay", () => publisher.stop());
   return base.serve(interviewService(deps), {

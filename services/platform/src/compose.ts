@@ -9,15 +9,21 @@ export const createPlatform: ComposeProcess<ServiceProcess> = async (config, log
   const base = serviceBase({ name: "platform", schema: SCHEMA, ports }, config, logger, options);
   const { pool, shutdown } = base;
   base.retain(platformRetention(config));
-  const publisher = createOutboxPublisher({ name: "platform", config: base.natsConfig, pool, logger });
+  const publisher = createOutboxPublisher({
+    name: "platform",
+    config: base.natsConfig,
+    pool,
+    logger,
+    metrics: base.registry,
+  });
   // After the servers have closed (last registered runs first), the relay publishes what it holds.
   shutdown.register("outbox relay", () => publisher.stop());
   const service = platformService({
     pool,
     logger,
     config,
-    control: createControlClients(config),
-    deliveries: createDeliveryClient(config),
+    control: createControlClients(config, base.registry),
+    deliveries: createDeliveryClient(config, base.registry),
   });
   // Events and audit records wait in the outbox until NATS answers.
   return base.serve(service, {

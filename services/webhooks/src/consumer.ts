@@ -8,6 +8,7 @@ import {
   type NatsConnection,
   newId,
   type Pool,
+  type Registry,
   recordFailure,
   type StreamRoute,
   type TraceCarrier,
@@ -42,6 +43,8 @@ export function createEventConsumer(options: {
   route: StreamRoute;
   /** Called after deliveries were stored: the dispatcher has work. */
   onStored: () => void;
+  /** Where the consumer's backlog is sampled. */
+  metrics?: Registry;
 }): DurableConsumer {
   return createDurableConsumer<Consumed>({
     nc: options.nc,
@@ -51,6 +54,7 @@ export function createEventConsumer(options: {
     ackWaitMs: ACK_WAIT_MS,
     maxAckPending: MAX_ACK_PENDING,
     batch: BATCH,
+    ...(options.metrics && { metrics: options.metrics }),
     decode: (message) => {
       const event: unknown = message.json();
       return isEnvelope(event) ? { event, trace: contextFromNats(message.headers) } : null;

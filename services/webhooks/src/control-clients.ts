@@ -1,17 +1,18 @@
 import { createClient } from "@connectrpc/connect";
-import { type Config, createServiceTransport, serviceCaller } from "@evalp/kit";
+import { type Config, createServiceTransport, type Registry, serviceCaller } from "@evalp/kit";
 import { OrganizationService } from "@evalp/proto/control/v1/organization";
 import { QuotaService } from "@evalp/proto/control/v1/quota";
 import type { ControlClients } from "./deps.js";
 
-/** Clients of the control plane at `CONTROL_URL`, sharing one HTTP/2 session. */
+/** Clients of the control plane at `CONTROL_URL`, sharing one HTTP/2 session; calls counted in `metrics`. */
 export function createControlClients(
   config: Pick<Config, "CONTROL_URL" | "UPSTREAM_TIMEOUT_MS" | "SERVICE_TOKEN_SECRETS">,
+  metrics?: Registry,
 ): ControlClients {
   const transport = createServiceTransport(
     () => config.CONTROL_URL,
     config.UPSTREAM_TIMEOUT_MS,
-    serviceCaller(config, "webhooks"),
+    serviceCaller(config, "webhooks", metrics),
   );
   return {
     organizations: createClient(OrganizationService, transport),

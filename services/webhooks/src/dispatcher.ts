@@ -4,6 +4,7 @@ import { attemptOutcome, traceAttempt } from "./attempt-tracing.js";
 import { createSuccessRecorder, isPlainSuccess, recordAttempt } from "./attempts.js";
 import { type ClaimedDelivery, claimDue, msUntilNextDue, releaseLease } from "./db/delivery-attempts.js";
 import type { Sender } from "./deliver.js";
+import type { DeliveryMetrics } from "./metrics.js";
 
 /** The delivery worker of one process: takes due deliveries and attempts them. */
 export type Dispatcher = {
@@ -26,6 +27,8 @@ export type DispatcherOptions = {
   timeoutMs: number;
   /** The longest the worker sleeps without looking for due deliveries. */
   pollMs?: number;
+  /** Where each attempt is measured. */
+  metrics?: DeliveryMetrics;
 };
 
 /**
@@ -99,6 +102,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       await releaseLease(options.pool, delivery);
       return;
     }
+    options.metrics?.attempted(result);
     if (isPlainSuccess(delivery, result)) await recordSuccess(delivery, result);
     else await recordAttempt(options.pool, delivery, result, options.schedule);
   }

@@ -7,12 +7,15 @@ import {
   type Logger,
   type NatsConnection,
   type OutboxRelay,
+  observeOutboxLag,
   type Pool,
+  type Registry,
   webhooksRoute,
 } from "@evalp/kit";
 import { createEventConsumer } from "./consumer.js";
 import { createSender } from "./deliver.js";
 import { createDispatcher } from "./dispatcher.js";
+import { deliveryMetrics } from "./metrics.js";
 import { parseSchedule } from "./retry.js";
 import type { Resolver } from "./ssrf.js";
 
@@ -56,8 +59,13 @@ export function createWebhookWorkers(options: {
   /** Where the relay LISTENs for committed outbox rows; without it, it polls. */
   databaseUrl?: string;
   resolver?: Resolver;
+  /** Where the workers measure: attempts, dead letters, the outbox, the consumer's backlog. */
+  metrics?: Registry;
 }): WebhookWorkers {
   const { config } = options;
+  const measured = deliveryMetrics(options.metrics);
+  // Measured from now on, NATS or not: a relay that cannot start is what the lag shows.
+  if (options.metrics) observeOutboxLag(options.metrics, options.pool);
   const sender = createSender({
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
     allowPrivate: config.WEBHOOK_ALLOW_PRIVATE,
@@ -72,6 +80,7 @@ export function createWebhookWorkers(options: {
     concurrency: config.WEBHOOK_CONCURRENCY,
     perEndpoint: config.WEBHOOK_ENDPOINT_CONCURRENCY,
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+    metrics: measured,
   });
   let relay: OutboxRelay | null = null;
   let consumer: DurableConsumer | null = null;
@@ -84,6 +93,8 @@ export function createWebhookWorkers(options: {
         routes: [eventsRoute(config), webhooksRoute(config), auditRoute(config)],
         logger: options.logger,
         databaseUrl: options.databaseUrl,
+        ...(options.metrics && { metrics: options.metrics }),
+        onPublished: measured.published,
       });
       await relay.start();
       consumer = createEventConsumer({
@@ -92,6 +103,7 @@ export function createWebhookWorkers(options: {
         logger: options.logger,
         route: eventsRoute(config),
         onStored: dispatcher.wake,
+        ...(options.metrics && { metrics: options.metrics }),
       });
       consumer.start();
     },

@@ -42,6 +42,8 @@ export type Stack = {
   urls: string[];
   /** The first gateway's ops server (`/healthz`, `/readyz`, `/metrics`). */
   opsUrl: string;
+  /** Every process's ops server, the first gateway's as `gateway`. */
+  opsUrls: Record<"gateway" | "control" | "platform" | "interview" | "webhooks", string>;
   config: Config;
   /** The control schema's pool, for asserting what was (not) written. */
   db: Pool;
@@ -121,7 +123,12 @@ export async function startStack(
     webhooks: await start("webhooks", createWebhooks),
   };
   const ports: Record<string, number> = {};
-  for (const [name, service] of Object.entries(services)) ports[name] = (await service.listen()).port;
+  const opsUrls: Record<string, string> = {};
+  for (const [name, service] of Object.entries(services)) {
+    const listening = await service.listen();
+    ports[name] = listening.port;
+    opsUrls[name] = `http://127.0.0.1:${listening.opsPort}`;
+  }
   const at = (name: string) => `http://127.0.0.1:${ports[name]}`;
   Object.assign(config, {
     CONTROL_URL: at("control"),
@@ -163,6 +170,7 @@ export async function startStack(
     url,
     urls: gateways.map((gateway) => gateway.url),
     opsUrl: first.opsUrl,
+    opsUrls: { ...opsUrls, gateway: first.opsUrl } as Stack["opsUrls"],
     config: { ...config, PUBLIC_URL: url },
     db: pool("control"),
     pool,

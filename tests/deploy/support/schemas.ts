@@ -1,3 +1,7 @@
+import {
+  PrometheusRule,
+  ServiceMonitor,
+} from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1";
 import { Deployment, StatefulSet } from "kubernetes-models/apps/v1";
 import { HorizontalPodAutoscaler } from "kubernetes-models/autoscaling/v2";
 import { CronJob, Job } from "kubernetes-models/batch/v1";
@@ -12,7 +16,8 @@ type ModelClass = new (data: never) => { validate(): void };
 
 /**
  * The Kubernetes kinds these manifests may use, by apiVersion and kind, each validated against
- * the Kubernetes OpenAPI schema that kubernetes-models compiled into validators (offline).
+ * the Kubernetes OpenAPI schema (or, for a CRD, its schema) that kubernetes-models compiled into
+ * validators (offline).
  */
 const CORE_MODELS: Record<string, ModelClass> = {
   "v1/Namespace": Namespace,
@@ -30,6 +35,9 @@ const CORE_MODELS: Record<string, ModelClass> = {
   "networking.k8s.io/v1/Ingress": Ingress,
   "rbac.authorization.k8s.io/v1/Role": Role,
   "rbac.authorization.k8s.io/v1/RoleBinding": RoleBinding,
+  // The Prometheus Operator's CRDs, as its OpenAPI schemas define them (deploy/k8s/monitoring).
+  "monitoring.coreos.com/v1/ServiceMonitor": ServiceMonitor,
+  "monitoring.coreos.com/v1/PrometheusRule": PrometheusRule,
 };
 
 /** Custom resources (not in core Kubernetes), checked structurally by the function given. */

@@ -3,6 +3,7 @@ import { AppError } from "@evalp/kit";
 import type { FastifyInstance } from "fastify";
 import type { Redis } from "ioredis";
 import { fixedWindows } from "../fixed-window.js";
+import type { RateLimitName } from "../metrics.js";
 
 /** Login and password reset: 5 attempts a minute per email and per IP (docs/authentication.md). */
 export const ATTEMPTS_PER_MINUTE = 5;
@@ -14,25 +15,38 @@ export const ATTEMPTS_PER_MINUTE = 5;
 export const PASSWORD_HASHES_PER_ADDRESS_PER_MINUTE = 20;
 const WINDOW_SECONDS = 60;
 
+/** The brute-forceable actions, and the name their limit has in `evalp_rate_limit_refusals_total`. */
+const LIMIT_OF = { login: "login", "password-reset": "password_reset" } as const satisfies Record<
+  string,
+  RateLimitName
+>;
+export type AttemptAction = keyof typeof LIMIT_OF;
+
 /**
  * Counts attempts at a brute-forceable action in fixed one-minute windows in Redis, shared by
  * every gateway replica. Emails are hashed so no address becomes a Redis key.
  */
 export type AttemptLimiter = {
   /** Counts one attempt for the email and the IP; 429 `rate_limited` past the limit of either. */
-  check(action: string, email: string, ip: string): Promise<void>;
+  check(action: AttemptAction, email: string, ip: string): Promise<void>;
   /** Counts one password hash asked for by the address; 429 past PASSWORD_HASHES_PER_ADDRESS_PER_MINUTE. */
   checkPasswordHash(ip: string): Promise<void>;
 };
 
-export function createAttemptLimiter(redis: Redis, prefix: string): AttemptLimiter {
+/** `refused` is told of each refusal, with the limit that refused. */
+export function createAttemptLimiter(
+  redis: Redis,
+  prefix: string,
+  refused?: (limit: RateLimitName) => void,
+): AttemptLimiter {
   const windows = fixedWindows(redis, WINDOW_SECONDS * 1000);
-  const count = async (keys: string[], limit: number) => {
+  const count = async (keys: string[], limit: number, which: RateLimitName) => {
     const counted = await Promise.all(keys.map((key) => windows.hit(key))).catch((error: unknown) => {
       throw new AppError("unavailable", undefined, {}, { cause: error });
     });
     for (const window of counted) {
       if (window.count > limit) {
+        refused?.(which);
         const retryAfter = String(Math.max(1, Math.ceil(window.resetMs / 1000)));
         throw new AppError(
           "rate_limited",
@@ -49,10 +63,15 @@ export function createAttemptLimiter(redis: Redis, prefix: string): AttemptLimit
       await count(
         [`${prefix}attempts:${action}:email:${emailHash}`, `${prefix}attempts:${action}:ip:${ip}`],
         ATTEMPTS_PER_MINUTE,
+        LIMIT_OF[action],
       );
     },
     async checkPasswordHash(ip) {
-      await count([`${prefix}attempts:password-hash:ip:${ip}`], PASSWORD_HASHES_PER_ADDRESS_PER_MINUTE);
+      await count(
+        [`${prefix}attempts:password-hash:ip:${ip}`],
+        PASSWORD_HASHES_PER_ADDRESS_PER_MINUTE,
+        "password_hash",
+      );
     },
   };
 }

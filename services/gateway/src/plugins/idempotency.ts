@@ -4,6 +4,7 @@ import canonicalize from "canonicalize";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Redis } from "ioredis";
 import type { Seal } from "../idempotency-seal.js";
+import type { GatewayMetrics } from "../metrics.js";
 
 /** Records live 24 h (docs/idempotency.md). */
 const RECORD_TTL_SECONDS = 24 * 60 * 60;
@@ -71,9 +72,15 @@ function unavailable(cause: unknown): AppError {
  * final response (< 500) is stored with the request fingerprint, sealed (`idempotency-seal.ts`)
  * and at most MAX_RECORD_BYTES, and replayed verbatim. Runs
  * after authentication (keys are scoped to the credential's organization) and before
- * validation, so that a stored 422 replays too.
+ * validation, so that a stored 422 replays too. Replays and refused keys are counted in `metrics`.
  */
-export function registerIdempotency(app: FastifyInstance, redis: Redis, prefix: string, seal: Seal): void {
+export function registerIdempotency(
+  app: FastifyInstance,
+  redis: Redis,
+  prefix: string,
+  seal: Seal,
+  metrics?: Pick<GatewayMetrics, "idempotencyReplayed" | "idempotencyConflict">,
+): void {
   app.addHook("preValidation", async (request, reply) => {
     const mode = request.routeOptions.config.access?.idempotency ?? "none";
     const key = request.headers[HEADER];
@@ -91,11 +98,13 @@ export function registerIdempotency(app: FastifyInstance, redis: Redis, prefix: 
       if (!opened) return false;
       const record = JSON.parse(opened) as StoredResponse;
       if (record.fingerprint !== fingerprint) {
+        metrics?.idempotencyConflict("reused");
         throw new AppError(
           "idempotency_key_reused",
           "This Idempotency-Key was used with a different request.",
         );
       }
+      metrics?.idempotencyReplayed();
       await sendReplay(reply, record);
       return true;
     };
@@ -107,6 +116,7 @@ export function registerIdempotency(app: FastifyInstance, redis: Redis, prefix: 
     if (locked !== "OK") {
       // The first request may have finished between our read and our lock attempt.
       if (await replay()) return reply;
+      metrics?.idempotencyConflict("in_use");
       throw new AppError(
         "idempotency_key_in_use",
         "A request with this Idempotency-Key is still running.",

@@ -1,5 +1,5 @@
 import type { Server } from "node:http";
-import { createMetricsRegistry, createOpsServer, type ReadinessCheck } from "@evalp/kit";
+import { createOpsServer, METRICS, metricConfig, type ReadinessCheck, type Registry } from "@evalp/kit";
 import type { FastifyInstance } from "fastify";
 import { Histogram } from "prom-client";
 import { PLANES, type Upstreams } from "../upstream.js";
@@ -14,13 +14,11 @@ import { PLANES, type Upstreams } from "../upstream.js";
  */
 export function registerOps(
   app: FastifyInstance,
-  deps: { upstreams: Upstreams; checks: ReadinessCheck[] },
+  deps: { upstreams: Upstreams; checks: ReadinessCheck[]; registry: Registry },
 ): Server {
-  const registry = createMetricsRegistry("gateway");
+  const { registry } = deps;
   const duration = new Histogram({
-    name: "http_request_duration_seconds",
-    help: "Gateway request duration by method, route and status",
-    labelNames: ["method", "route", "status"],
+    ...metricConfig(METRICS.httpRequestDuration),
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   });

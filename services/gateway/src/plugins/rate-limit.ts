@@ -3,6 +3,7 @@ import { AppError } from "@evalp/kit";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Redis } from "ioredis";
 import { fixedWindows, type Window } from "../fixed-window.js";
+import type { RateLimitName } from "../metrics.js";
 import { presentedCredential } from "./auth.js";
 
 const WINDOW_MS = 60_000;
@@ -43,7 +44,12 @@ export type RateLimits = {
 export function registerRateLimit(
   app: FastifyInstance,
   redis: Redis,
-  options: { limits: RateLimits; prefix: string },
+  options: {
+    limits: RateLimits;
+    prefix: string;
+    /** Told of each refusal, with the limit that refused. */
+    refused?: (limit: RateLimitName) => void;
+  },
 ): { countCredential(request: FastifyRequest): Promise<void> } {
   const { limits, prefix } = options;
   const windows = fixedWindows(redis, WINDOW_MS);
@@ -52,7 +58,8 @@ export function registerRateLimit(
   // Redis unreachable: nothing is counted, nothing is refused.
   const quietly = <T>(counting: Promise<T>) => counting.catch(() => null);
 
-  const refuse = (limit: number, window: Window): never => {
+  const refuse = (limit: number, window: Window, which: RateLimitName): never => {
+    options.refused?.(which);
     const retryAfter = Math.max(1, Math.ceil(window.resetMs / 1000));
     throw new AppError(
       "rate_limited",
@@ -69,9 +76,9 @@ export function registerRateLimit(
     request.rateWindow = { limit: limits.perAddress, window: address };
     if (refusals.count >= limits.refusalsPerAddress) {
       request.rateWindow = { limit: limits.refusalsPerAddress, window: refusals };
-      refuse(limits.refusalsPerAddress, refusals);
+      refuse(limits.refusalsPerAddress, refusals, "address_refusals");
     }
-    if (address.count > limits.perAddress) refuse(limits.perAddress, address);
+    if (address.count > limits.perAddress) refuse(limits.perAddress, address, "address");
   });
 
   app.addHook("onSend", async (request, reply) => {
@@ -99,7 +106,7 @@ export function registerRateLimit(
       const window = await quietly(windows.hit(key));
       if (!window) return;
       request.rateWindow = { limit: limits.perCredential, window };
-      if (window.count > limits.perCredential) refuse(limits.perCredential, window);
+      if (window.count > limits.perCredential) refuse(limits.perCredential, window, "credential");
     },
   };
 }

@@ -113,6 +113,15 @@ export class InterviewHub {
     }
   }
 
+  /** The sockets this gateway holds, by door (an agent socket being closed as superseded included). */
+  openSockets(): Record<"participant" | "agent", number> {
+    let participant = 0;
+    let agent = 0;
+    for (const set of this.participants.values()) participant += set.size;
+    for (const set of this.agents.values()) agent += set.size;
+    return { participant, agent };
+  }
+
   close(): void {
     clearInterval(this.renewal);
     for (const subscription of this.subscriptions.values()) subscription.unsubscribe();
