@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { expectError, ik } from "./support/fixtures.js";
-import { sentMail, tokenIn } from "./support/mail.js";
+import { inviteColleague } from "./support/mail.js";
 import { useStack } from "./support/stack.js";
 
 // The client's journey (docs/journey.md) through the public API alone, as far as the
@@ -43,19 +43,13 @@ describe("the journey", () => {
     expect(key.status).toBe(201);
     const secret = key.body.secret as string;
 
-    const invite = await api.post(
-      `${org}/memberships`,
-      { email: "colleague@acme.example", role: "member" },
-      { token, idempotencyKey: ik() },
-    );
-    expect(invite.body.status).toBe("invited");
-    const mail = sentMail(stack.config.MAIL_DIR).find((m) => m.to === "colleague@acme.example");
-    const accepted = await api.post(
-      "/v1/invitations/accept",
-      { token: tokenIn(mail), password: "colleague password" },
-      { idempotencyKey: ik() },
-    );
-    expect(accepted.status).toBe(200);
+    await inviteColleague(api, {
+      org,
+      token,
+      mailDir: stack.config.MAIL_DIR,
+      email: "colleague@acme.example",
+      password: "colleague password",
+    });
     const colleague = await api.post("/auth/login", {
       email: "colleague@acme.example",
       password: "colleague password",

@@ -3,9 +3,9 @@ import type { Receiver } from "@evalp/testing";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { apiClient } from "./support/client.js";
 import { startCheckedReceiver } from "./support/event-catalog.js";
-import { expectError, ik, type Tenant } from "./support/fixtures.js";
+import { createKey, createTenant, expectError, ik } from "./support/fixtures.js";
 import { consentedInterview, interviewSetup, openSocket } from "./support/interview.js";
-import { sentMail, tokenIn } from "./support/mail.js";
+import { inviteColleague } from "./support/mail.js";
 import { metricValue, type Scrape, samplesOf, scrape } from "./support/metrics.js";
 import { useStack } from "./support/stack.js";
 import { createEndpoint, deliveriesOf } from "./support/webhooks.js";
@@ -38,63 +38,22 @@ describe("metrics on every process's ops port (#19)", () => {
     receiver.respond((request) => ({ status: request.path === "/failing" ? 500 : 204 }));
 
     // The journey (docs/journey.md), as tests/api/journey.int.test.ts walks it.
-    const signup = await api.post("/auth/signup", {
-      email: "founder@metrics.example",
-      password: "founder password",
-      organization_name: "Metrics",
-    });
-    expect(signup.status).toBe(201);
-    const token = signup.body.access_token as string;
-    const org = `/v1/organizations/${signup.body.organization_id}`;
-    const app = await api.post(
-      `${org}/apps`,
-      { slug: "hiring", name: "Hiring" },
-      { token, idempotencyKey: ik() },
-    );
-    const appPath = `${org}/apps/${app.body.id}`;
-    const env = await api.post(
-      `${appPath}/environments`,
-      { slug: "production", name: "Production" },
-      { token, idempotencyKey: ik() },
-    );
-    const envPath = `${appPath}/environments/${env.body.id}`;
-    const tenant: Tenant = {
-      email: "founder@metrics.example",
-      password: "founder password",
-      token,
-      organizationId: signup.body.organization_id,
-      appId: app.body.id,
-      environmentId: env.body.id,
-      org,
-      app: appPath,
-      env: envPath,
-    };
+    const tenant = await createTenant(api);
+    const { token, org, env: envPath } = tenant;
     // Webhook endpoints before anything is emitted: one that takes every event, one that fails.
     const good = await createEndpoint(api, tenant, { url: `${receiver.url}/hooks`, event_types: ["*"] });
     const failing = await createEndpoint(api, tenant, {
       url: `${receiver.url}/failing`,
       event_types: ["subject.imported"],
     });
-    const key = await api.post(
-      `${envPath}/api-keys`,
-      { name: "backend", scopes: ["subjects:write", "org:read", "evaluations:write"] },
-      { token, idempotencyKey: ik() },
-    );
-    expect(key.status).toBe(201);
-    const secret = key.body.secret as string;
-    const invite = await api.post(
-      `${org}/memberships`,
-      { email: "colleague@metrics.example", role: "member" },
-      { token, idempotencyKey: ik() },
-    );
-    expect(invite.body.status).toBe("invited");
-    const mail = sentMail(stack.config.MAIL_DIR).find((m) => m.to === "colleague@metrics.example");
-    const accepted = await api.post(
-      "/v1/invitations/accept",
-      { token: tokenIn(mail), password: "colleague password" },
-      { idempotencyKey: ik() },
-    );
-    expect(accepted.status).toBe(200);
+    const { secret } = await createKey(api, tenant, ["subjects:write", "org:read", "evaluations:write"]);
+    await inviteColleague(api, {
+      org,
+      token,
+      mailDir: stack.config.MAIL_DIR,
+      email: "colleague@metrics.example",
+      password: "colleague password",
+    });
 
     // An import retried with its key is replayed; the key reused for another batch is refused.
     const batch = {

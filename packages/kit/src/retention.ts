@@ -139,3 +139,23 @@ export function createRetention(options: RetentionOptions): Retention {
 export function olderThanDays(param: number): string {
   return `now() - $${param}::float8 * interval '1 day'`;
 }
+
+/**
+ * Rows of `table` (keyed by `id`) whose `column` is more than `days` old, oldest first; a row
+ * whose `column` is null is never old enough (an unpublished outbox row). Rows other transactions
+ * hold are left to a later round. `table` and `column` are the code's names, never input.
+ */
+export function rowsOlderThan(table: string, column: string, days: number): RetentionTask {
+  return {
+    table,
+    async deleteBatch(db, limit) {
+      const deleted = await db.query(
+        `DELETE FROM ${table} WHERE id IN (
+           SELECT id FROM ${table} WHERE ${column} < ${olderThanDays(1)}
+           ORDER BY ${column} LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+        [days, limit],
+      );
+      return { [table]: deleted.rowCount ?? 0 };
+    },
+  };
+}

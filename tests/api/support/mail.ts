@@ -1,5 +1,8 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { expect } from "vitest";
+import type { ApiClient } from "./client.js";
+import { ik } from "./fixtures.js";
 
 /** A mail as the platform writes it into MAIL_DIR when no SMTP server is configured. */
 export type SentMail = {
@@ -26,4 +29,28 @@ export function tokenIn(mail: SentMail | undefined): string {
   const match = /[?&]token=([0-9A-Za-z]+)/.exec(mail.text);
   if (!match?.[1]) throw new Error(`no token link in mail: ${mail.subject}`);
   return match[1];
+}
+
+/**
+ * Invites `email` into the organization at `org` as a member and accepts the mailed invitation
+ * with `password`, as the colleague of the journey does (docs/journey.md); returns the acceptance.
+ */
+export async function inviteColleague(
+  api: ApiClient,
+  options: { org: string; token: string; mailDir: string; email: string; password: string },
+) {
+  const invite = await api.post(
+    `${options.org}/memberships`,
+    { email: options.email, role: "member" },
+    { token: options.token, idempotencyKey: ik() },
+  );
+  expect(invite.body.status).toBe("invited");
+  const mail = sentMail(options.mailDir).find((m) => m.to === options.email);
+  const accepted = await api.post(
+    "/v1/invitations/accept",
+    { token: tokenIn(mail), password: options.password },
+    { idempotencyKey: ik() },
+  );
+  expect(accepted.status).toBe(200);
+  return accepted;
 }

@@ -1,23 +1,4 @@
-import { type Config, olderThanDays, outboxRetention, type RetentionTask } from "@evalp/kit";
-
-/**
- * Rows of a table whose `column` is more than `days` old, oldest first; rows other transactions
- * hold (a token being redeemed, a session being switched) are left to a later round.
- */
-function olderThan(table: string, column: string, days: number): RetentionTask {
-  return {
-    table,
-    async deleteBatch(db, limit) {
-      const deleted = await db.query(
-        `DELETE FROM ${table} WHERE id IN (
-           SELECT id FROM ${table} WHERE ${column} < ${olderThanDays(1)}
-           ORDER BY ${column} LIMIT $2 FOR UPDATE SKIP LOCKED)`,
-        [days, limit],
-      );
-      return { [table]: deleted.rowCount ?? 0 };
-    },
-  };
-}
+import { type Config, outboxRetention, type RetentionTask, rowsOlderThan } from "@evalp/kit";
 
 /**
  * What control deletes (docs/configuration.md#retention): its published outbox rows; sessions,
@@ -34,12 +15,12 @@ export function controlRetention(
   const grace = config.RETENTION_EXPIRED_GRACE_DAYS;
   const tasks = [
     outboxRetention(config.RETENTION_OUTBOX_DAYS),
-    olderThan("sessions", "expires_at", grace),
-    olderThan("invitations", "expires_at", grace),
-    olderThan("password_resets", "expires_at", grace),
+    rowsOlderThan("sessions", "expires_at", grace),
+    rowsOlderThan("invitations", "expires_at", grace),
+    rowsOlderThan("password_resets", "expires_at", grace),
   ];
   if (config.RETENTION_AUDIT_EVENTS_DAYS !== undefined) {
-    tasks.push(olderThan("audit_events", "created_at", config.RETENTION_AUDIT_EVENTS_DAYS));
+    tasks.push(rowsOlderThan("audit_events", "created_at", config.RETENTION_AUDIT_EVENTS_DAYS));
   }
   return tasks;
 }

@@ -1,22 +1,11 @@
-import { type Config, olderThanDays, outboxRetention, type RetentionTask } from "@evalp/kit";
+import { type Config, olderThanDays, outboxRetention, type RetentionTask, rowsOlderThan } from "@evalp/kit";
 
 /**
  * Behavioral events stored more than `days` ago, oldest first. Their batches stay: one small row
  * per batch, and the largest batch ever accepted is the usage of `behavioral_event_batch_size`.
  */
 function behavioralEvents(days: number): RetentionTask {
-  return {
-    table: "behavioral_events",
-    async deleteBatch(db, limit) {
-      const deleted = await db.query(
-        `DELETE FROM behavioral_events WHERE id IN (
-           SELECT id FROM behavioral_events WHERE created_at < ${olderThanDays(1)}
-           ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
-        [days, limit],
-      );
-      return { behavioral_events: deleted.rowCount ?? 0 };
-    },
-  };
+  return rowsOlderThan("behavioral_events", "created_at", days);
 }
 
 /**
