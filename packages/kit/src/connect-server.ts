@@ -1,14 +1,17 @@
 import http2 from "node:http2";
 import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { ErrorDetailSchema } from "@evalp/proto/common/v1/error";
 import { HealthService } from "@evalp/proto/common/v1/health";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import { WIRE_READ_OPTIONS } from "./connect-client.js";
 import { errorInterceptor } from "./connect-errors.js";
+import { serveGrpcHealth } from "./grpc-health.js";
+import { serveGrpcReflection } from "./grpc-reflection.js";
 import { rpcMetricsInterceptor } from "./metrics.js";
 import { peerOutage } from "./peer-outage.js";
-import { type ReadinessCheck, runReadiness } from "./readiness.js";
+import { type ReadinessCheck, reusedReadiness, runReadiness } from "./readiness.js";
 import { requestContextInterceptor } from "./request-context.js";
 import { traceServerInterceptor } from "./rpc-tracing.js";
 import { requireServiceTokens, type ServiceTokenKeys } from "./service-tokens.js";
@@ -35,9 +38,15 @@ export const peerOutageInterceptor: Interceptor = (next) => async (req) => {
   }
 };
 
+/** How long a gRPC health answer is reused: the kubelet's probes and any caller cost one check a second. */
+const GRPC_HEALTH_REUSE_MS = 1_000;
+
 /**
  * Builds (without listening) the RPC server of a service: its routes plus the shared
- * HealthService, with the request-context and error interceptors every service needs.
+ * HealthService, with the request-context and error interceptors every service needs, and for
+ * the gRPC ecosystem `grpc.health.v1.Health` (open: see grpc-health.ts) and server reflection
+ * (behind the service token, as every other RPC). connect-node answers the gRPC protocol beside
+ * Connect on the same port, so a `@grpc/grpc-js` peer, grpcurl or a kubelet probe reach it too.
  */
 export function createConnectServer(options: {
   routes: (router: ConnectRouter) => void;
@@ -52,6 +61,8 @@ export function createConnectServer(options: {
   /** The keys the callers' service tokens are verified with: a call without a valid one is refused. */
   tokens: ServiceTokenKeys;
 }): ConnectServer {
+  const metrics = options.registry ? [rpcMetricsInterceptor(options.registry)] : [];
+  const closing = new AbortController();
   const handler = connectNodeAdapter({
     ...WIRE_READ_OPTIONS,
     routes(router) {
@@ -61,9 +72,22 @@ export function createConnectServer(options: {
         },
       });
       options.routes(router);
+      // Every service registered, these two included: read at the first call, once all are.
+      const served = () => [...new Set(router.handlers.map((handler) => handler.service))];
+      let names: ReadonlySet<string> | null = null;
+      serveGrpcReflection(router, served, [ErrorDetailSchema.file]);
+      serveGrpcHealth(router, {
+        readiness: reusedReadiness(options.checks, GRPC_HEALTH_REUSE_MS),
+        services: () => {
+          names ??= new Set(served().map((service) => service.typeName));
+          return names;
+        },
+        closing: closing.signal,
+        interceptors: [...metrics, requestContextInterceptor(options.logger), errorInterceptor],
+      });
     },
     interceptors: [
-      ...(options.registry ? [rpcMetricsInterceptor(options.registry)] : []),
+      ...metrics,
       traceServerInterceptor,
       requireServiceTokens(options.tokens),
       requestContextInterceptor(options.logger),
@@ -91,6 +115,8 @@ export function createConnectServer(options: {
   return {
     server,
     close() {
+      // Health turns NOT_SERVING and its Watch streams end, so that the sessions can close.
+      closing.abort();
       return new Promise((resolve) => {
         server.close(() => resolve());
         for (const session of sessions) session.close();

@@ -7,6 +7,8 @@ export * from "./db.js";
 export * from "./durable-consumer.js";
 export * from "./environment-scope.js";
 export * from "./errors.js";
+export * from "./grpc-health.js";
+export * from "./grpc-reflection.js";
 export * from "./ids.js";
 export * from "./logger.js";
 export * from "./metric-catalog.js";

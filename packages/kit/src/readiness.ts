@@ -43,3 +43,17 @@ export function readinessBody({ ready, failing }: Readiness): { status: number; 
   if (!ready) return { status: 503, body: { status: "not_ready", failing } };
   return { status: 200, body: failing.length > 0 ? { status: "degraded", failing } : { status: "ready" } };
 }
+
+/**
+ * Readiness reused for `reuseMs`: callers that ask often (probes from many balancers, or anyone
+ * who can reach an endpoint open without a token) cost the dependencies one check per period.
+ */
+export function reusedReadiness(checks: ReadinessCheck[], reuseMs: number): () => Promise<Readiness> {
+  let last: { at: number; readiness: Promise<Readiness> } | null = null;
+  return () => {
+    if (!last || performance.now() - last.at > reuseMs) {
+      last = { at: performance.now(), readiness: runReadiness(checks) };
+    }
+    return last.readiness;
+  };
+}

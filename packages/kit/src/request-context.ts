@@ -32,6 +32,9 @@ export function requestLogger(values: ContextValues): Logger {
   return requestContext(values).logger;
 }
 
+/** Services asked every few seconds by probes and balancers: their calls are logged at debug. */
+const QUIET_SERVICES = new Set(["evalp.common.v1.HealthService", "grpc.health.v1.Health"]);
+
 /** Server interceptor: reads request id and actor from metadata and binds a child logger to them. */
 export function requestContextInterceptor(logger: Logger): Interceptor {
   return (next) => async (req) => {
@@ -54,7 +57,7 @@ export function requestContextInterceptor(logger: Logger): Interceptor {
       throw error;
     } finally {
       // Readiness polls would drown the log at info.
-      const level = req.service.typeName === "evalp.common.v1.HealthService" ? "debug" : "info";
+      const level = QUIET_SERVICES.has(req.service.typeName) ? "debug" : "info";
       child[level]({ code, duration_ms: Math.round((performance.now() - started) * 10) / 10 }, "rpc");
     }
   };

@@ -59,6 +59,24 @@ function bounded<V>(map: Map<string, V>): Map<string, V> {
 }
 
 /**
+ * Signs one service token (a minute long) as `caller`, for `actor` or for no one: what the
+ * clients' interceptor sends, and what an operator's grpcurl or buf curl sends by hand.
+ */
+export function mintServiceToken(
+  caller: string,
+  keys: ServiceTokenKeys,
+  actor: { kind: string; id: string } | null = null,
+): Promise<string> {
+  return new SignJWT(actor ? { act: actor } : {})
+    .setProtectedHeader({ alg: "HS256", typ: TYP, kid: keys.signing.kid })
+    .setIssuer(caller)
+    .setAudience(AUDIENCE)
+    .setIssuedAt()
+    .setExpirationTime(`${LIFETIME_SECONDS}s`)
+    .sign(keys.signing.key);
+}
+
+/**
  * Client interceptor: signs a token for the call's actor (the `x-evalp-actor-*` metadata the
  * caller set, which does not travel in the clear any more) and sends it as `authorization`.
  */
@@ -68,13 +86,7 @@ export function signServiceTokens(caller: string, keys: ServiceTokenKeys): Inter
     const cacheKey = `${kind ?? ""}\n${id ?? ""}`;
     const held = tokens.get(cacheKey);
     if (held && held.until > Date.now()) return held.token;
-    const token = await new SignJWT(kind && id ? { act: { kind, id } } : {})
-      .setProtectedHeader({ alg: "HS256", typ: TYP, kid: keys.signing.kid })
-      .setIssuer(caller)
-      .setAudience(AUDIENCE)
-      .setIssuedAt()
-      .setExpirationTime(`${LIFETIME_SECONDS}s`)
-      .sign(keys.signing.key);
+    const token = await mintServiceToken(caller, keys, kind && id ? { kind, id } : null);
     bounded(tokens).set(cacheKey, { token, until: Date.now() + REUSE_MS });
     return token;
   };
