@@ -48,7 +48,7 @@ const standard = grpc.loadPackageDefinition(
 
 type Plane = "control" | "platform" | "interview" | "webhooks";
 const PLANES: Plane[] = ["control", "platform", "interview", "webhooks"];
-const URL_OF = {
+const URL_OF: Record<Plane, "CONTROL_URL" | "PLATFORM_URL" | "INTERVIEW_URL" | "WEBHOOKS_URL"> = {
   control: "CONTROL_URL",
   platform: "PLATFORM_URL",
   interview: "INTERVIEW_URL",
@@ -378,24 +378,18 @@ describe.each(PLANES)("the %s plane over gRPC, to a @grpc/grpc-js client", (plan
     // Each call sends an empty message (a valid one of any type) and waits for its status.
     const statusOf = (path: string, streaming: boolean) =>
       new Promise<grpc.status>((resolve) => {
-        const call = streaming
-          ? client.makeBidiStreamRequest(path, pass, pass, withToken(null), { deadline: Date.now() + 10_000 })
-          : client.makeUnaryRequest(
-              path,
-              pass,
-              pass,
-              empty,
-              withToken(null),
-              { deadline: Date.now() + 10_000 },
-              () => {},
-            );
-        call.on("status", (status: grpc.StatusObject) => resolve(status.code));
-        if ("write" in call) {
-          call.on("data", () => call.cancel());
-          call.on("error", () => undefined);
-          call.write(empty);
-          call.end();
+        const options = { deadline: Date.now() + 10_000 };
+        if (!streaming) {
+          const call = client.makeUnaryRequest(path, pass, pass, empty, withToken(null), options, () => {});
+          call.on("status", (status: grpc.StatusObject) => resolve(status.code));
+          return;
         }
+        const call = client.makeBidiStreamRequest(path, pass, pass, withToken(null), options);
+        call.on("status", (status: grpc.StatusObject) => resolve(status.code));
+        call.on("data", () => call.cancel());
+        call.on("error", () => undefined);
+        call.write(empty);
+        call.end();
       });
     const answered: Record<string, grpc.status> = {};
     try {

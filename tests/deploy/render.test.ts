@@ -440,17 +440,26 @@ for (const overlay of OVERLAYS) {
       expect(problems).toEqual([]);
     });
 
-    it("probes each process on its ops port", () => {
+    it("probes the gateway on its ops port over HTTP, each service with gRPC health on its RPC port", () => {
       const objects = render(overlay);
       for (const name of PROCESS_NAMES) {
         const process = PROCESSES[name];
         const workload = appWorkload(objects, name);
         const container = mainContainer(workload);
         const env = environment(objects, container);
-        const expected = process.opsPort;
-        expect(Number(env.OPS_PORT), `${name}: OPS_PORT`).toBe(expected);
-        expect(container.livenessProbe?.httpGet?.path, name).toBe("/healthz");
-        expect(container.readinessProbe?.httpGet?.path, name).toBe("/readyz");
+        expect(Number(env.OPS_PORT), `${name}: OPS_PORT`).toBe(process.opsPort);
+        if (name === "gateway") {
+          // The gateway is HTTP, not gRPC.
+          expect(container.livenessProbe?.httpGet?.path, name).toBe("/healthz");
+          expect(container.readinessProbe?.httpGet?.path, name).toBe("/readyz");
+        } else {
+          // grpc.health.v1: liveness (and startup) ask `liveness`, which no dependency fails;
+          // readiness asks "" (the process's readiness).
+          expect(container.livenessProbe?.grpc?.service, name).toBe("liveness");
+          expect(container.startupProbe?.grpc?.service, name).toBe("liveness");
+          expect(container.readinessProbe?.grpc?.service, name).toBe("");
+        }
+        const expected = name === "gateway" ? process.opsPort : process.port;
         expect(probePort(container, container.livenessProbe), name).toBe(expected);
         expect(probePort(container, container.readinessProbe), name).toBe(expected);
         if (container.startupProbe) expect(probePort(container, container.startupProbe), name).toBe(expected);

@@ -34,10 +34,7 @@ async function healthServer() {
   );
   servers.push(server);
   const port = await listen(server, 0, "127.0.0.1");
-  const client = createClient(
-    Health,
-    createGrpcTransport({ baseUrl: `http://127.0.0.1:${port}`, httpVersion: "2" }),
-  );
+  const client = createClient(Health, createGrpcTransport({ baseUrl: `http://127.0.0.1:${port}` }));
   return { state, closing, client };
 }
 
