@@ -48,9 +48,17 @@ export function defineCases(urls, tenant) {
       target: { url: `${urls.gateway}/v1/auth/principal`, headers: keyHeaders },
     },
     {
+      id: "B1m",
+      what: "monolith: Fastify + pg, same key auth + the import's transaction (no idempotency, no hop)",
+      baseline: "A1",
+      target: freshImports(`${urls.monolith}${tenant.envPath}/subjects/batch`, tenant.apiKey),
+    },
+    {
       id: "B1",
       what: "POST subjects/batch, fresh Idempotency-Key",
-      baseline: "A2",
+      baseline: "B1m",
+      // The gateway's CPU per idempotent POST against its CPU per GET (A2's).
+      targets: { throughputRatio: 0.5, cpuOf: { process: "gateway", vs: "A2", maxRatio: 2 } },
       target: freshImports(`${urls.gateway}${tenant.envPath}/subjects/batch`, tenant.apiKey),
     },
     {

@@ -46,6 +46,23 @@ export function summarize(c, rounds) {
         met: entry.p99DeltaMs <= t.p99OverBaselineMs,
       });
     }
+    if (t.cpuOf !== undefined) {
+      // One process's CPU per request against its CPU per request of another case, taken per round.
+      const { process: name, vs, maxRatio } = t.cpuOf;
+      entry.cpuRatio = {
+        process: name,
+        vs,
+        ratio: median(
+          rounds.map(
+            (r) => (of(r, c.id).cpuUsPerRequest[name] ?? 0) / (of(r, vs).cpuUsPerRequest[name] ?? 0),
+          ),
+        ),
+      };
+      checks.push({
+        target: `${name} CPU ≤ ${maxRatio} × ${vs}'s (${entry.cpuRatio.ratio.toFixed(2)} ×)`,
+        met: entry.cpuRatio.ratio <= maxRatio,
+      });
+    }
     if (t.minRps !== undefined) checks.push({ target: `≥ ${t.minRps}/s`, met: rps >= t.minRps });
     if (t.p50MaxMs !== undefined) checks.push({ target: `p50 ≤ ${t.p50MaxMs} ms`, met: p50 <= t.p50MaxMs });
     if (t.p99MaxMs !== undefined) checks.push({ target: `p99 ≤ ${t.p99MaxMs} ms`, met: p99 <= t.p99MaxMs });

@@ -3,7 +3,8 @@
 // - `node bench/servers.mjs monolith`: A1, one Fastify + `pg` process that does what `GET APP`
 //   does end to end (API-key authentication by the key's SHA-256 joined to its environment and
 //   app, the reach and scope checks, then the same primary-key SELECT) — the monolith a user
-//   might write instead of the gateway → Connect → control path.
+//   might write instead of the gateway → Connect → control path; and B1m, the same process
+//   answering `POST ENV/subjects/batch` with the import's transaction (bench/import-monolith.mjs).
 // - `node bench/servers.mjs receiver`: the webhook receiver of C1 and C2: answers every POST 204
 //   and keeps, per path, how many arrived and when each event did (by the first subject id of
 //   its `data.subject_ids`, else its `webhook-id`), on `performance.timeOrigin + now()`, a clock
@@ -27,6 +28,7 @@ import { createLogger, createServiceTransport, serveService, serviceCaller } fro
 import { HealthService } from "@evalp/proto/common/v1/health";
 import Fastify from "fastify";
 import pg from "pg";
+import { registerImport } from "./import-monolith.mjs";
 import { setting } from "./settings.mjs";
 
 const mode = process.argv[2];
@@ -37,10 +39,11 @@ const app = Fastify({ logger: false });
 if (mode === "hello") {
   app.get("/hello", async () => ({ hello: "world" }));
 } else if (mode === "monolith") {
-  const pool = new pg.Pool({
+  const poolOptions = {
     connectionString: setting("DATABASE_URL"),
     max: Number(setting("DATABASE_POOL_SIZE") ?? 10),
-  });
+  };
+  const pool = new pg.Pool(poolOptions);
   const fail = (reply, status, code) => reply.code(status).send({ detail: { code, message: code } });
   app.get("/v1/organizations/:organization_id/apps/:app_id", async (request, reply) => {
     const key = request.headers["x-api-key"];
@@ -73,6 +76,7 @@ if (mode === "hello") {
       created_at: row.created_at.toISOString(),
     };
   });
+  registerImport(app, poolOptions);
   app.addHook("onClose", () => pool.end());
 } else if (mode === "receiver") {
   // A plain node:http server: the receiver must cost the platform's measurement as little as it can.

@@ -151,6 +151,42 @@ describe("POST ENV/subjects/batch (#5)", () => {
     expect(update.body.receipts).toEqual([{ item_index: 0, subject_id: known, error_code: "" }]);
   });
 
+  it("creates one subject when concurrent imports bring the same new external_id, each with its audit and event", async () => {
+    const fresh = await createTenant(api);
+    const responses = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        api.post(
+          `${fresh.env}/subjects/batch`,
+          { items: [item("shared", { from: i }), item(`own-${i}`)] },
+          { token: fresh.token, idempotencyKey: ik() },
+        ),
+      ),
+    );
+    expect(responses.map((response) => response.status)).toEqual(responses.map(() => 200));
+    const shared = new Set(responses.map((response) => response.body.receipts[0].subject_id));
+    expect(shared.size).toBe(1);
+    expect(responses.every((response) => response.body.receipts[1].error_code === "")).toBe(true);
+    const counted = await stack.db.query(
+      "SELECT count(*)::int AS n FROM subjects WHERE environment_id = $1",
+      [fresh.environmentId],
+    );
+    expect(counted.rows[0].n).toBe(13);
+    const usage = await api.get(`${fresh.env}/quotas`, { token: fresh.token });
+    expect(usage.body.usage.active_subjects).toBe(13);
+    // Every import wrote its audit record and its event once, whichever way it was written.
+    const batches = responses.map((response) => response.body.batch_id).sort();
+    const audited = await stack.db.query<{ resource_id: string }>(
+      "SELECT resource_id FROM audit_events WHERE environment_id = $1 AND action = 'subjects.imported'",
+      [fresh.environmentId],
+    );
+    expect(audited.rows.map((row) => row.resource_id).sort()).toEqual(batches);
+    const events = await stack.db.query<{ batch_id: string }>(
+      "SELECT payload->'data'->>'batch_id' AS batch_id FROM outbox WHERE environment_id = $1 AND event_type = 'subject.imported'",
+      [fresh.environmentId],
+    );
+    expect(events.rows.map((row) => row.batch_id).sort()).toEqual(batches);
+  });
+
   it("answers 404 for a subject of another environment or a malformed id", async () => {
     const other = await createTenant(api);
     const created = await api.post(

@@ -1,7 +1,7 @@
 import { v7 as uuidv7 } from "uuid";
 import type { Queryable } from "./db.js";
 import { EVENTS_ROOT } from "./nats.js";
-import { currentTraceCarrier } from "./trace-context.js";
+import { currentTraceCarrier, type TraceCarrier } from "./trace-context.js";
 
 /** The webhook body of an event (docs/webhooks.md): what the relay publishes and receivers get. */
 export type EventEnvelope = {
@@ -23,6 +23,21 @@ export function eventSubject(environmentId: string, type: string): string {
   return `${EVENTS_ROOT}.${environmentId}.${type}`;
 }
 
+/** A new event's envelope: its id and time, for `environmentId`'s subscribers. */
+export function eventEnvelope(event: {
+  type: string;
+  environmentId: string;
+  data: Record<string, unknown>;
+}): EventEnvelope {
+  return {
+    id: uuidv7(),
+    type: event.type,
+    timestamp: new Date().toISOString(),
+    environment_id: event.environmentId,
+    data: event.data,
+  };
+}
+
 /**
  * Writes one event into the service's outbox, for subject `events.<environment_id>.<type>`. Call
  * it with the client of the transaction that makes the change, so the event exists exactly when
@@ -32,63 +47,86 @@ export async function writeOutboxEvent(
   db: Queryable,
   event: { type: string; environmentId: string; data: Record<string, unknown> },
 ): Promise<EventEnvelope> {
-  const envelope: EventEnvelope = {
-    id: uuidv7(),
-    type: event.type,
-    timestamp: new Date().toISOString(),
-    environment_id: event.environmentId,
-    data: event.data,
-  };
-  await writeOutboxMessage(db, {
-    id: envelope.id,
-    type: envelope.type,
-    subject: eventSubject(event.environmentId, event.type),
-    environmentId: envelope.environment_id,
-    payload: envelope,
-    createdAt: envelope.timestamp,
-  });
+  const envelope = eventEnvelope(event);
+  await writeOutboxMessage(db, eventMessage(envelope));
   return envelope;
 }
 
+/** The outbox message of an event's envelope. */
+export function eventMessage(envelope: EventEnvelope): OutboxMessage {
+  return {
+    id: envelope.id,
+    type: envelope.type,
+    subject: eventSubject(envelope.environment_id, envelope.type),
+    environmentId: envelope.environment_id,
+    payload: envelope,
+    createdAt: envelope.timestamp,
+  };
+}
+
+/** A message for the outbox: any subject whose root a relay routes to a stream. */
+export type OutboxMessage = {
+  id?: string;
+  type: string;
+  subject: string;
+  environmentId?: string | null;
+  payload: Record<string, unknown>;
+  createdAt?: string;
+};
+
 /**
- * Writes any message into the outbox, for any subject whose root a relay routes to a stream.
- * The row's id becomes the message's `Nats-Msg-Id`, the active span's context its trace context. Committing the transaction announces the
- * row on `OUTBOX_CHANNEL`, which wakes the relay at once.
+ * The columns an outbox row is written with, and `outboxValues` gives them in this order. A writer
+ * that puts the row into a statement of its own (with the change, in one round trip) takes both,
+ * and announces the row with `pg_notify(OUTBOX_CHANNEL, current_schema())` as `writeOutboxMessage` does.
  */
-export async function writeOutboxMessage(
-  db: Queryable,
-  message: {
-    id?: string;
-    type: string;
-    subject: string;
-    environmentId?: string | null;
-    payload: Record<string, unknown>;
-    createdAt?: string;
-  },
-): Promise<string> {
-  const id = message.id ?? uuidv7();
+export const OUTBOX_COLUMNS = "id, event_type, subject, environment_id, payload, created_at, trace_context";
+
+/** An outbox row's values, in the order of OUTBOX_COLUMNS. */
+export type OutboxValues = [
+  id: string,
+  type: string,
+  subject: string,
+  environmentId: string | null,
+  payload: string,
+  createdAt: string | null,
+  traceContext: TraceCarrier | null,
+];
+
+/**
+ * The values of a message's outbox row, in the order of OUTBOX_COLUMNS (`created_at` null: now). The
+ * row's id becomes the message's `Nats-Msg-Id`, the active span's context its trace context.
+ */
+export function outboxValues(message: OutboxMessage): OutboxValues {
   const body = JSON.stringify(message.payload);
   if (Buffer.byteLength(body) > MAX_EVENT_BYTES) {
     throw new Error(`outbox message ${message.type} is over ${MAX_EVENT_BYTES} bytes`);
   }
+  return [
+    message.id ?? uuidv7(),
+    message.type,
+    message.subject,
+    message.environmentId ?? null,
+    body,
+    message.createdAt ?? null,
+    // The trace of the change, which the relay's publish continues.
+    currentTraceCarrier(),
+  ];
+}
+
+/**
+ * Writes any message into the outbox. Committing the transaction announces the row on
+ * `OUTBOX_CHANNEL`, which wakes the relay at once.
+ */
+export async function writeOutboxMessage(db: Queryable, message: OutboxMessage): Promise<string> {
+  const values = outboxValues(message);
   await db.query(
     `WITH written AS (
-       INSERT INTO outbox (id, event_type, subject, environment_id, payload, created_at, trace_context)
-       VALUES ($1, $2, $3, $4, $5, COALESCE($6::timestamptz, date_trunc('milliseconds', clock_timestamp())), $8)
+       INSERT INTO outbox (${OUTBOX_COLUMNS})
+       VALUES ($1, $2, $3, $4, $5, COALESCE($6::timestamptz, date_trunc('milliseconds', clock_timestamp())), $7)
        RETURNING 1
      )
-     SELECT pg_notify($7, current_schema()) FROM written`,
-    [
-      id,
-      message.type,
-      message.subject,
-      message.environmentId ?? null,
-      body,
-      message.createdAt ?? null,
-      OUTBOX_CHANNEL,
-      // The trace of the change, which the relay's publish continues.
-      currentTraceCarrier(),
-    ],
+     SELECT pg_notify($8, current_schema()) FROM written`,
+    [...values, OUTBOX_CHANNEL],
   );
-  return id;
+  return values[0];
 }

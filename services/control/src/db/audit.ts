@@ -11,27 +11,35 @@ import type { PageRequest } from "@evalp/proto/common/v1/page";
 
 export type { AuditEntry } from "@evalp/kit";
 
+/** The columns an audit record is stored with, and `auditValues` gives them in this order. */
+export const AUDIT_COLUMNS = `id, organization_id, app_id, environment_id, actor_kind, actor_id, action,
+  resource_type, resource_id, request_id, metadata, created_at`;
+
+/** A record's values, in the order of AUDIT_COLUMNS. */
+export function auditValues(record: AuditRecord): unknown[] {
+  return [
+    record.id,
+    record.organization_id,
+    record.app_id,
+    record.environment_id,
+    record.actor_kind,
+    record.actor_id,
+    record.action,
+    record.resource_type,
+    record.resource_id,
+    record.request_id,
+    record.metadata,
+    record.created_at,
+  ];
+}
+
 /** Stores one audit record; a record already stored (same id) is left as it is. */
 export async function insertAuditRecord(db: Queryable, record: AuditRecord): Promise<void> {
   await db.query(
-    `INSERT INTO audit_events (id, organization_id, app_id, environment_id, actor_kind, actor_id, action,
-       resource_type, resource_id, request_id, metadata, created_at)
+    `INSERT INTO audit_events (${AUDIT_COLUMNS})
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
      ON CONFLICT (id) DO NOTHING`,
-    [
-      record.id,
-      record.organization_id,
-      record.app_id,
-      record.environment_id,
-      record.actor_kind,
-      record.actor_id,
-      record.action,
-      record.resource_type,
-      record.resource_id,
-      record.request_id,
-      record.metadata,
-      record.created_at,
-    ],
+    auditValues(record),
   );
 }
 

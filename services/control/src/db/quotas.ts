@@ -105,23 +105,3 @@ export async function quotaRevision(db: Queryable, environmentId: string): Promi
   );
   return current.rows[0]?.revision;
 }
-
-/**
- * What an import needs in one read: the `active_subjects` limit, the subjects counted, and the
- * ids of the batch's external ids already known; undefined when the environment has no quotas.
- */
-export async function importState(
-  db: Queryable,
-  environmentId: string,
-  externalIds: string[],
-): Promise<{ limit: number; subjects: string; known: Record<string, string> } | undefined> {
-  const state = await db.query<{ limit: number; subjects: string; known: Record<string, string> }>(
-    `SELECT q.active_subjects AS limit, COALESCE(c.subjects, 0) AS subjects,
-            COALESCE((SELECT json_object_agg(external_id, id) FROM subjects
-                      WHERE environment_id = $1 AND external_id = ANY($2)), '{}') AS known
-     FROM quotas q LEFT JOIN subject_counts c ON c.environment_id = q.environment_id
-     WHERE q.environment_id = $1`,
-    [environmentId, externalIds],
-  );
-  return state.rows[0];
-}

@@ -1,4 +1,4 @@
-import { isUuid, notFound, type Queryable, type QuotaCounter, quotaLockKey, quotaLockSql } from "@evalp/kit";
+import { isUuid, notFound, type Queryable } from "@evalp/kit";
 
 /**
  * Checks that an app belongs to the organization. Every app-level RPC calls it first, so a
@@ -13,28 +13,18 @@ export async function requireApp(db: Queryable, organizationId: string, appId: s
   if (found.rowCount === 0) throw notFound("app");
 }
 
-/**
- * Checks the whole chain organization → app → environment. With `lock`, the same statement also
- * takes that quota counter's lock (`lockQuotaCounter`) for the rest of the transaction: imports,
- * the busiest writes, save a round trip under the lock.
- */
+/** Checks the whole chain organization → app → environment (404 otherwise). */
 export async function requireEnvironment(
   db: Queryable,
   ref: { organizationId: string; appId: string; environmentId: string } | undefined,
-  lock?: QuotaCounter,
 ): Promise<void> {
   if (!ref || !isUuid(ref.organizationId) || !isUuid(ref.appId) || !isUuid(ref.environmentId)) {
     throw notFound("environment");
   }
   const found = await db.query(
-    `SELECT ${lock ? quotaLockSql("$4") : "1"} FROM environments e JOIN apps a ON a.id = e.app_id
+    `SELECT 1 FROM environments e JOIN apps a ON a.id = e.app_id
      WHERE e.id = $1 AND a.id = $2 AND a.organization_id = $3`,
-    [
-      ref.environmentId,
-      ref.appId,
-      ref.organizationId,
-      ...(lock ? [quotaLockKey(ref.environmentId, lock)] : []),
-    ],
+    [ref.environmentId, ref.appId, ref.organizationId],
   );
   if (found.rowCount === 0) throw notFound("environment");
 }

@@ -95,38 +95,3 @@ export async function insertProgram(db: Queryable, environmentId: string, name: 
   );
   return inserted.rows[0] as ProgramRow;
 }
-
-/** Updates known subjects and inserts new ones, the whole batch in one statement. */
-export async function writeSubjects(
-  db: Queryable,
-  environmentId: string,
-  updates: Array<{ id: string; profile: JsonObject; mode: string }>,
-  inserts: Array<{ id: string; externalId: string; profile: JsonObject; mode: string }>,
-): Promise<void> {
-  await db.query(
-    `WITH updated AS (
-       UPDATE subjects s
-       SET profile = u.profile, identity_mode = u.mode,
-           updated_at = date_trunc('milliseconds', clock_timestamp())
-       FROM unnest($1::uuid[], $2::jsonb[], $3::text[]) AS u (id, profile, mode)
-       WHERE s.id = u.id
-       RETURNING 1
-     ), inserted AS (
-       INSERT INTO subjects (id, environment_id, external_id, identity_mode, profile)
-       SELECT i.id, $4, i.external_id, i.mode, i.profile
-       FROM unnest($5::uuid[], $6::text[], $7::text[], $8::jsonb[]) AS i (id, external_id, mode, profile)
-       RETURNING 1
-     )
-     SELECT (SELECT count(*) FROM updated) + (SELECT count(*) FROM inserted) AS written`,
-    [
-      updates.map((u) => u.id),
-      updates.map((u) => JSON.stringify(u.profile)),
-      updates.map((u) => u.mode),
-      environmentId,
-      inserts.map((i) => i.id),
-      inserts.map((i) => i.externalId),
-      inserts.map((i) => i.mode),
-      inserts.map((i) => JSON.stringify(i.profile)),
-    ],
-  );
-}

@@ -1,93 +1,148 @@
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
-import { newId, notFound, requestContext, withTransaction, writeOutboxEvent } from "@evalp/kit";
+import {
+  auditRecord,
+  eventEnvelope,
+  eventMessage,
+  newId,
+  outboxValues,
+  type Queryable,
+  type RequestContext,
+  requestContext,
+  withTransaction,
+} from "@evalp/kit";
 import {
   type ImportSubjectsRequest,
   type ImportSubjectsResponse,
   ImportSubjectsResponseSchema,
   SubjectReceiptSchema,
 } from "@evalp/proto/control/v1/subject";
-import { writeAudit } from "../db/audit.js";
-import { importState } from "../db/quotas.js";
-import { requireEnvironment } from "../db/scope.js";
-import { writeSubjects } from "../db/subject-rows.js";
+import {
+  type ImportState,
+  type ImportWrite,
+  lockSubjectCount,
+  readImportState,
+  writeImport,
+} from "../db/subject-import.js";
 import type { Deps } from "../deps.js";
 
 type Receipt = { itemIndex: number; subjectId: string; errorCode: string };
+
+/** Postgres's unique violation: a subject created meanwhile with an external id the plan inserts. */
+const UNIQUE_VIOLATION = "23505";
 
 /**
  * Upserts a batch by (environment, external_id): a known subject keeps its id and takes the new
  * profile; a new one counts against `active_subjects`. Each item gets a receipt; a later item
  * repeating an external_id of the batch is `duplicate_in_batch`, a creation past the limit
- * `quota_exceeded`. The `active_subjects` counter is locked for the batch, so concurrent imports
- * cannot together create more subjects than the limit.
+ * `quota_exceeded`. The subjects, the audit record and the `subject.imported` event are written
+ * in one statement, under the environment's count lock for just that statement
+ * (db/subject-import.ts): concurrent imports cannot together create more subjects than the limit.
+ * When another import changed what the plan was made from, the import runs again as a
+ * transaction that takes the lock before it reads.
  */
 export function importSubjects(deps: Deps) {
   return async (req: ImportSubjectsRequest, ctx: HandlerContext): Promise<ImportSubjectsResponse> => {
     const context = requestContext(ctx.values);
-    const environmentId = req.environment?.environmentId ?? "";
     const batchId = newId();
-    const receipts = await withTransaction(deps.pool, async (tx) => {
-      await requireEnvironment(tx, req.environment, "active_subjects");
-      const externalIds = req.items.map((item) => item.externalId);
-      const current = await importState(tx, environmentId, externalIds);
-      if (!current) throw notFound("environment");
-      const existing = new Map(Object.entries(current.known));
-      let active = Number(current.subjects);
-      const seen = new Set<string>();
-      const out: Receipt[] = [];
-      const updates: { id: string; profile: JsonObject; mode: string }[] = [];
-      const inserts: { id: string; externalId: string; profile: JsonObject; mode: string }[] = [];
-      for (const [itemIndex, item] of req.items.entries()) {
-        if (seen.has(item.externalId)) {
-          out.push({ itemIndex, subjectId: "", errorCode: "duplicate_in_batch" });
-          continue;
-        }
-        seen.add(item.externalId);
-        const profile: JsonObject = item.profile ?? {};
-        const subjectId = existing.get(item.externalId);
-        if (subjectId) {
-          updates.push({ id: subjectId, profile, mode: item.identityMode });
-          out.push({ itemIndex, subjectId, errorCode: "" });
-          continue;
-        }
-        if (active + 1 > current.limit) {
-          out.push({ itemIndex, subjectId: "", errorCode: "quota_exceeded" });
-          continue;
-        }
-        const id = newId();
-        inserts.push({ id, externalId: item.externalId, profile, mode: item.identityMode });
-        active += 1;
-        out.push({ itemIndex, subjectId: id, errorCode: "" });
-      }
-      // The whole batch in one statement, however many items it holds.
-      await writeSubjects(tx, environmentId, updates, inserts);
-      const imported = out.filter((receipt) => receipt.subjectId !== "");
-      const summary = {
-        batch_id: batchId,
-        items: req.items.length,
-        imported: imported.length,
-        failed: out.length - imported.length,
-      };
-      await writeAudit(tx, context, {
-        organizationId: req.environment?.organizationId ?? "",
-        appId: req.environment?.appId,
-        environmentId,
-        action: "subjects.imported",
-        resourceType: "subject_batch",
-        resourceId: batchId,
-        metadata: summary,
-      });
-      await writeOutboxEvent(tx, {
-        type: "subject.imported",
-        environmentId,
-        data: { ...summary, subject_ids: imported.map((receipt) => receipt.subjectId) },
-      });
-      return out;
+    const externalIds = req.items.map((item) => item.externalId);
+    const attempt = async (db: Queryable): Promise<Receipt[] | null> => {
+      const state = await readImportState(db, req.environment, externalIds);
+      const plan = planImport(req, state);
+      const written = await writeImport(db, importWrite(req, context, batchId, state, plan));
+      return written ? plan.receipts : null;
+    };
+    let receipts = await attempt(deps.pool).catch((error: unknown) => {
+      if ((error as { code?: string }).code === UNIQUE_VIOLATION) return null;
+      throw error;
+    });
+    receipts ??= await withTransaction(deps.pool, async (tx) => {
+      await lockSubjectCount(tx, req.environment?.environmentId ?? "");
+      const locked = await attempt(tx);
+      // Under the lock the count cannot move between the read and the write.
+      if (!locked) throw new Error("an import under its count lock was not admitted");
+      return locked;
     });
     return create(ImportSubjectsResponseSchema, {
       batchId,
       receipts: receipts.map((receipt) => create(SubjectReceiptSchema, receipt)),
     });
+  };
+}
+
+type Plan = {
+  receipts: Receipt[];
+  updates: ImportWrite["updates"];
+  inserts: ImportWrite["inserts"];
+  refused: number;
+};
+
+/** Each item's fate, given the environment's state. */
+function planImport(req: ImportSubjectsRequest, state: ImportState): Plan {
+  let active = state.subjects;
+  const seen = new Set<string>();
+  const plan: Plan = { receipts: [], updates: [], inserts: [], refused: 0 };
+  for (const [itemIndex, item] of req.items.entries()) {
+    if (seen.has(item.externalId)) {
+      plan.receipts.push({ itemIndex, subjectId: "", errorCode: "duplicate_in_batch" });
+      continue;
+    }
+    seen.add(item.externalId);
+    const profile: JsonObject = item.profile ?? {};
+    const subjectId = state.known.get(item.externalId);
+    if (subjectId) {
+      plan.updates.push({ id: subjectId, profile, mode: item.identityMode });
+      plan.receipts.push({ itemIndex, subjectId, errorCode: "" });
+      continue;
+    }
+    if (active + 1 > state.limit) {
+      plan.refused += 1;
+      plan.receipts.push({ itemIndex, subjectId: "", errorCode: "quota_exceeded" });
+      continue;
+    }
+    const id = newId();
+    plan.inserts.push({ id, externalId: item.externalId, profile, mode: item.identityMode });
+    active += 1;
+    plan.receipts.push({ itemIndex, subjectId: id, errorCode: "" });
+  }
+  return plan;
+}
+
+/** The plan as written: its subjects, its audit record and its `subject.imported` event. */
+function importWrite(
+  req: ImportSubjectsRequest,
+  context: RequestContext,
+  batchId: string,
+  state: ImportState,
+  plan: Plan,
+): ImportWrite {
+  const environmentId = req.environment?.environmentId ?? "";
+  const imported = plan.receipts.filter((receipt) => receipt.subjectId !== "");
+  const summary = {
+    batch_id: batchId,
+    items: req.items.length,
+    imported: imported.length,
+    failed: plan.receipts.length - imported.length,
+  };
+  const event = eventEnvelope({
+    type: "subject.imported",
+    environmentId,
+    data: { ...summary, subject_ids: imported.map((receipt) => receipt.subjectId) },
+  });
+  return {
+    environmentId,
+    planned: { subjects: state.subjects, limit: state.limit, refused: plan.refused },
+    updates: plan.updates,
+    inserts: plan.inserts,
+    audit: auditRecord(context, {
+      organizationId: req.environment?.organizationId ?? "",
+      appId: req.environment?.appId,
+      environmentId,
+      action: "subjects.imported",
+      resourceType: "subject_batch",
+      resourceId: batchId,
+      metadata: summary,
+    }),
+    event: outboxValues(eventMessage(event)),
   };
 }

@@ -3,6 +3,7 @@ import { AppError } from "@evalp/kit";
 import canonicalize from "canonicalize";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Redis } from "ioredis";
+import { idempotencyRecords } from "../idempotency-records.js";
 import type { Seal } from "../idempotency-seal.js";
 import type { GatewayMetrics } from "../metrics.js";
 
@@ -68,8 +69,8 @@ function unavailable(cause: unknown): AppError {
 }
 
 /**
- * Idempotency-Key (docs/idempotency.md): a Redis lock (`SET NX PX`) admits one execution per key; the
- * final response (< 500) is stored with the request fingerprint, sealed (`idempotency-seal.ts`)
+ * Idempotency-Key (docs/idempotency.md): a Redis lock (`SET NX PX`) admits one execution per key,
+ * taken in the same script that looks for a stored record (one round trip); the final response (< 500) is stored with the request fingerprint, sealed (`idempotency-seal.ts`)
  * and at most MAX_RECORD_BYTES, and replayed verbatim. Runs
  * after authentication (keys are scoped to the credential's organization) and before
  * validation, so that a stored 422 replays too. Replays and refused keys are counted in `metrics`.
@@ -81,6 +82,7 @@ export function registerIdempotency(
   seal: Seal,
   metrics?: Pick<GatewayMetrics, "idempotencyReplayed" | "idempotencyConflict">,
 ): void {
+  const records = idempotencyRecords(redis);
   app.addHook("preValidation", async (request, reply) => {
     const mode = request.routeOptions.config.access?.idempotency ?? "none";
     const key = request.headers[HEADER];
@@ -90,50 +92,42 @@ export function registerIdempotency(
     const lockKey = `${prefix}idem:lock:${id}`;
     const fingerprint = requestFingerprint(request.method, request.url.split("?")[0] ?? "", request.body);
 
-    const replay = async (): Promise<boolean> => {
-      const stored = await redis.get(recordKey).catch((error: unknown) => {
-        throw unavailable(error);
-      });
-      const opened = stored ? seal.open(stored) : null;
-      if (!opened) return false;
-      const record = JSON.parse(opened) as StoredResponse;
-      if (record.fingerprint !== fingerprint) {
-        metrics?.idempotencyConflict("reused");
-        throw new AppError(
-          "idempotency_key_reused",
-          "This Idempotency-Key was used with a different request.",
-        );
-      }
-      metrics?.idempotencyReplayed();
-      await sendReplay(reply, record);
-      return true;
-    };
-
-    if (await replay()) return reply;
-    const locked = await redis.set(lockKey, request.id, "PX", LOCK_TTL_MS, "NX").catch((error: unknown) => {
-      throw unavailable(error);
-    });
-    if (locked !== "OK") {
-      // The first request may have finished between our read and our lock attempt.
-      if (await replay()) return reply;
+    const inUse = () => {
       metrics?.idempotencyConflict("in_use");
-      throw new AppError(
+      return new AppError(
         "idempotency_key_in_use",
         "A request with this Idempotency-Key is still running.",
         {},
         { headers: { "Retry-After": "1" } },
       );
-    }
-    // The holder before us may have stored its response and released the lock between our
-    // first read and our lock: read again under the lock, or it would execute twice.
-    try {
-      if (await replay()) {
-        await redis.del(lockKey).catch(() => {});
+    };
+
+    // The record, or else the lock, in one round trip (idempotency-records.ts).
+    const claim = await records.claim(recordKey, lockKey, request.id, LOCK_TTL_MS).catch((error: unknown) => {
+      throw unavailable(error);
+    });
+    if (claim.kind === "busy") throw inUse();
+    if (claim.kind === "stored") {
+      const opened = seal.open(claim.sealed);
+      if (opened) {
+        const record = JSON.parse(opened) as StoredResponse;
+        if (record.fingerprint !== fingerprint) {
+          metrics?.idempotencyConflict("reused");
+          throw new AppError(
+            "idempotency_key_reused",
+            "This Idempotency-Key was used with a different request.",
+          );
+        }
+        metrics?.idempotencyReplayed();
+        await sendReplay(reply, record);
         return reply;
       }
-    } catch (error) {
-      await redis.del(lockKey).catch(() => {});
-      throw error;
+      // A record that does not open (sealed under a rotated secret) counts as absent: the request
+      // runs again under the lock, and its answer replaces the record.
+      const locked = await redis.set(lockKey, request.id, "PX", LOCK_TTL_MS, "NX").catch((error: unknown) => {
+        throw unavailable(error);
+      });
+      if (locked !== "OK") throw inUse();
     }
     request.idempotency = { recordKey, lockKey, fingerprint };
     return undefined;
@@ -144,7 +138,7 @@ export function registerIdempotency(
     if (!held) return payload;
     request.idempotency = undefined;
     const status = reply.statusCode;
-    const multi = redis.multi();
+    let sealed: string | null = null;
     if (status < 500 && typeof payload === "string") {
       const headers: Record<string, string> = {};
       for (const name of REPLAYED_HEADERS) {
@@ -152,20 +146,19 @@ export function registerIdempotency(
         if (value !== undefined) headers[name] = String(value);
       }
       const record: StoredResponse = { fingerprint: held.fingerprint, status, body: payload, headers };
-      const sealed = seal.seal(JSON.stringify(record));
-      if (sealed.length <= MAX_RECORD_BYTES) multi.set(held.recordKey, sealed, "EX", RECORD_TTL_SECONDS);
-      else {
+      sealed = seal.seal(JSON.stringify(record));
+      if (sealed.length > MAX_RECORD_BYTES) {
         request.log.warn(
           { record_bytes: sealed.length, limit_bytes: MAX_RECORD_BYTES },
           "idempotency record too large to keep: answered, not stored (a retry runs again)",
         );
+        sealed = null;
       }
     }
-    multi.del(held.lockKey);
     // A failure to store is logged, not sent: the response itself is already final. The lock
     // then expires on its own and a retry executes again.
-    await multi
-      .exec()
+    await records
+      .finish(held.recordKey, held.lockKey, sealed, RECORD_TTL_SECONDS)
       .catch((error: unknown) => request.log.error({ err: error }, "idempotency store failed"));
     return payload;
   });

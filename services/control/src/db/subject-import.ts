@@ -1,0 +1,134 @@
+import type { JsonObject } from "@bufbuild/protobuf";
+import {
+  type AuditRecord,
+  isUuid,
+  notFound,
+  OUTBOX_CHANNEL,
+  OUTBOX_COLUMNS,
+  type OutboxValues,
+  type Queryable,
+} from "@evalp/kit";
+import { AUDIT_COLUMNS, auditValues } from "./audit.js";
+
+/*
+ * An import's statements. The `active_subjects` quota is kept exact by the environment's row of
+ * `subject_counts` (which the `subjects_counted` trigger keeps): every write of an import locks
+ * it first, reads the count as it stands then (the latest version, whatever the statement's
+ * snapshot), and writes only if the count still admits what was planned, in one statement. So
+ * an import reads, plans, and writes in two round trips without a transaction; the lock lives
+ * only as long as the writing statement does. A write whose plan the count no longer admits
+ * writes nothing; the import then runs as a transaction that takes the lock before it reads.
+ */
+
+/** What an import plans from: the limit, the subjects counted, the batch's external ids already known. */
+export type ImportState = { limit: number; subjects: number; known: Map<string, string> };
+
+/** What an import writes: the subjects, its audit record and its event's outbox row. */
+export type ImportWrite = {
+  environmentId: string;
+  /** The count the plan was made with, the limit it was made under, and how many it refused for it. */
+  planned: { subjects: number; limit: number; refused: number };
+  updates: Array<{ id: string; profile: JsonObject; mode: string }>;
+  inserts: Array<{ id: string; externalId: string; profile: JsonObject; mode: string }>;
+  audit: AuditRecord;
+  event: OutboxValues;
+};
+
+/**
+ * The scope check (organization → app → environment, 404 otherwise) and the import's state, in
+ * one statement.
+ */
+export async function readImportState(
+  db: Queryable,
+  ref: { organizationId: string; appId: string; environmentId: string } | undefined,
+  externalIds: string[],
+): Promise<ImportState> {
+  if (!ref || !isUuid(ref.organizationId) || !isUuid(ref.appId) || !isUuid(ref.environmentId)) {
+    throw notFound("environment");
+  }
+  const found = await db.query<{ limit: number; subjects: string; known: Record<string, string> }>(
+    `SELECT q.active_subjects AS limit, COALESCE(c.subjects, 0) AS subjects,
+            COALESCE((SELECT json_object_agg(external_id, id) FROM subjects
+                      WHERE environment_id = $1 AND external_id = ANY($4)), '{}') AS known
+     FROM environments e JOIN apps a ON a.id = e.app_id
+     JOIN quotas q ON q.environment_id = e.id
+     LEFT JOIN subject_counts c ON c.environment_id = e.id
+     WHERE e.id = $1 AND a.id = $2 AND a.organization_id = $3`,
+    [ref.environmentId, ref.appId, ref.organizationId, externalIds],
+  );
+  const row = found.rows[0];
+  if (!row) throw notFound("environment");
+  return { limit: row.limit, subjects: Number(row.subjects), known: new Map(Object.entries(row.known)) };
+}
+
+/** Locks and reads the environment's count (a row made at 0 if the environment has none yet). */
+const COUNTER = `INSERT INTO subject_counts (environment_id, subjects) VALUES ($1, 0)
+  ON CONFLICT (environment_id) DO UPDATE SET subjects = subject_counts.subjects
+  RETURNING subjects`;
+
+/** Takes the environment's count lock for the rest of the transaction. */
+export async function lockSubjectCount(db: Queryable, environmentId: string): Promise<void> {
+  await db.query(COUNTER, [environmentId]);
+}
+
+/**
+ * Writes an import in one statement, if the count, locked, still admits its plan: unchanged since
+ * the plan was made, or (when the plan refused nothing) with room for every insert. False when it
+ * wrote nothing. A subject created meanwhile with one of the inserts' external ids fails the
+ * statement (unique violation), which writes nothing either.
+ */
+export async function writeImport(db: Queryable, write: ImportWrite): Promise<boolean> {
+  const { planned, updates, inserts } = write;
+  const written = await db.query<{ admitted: boolean }>(
+    `WITH counter AS (${COUNTER}),
+     admitted AS (
+       SELECT 1 FROM counter
+       WHERE subjects = $2 OR ($3 = 0 AND subjects + cardinality($8::uuid[]) <= $4)
+     ),
+     updated AS (
+       UPDATE subjects s
+       SET profile = u.profile, identity_mode = u.mode,
+           updated_at = date_trunc('milliseconds', clock_timestamp())
+       FROM unnest($5::uuid[], $6::jsonb[], $7::text[]) AS u (id, profile, mode)
+       WHERE s.id = u.id AND EXISTS (SELECT 1 FROM admitted)
+     ),
+     inserted AS (
+       INSERT INTO subjects (id, environment_id, external_id, identity_mode, profile)
+       SELECT i.id, $1, i.external_id, i.mode, i.profile
+       FROM unnest($8::uuid[], $9::text[], $10::text[], $11::jsonb[]) AS i (id, external_id, mode, profile)
+       WHERE EXISTS (SELECT 1 FROM admitted)
+     ),
+     audited AS (
+       INSERT INTO audit_events (${AUDIT_COLUMNS})
+       SELECT $12::uuid, $13::uuid, $14::uuid, $15::uuid, $16::text, $17::text, $18::text, $19::text, $20::text,
+              $21::text, $22::jsonb, $23::timestamptz
+       WHERE EXISTS (SELECT 1 FROM admitted)
+     ),
+     announced AS (
+       INSERT INTO outbox (${OUTBOX_COLUMNS})
+       SELECT $24::uuid, $25::text, $26::text, $27::uuid, $28::jsonb,
+              COALESCE($29::timestamptz, date_trunc('milliseconds', clock_timestamp())), $30::jsonb
+       WHERE EXISTS (SELECT 1 FROM admitted)
+       RETURNING 1
+     )
+     SELECT EXISTS (SELECT 1 FROM admitted) AS admitted,
+            (SELECT count(pg_notify($31, current_schema())) FROM announced) AS announced`,
+    [
+      write.environmentId,
+      planned.subjects,
+      planned.refused,
+      planned.limit,
+      updates.map((u) => u.id),
+      updates.map((u) => JSON.stringify(u.profile)),
+      updates.map((u) => u.mode),
+      inserts.map((i) => i.id),
+      inserts.map((i) => i.externalId),
+      inserts.map((i) => i.mode),
+      inserts.map((i) => JSON.stringify(i.profile)),
+      ...auditValues(write.audit),
+      ...write.event,
+      OUTBOX_CHANNEL,
+    ],
+  );
+  return written.rows[0]?.admitted === true;
+}
