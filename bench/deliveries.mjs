@@ -77,3 +77,45 @@ export async function deliveryLatency(target, { receiver, prefix }, rate) {
     errors: api.errors,
   };
 }
+
+/**
+ * C3, the webhooks plane alone: with its process paused (SIGSTOP), `fill` puts events on the
+ * stream; the clock starts as it resumes (SIGCONT) and stops at the last arrival, so the plane
+ * stores, attempts and records a backlog with nothing upstream of it: deliveries per second.
+ */
+export async function streamDrain(fill, { receiver, prefix, perEvent, plane }, children) {
+  await fetch(`${receiver}/stats`, { method: "DELETE" });
+  const webhooks = children.get(plane);
+  webhooks.kill("SIGSTOP");
+  let events;
+  try {
+    events = await fill();
+  } catch (error) {
+    webhooks.kill("SIGCONT");
+    throw error;
+  }
+  // The clock starts at the resumption (the fill's acks are not the plane's work).
+  const before = cpuSnapshot(children);
+  const started = now();
+  webhooks.kill("SIGCONT");
+  const expected = events * perEvent;
+  const stats = await drain(receiver, prefix, expected);
+  const after = cpuSnapshot(children);
+  const last = Math.max(...stats.arrivals.map(([, at]) => at));
+  return {
+    rps: stats.count / ((last - started) / 1000),
+    non2xx: Math.max(0, expected - stats.count),
+    errors: 0,
+    cpuUsPerRequest: cpuUsPer(before, after, stats.count),
+  };
+}
+
+/** What a case measured only at saturation reports for latency: nothing. */
+export const NO_LATENCY = {
+  offered: Number.NaN,
+  achieved: Number.NaN,
+  p50: Number.NaN,
+  p99: Number.NaN,
+  non2xx: 0,
+  errors: 0,
+};

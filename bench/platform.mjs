@@ -79,6 +79,8 @@ export async function startPlatform() {
     hello: `http://127.0.0.1:${ports.hello.rpc}`,
     monolith: `http://127.0.0.1:${ports.monolith.rpc}`,
     receiver: `http://127.0.0.1:${ports.receiver.rpc}`,
+    // The run's NATS server as the bench's own user (C3 fills the events stream itself).
+    nats: { url: nats.url, ...authorization.harness },
   };
   await waitFor(`http://127.0.0.1:${ports.gateway.ops}/readyz`, "the gateway");
   await waitFor(`${urls.hello}/hello`, "the hello server");

@@ -9,8 +9,14 @@ import { ROOT, setting } from "./settings.mjs";
 export const children = new Map();
 let stopping = false;
 
-/** BENCH_CPU_PROF=1 writes a V8 CPU profile of the gateway and control to var/bench-prof/ at exit. */
-const PROFILED = setting("BENCH_CPU_PROF") === "1" ? ["gateway", "control"] : [];
+/**
+ * BENCH_CPU_PROF=1 writes a V8 CPU profile of the gateway and control (or of the processes
+ * BENCH_CPU_PROF_PROCESSES names, e.g. `platform,webhooks`) to var/bench-prof/ at exit.
+ */
+const PROFILED =
+  setting("BENCH_CPU_PROF") === "1"
+    ? (setting("BENCH_CPU_PROF_PROCESSES")?.split(",") ?? ["gateway", "control"])
+    : [];
 
 export function startProcess(name, args, env) {
   const flags = PROFILED.includes(name)

@@ -99,7 +99,7 @@ export function printTable(summary) {
     return [
       `${s.id}${s.non2xx + s.errors > 0 ? "*" : ""}`,
       fmt(s.rps, 0),
-      `${s.offeredRate} (${fmt(s.achievedRate, 0)})`,
+      Number.isFinite(s.offeredRate) ? `${s.offeredRate} (${fmt(s.achievedRate, 0)})` : "—",
       fmt(s.p50Ms),
       fmt(s.p99Ms),
       s.baseline ?? "",
