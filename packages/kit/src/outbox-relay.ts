@@ -88,21 +88,20 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     const client = await options.pool.connect();
     try {
       await client.query("BEGIN");
-      const turn = await client.query<{ ok: boolean }>(
-        "SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS ok",
-        [`outbox-relay:${schema}:${[...roots].sort().join(",")}`],
+      // Our turn (a transaction advisory lock, so that replicas take turns rather than interleave
+      // batches) and the batch in one round trip: without the lock, another replica is relaying
+      // this outbox and no row is claimed.
+      const claimed = await client.query<OutboxRow>(
+        `WITH turn AS MATERIALIZED (SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS ok)
+         SELECT id, subject, payload::text AS payload, trace_context FROM outbox
+         WHERE (SELECT ok FROM turn) AND published_at IS NULL AND split_part(subject, '.', 1) = ANY($2)
+         ORDER BY created_at, id LIMIT $3 FOR UPDATE OF outbox SKIP LOCKED`,
+        [`outbox-relay:${schema}:${[...roots].sort().join(",")}`, roots, batchSize],
       );
-      if (!turn.rows[0]?.ok) {
-        // Another replica is relaying this outbox; it stamps what it publishes.
+      if (claimed.rows.length === 0) {
         await client.query("ROLLBACK");
         return 0;
       }
-      const claimed = await client.query<OutboxRow>(
-        `SELECT id, subject, payload::text AS payload, trace_context FROM outbox
-         WHERE published_at IS NULL AND split_part(subject, '.', 1) = ANY($1)
-         ORDER BY created_at, id LIMIT $2 FOR UPDATE SKIP LOCKED`,
-        [roots, batchSize],
-      );
       const { published, failed } = await publish(claimed.rows);
       if (published.length > 0) {
         await client.query("UPDATE outbox SET published_at = clock_timestamp() WHERE id = ANY($1)", [

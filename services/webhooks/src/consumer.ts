@@ -15,12 +15,10 @@ import {
   traceCarrierOf,
   tracer,
   tracingActive,
-  withTransaction,
 } from "@evalp/kit";
 import { type Context, context, type Span, SpanKind, trace } from "@opentelemetry/api";
-import { insertDeliveries, type NewDelivery } from "./db/deliveries.js";
+import { insertEventDeliveries, type NewDelivery } from "./db/deliveries.js";
 import { subscribedEndpoints } from "./db/endpoints.js";
-import { insertEvents } from "./db/events.js";
 import { isEnvelope } from "./event-body.js";
 
 /** A message not acked within this time is delivered again (to this or another replica). */
@@ -108,36 +106,37 @@ async function consumeTraced(batch: Consumed[], store: (events: Traced[]) => Pro
   }
 }
 
-/** The events' deliveries, and the events that have any; an event nobody subscribes to is not kept. */
+/**
+ * The events' deliveries, and the events that have any; an event nobody subscribes to is not
+ * kept. Two round trips: the endpoints (a plain read, as it was inside a transaction at read
+ * committed), then one statement that stores the events and their deliveries together.
+ */
 async function storeEvents(pool: Pool, batch: Traced[]): Promise<void> {
   const traces = new Map(batch.map((entry) => [entry.event.id, entry.trace]));
   const events = batch.map((entry) => entry.event);
-  await withTransaction(pool, async (tx) => {
-    const endpoints = await subscribedEndpoints(tx, [
-      ...new Set(events.map((event) => event.environment_id)),
-    ]);
-    const deliveries: NewDelivery[] = [];
-    const delivered = new Map<string, EventEnvelope>();
-    for (const event of events) {
-      const emittedAt = Date.parse(event.timestamp);
-      for (const endpoint of endpoints) {
-        if (endpoint.environment_id !== event.environment_id) continue;
-        // An endpoint hears the events emitted since it exists, however late they are consumed.
-        if (endpoint.created_at.getTime() > emittedAt) continue;
-        if (!endpoint.event_types.includes("*") && !endpoint.event_types.includes(event.type)) continue;
-        delivered.set(event.id, event);
-        deliveries.push({
-          id: newId(),
-          environmentId: event.environment_id,
-          endpointId: endpoint.id,
-          eventId: event.id,
-          eventType: event.type,
-          traceContext: traces.get(event.id) ?? null,
-        });
-      }
+  const endpoints = await subscribedEndpoints(pool, [
+    ...new Set(events.map((event) => event.environment_id)),
+  ]);
+  const deliveries: NewDelivery[] = [];
+  const delivered = new Map<string, EventEnvelope>();
+  for (const event of events) {
+    const emittedAt = Date.parse(event.timestamp);
+    for (const endpoint of endpoints) {
+      if (endpoint.environment_id !== event.environment_id) continue;
+      // An endpoint hears the events emitted since it exists, however late they are consumed.
+      if (endpoint.created_at.getTime() > emittedAt) continue;
+      if (!endpoint.event_types.includes("*") && !endpoint.event_types.includes(event.type)) continue;
+      delivered.set(event.id, event);
+      deliveries.push({
+        id: newId(),
+        environmentId: event.environment_id,
+        endpointId: endpoint.id,
+        eventId: event.id,
+        eventType: event.type,
+        traceContext: traces.get(event.id) ?? null,
+      });
     }
-    if (deliveries.length === 0) return;
-    await insertEvents(tx, [...delivered.values()]);
-    await insertDeliveries(tx, deliveries);
-  });
+  }
+  if (deliveries.length === 0) return;
+  await insertEventDeliveries(pool, [...delivered.values()], deliveries);
 }

@@ -120,6 +120,9 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         token: randomUUID(),
       });
       for (const delivery of claimed) launch(delivery);
+      // Their completions wake the next round (wakeSoon), which looks again: asking now when
+      // the next delivery falls due would cost a query per round while busy.
+      if (claimed.length > 0) return pollMs;
     }
     if (inFlight >= options.concurrency) return pollMs;
     const next = await msUntilNextDue(options.pool, saturated());

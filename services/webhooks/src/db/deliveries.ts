@@ -1,6 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import {
+  type EventEnvelope,
   isUuid,
   notFound,
   pageClause,
@@ -16,6 +17,7 @@ import {
   type Delivery,
   DeliverySchema,
 } from "@evalp/proto/webhooks/v1/delivery";
+import { eventBody } from "../event-body.js";
 
 export type DeliveryStatus = "pending" | "failed" | "succeeded" | "dead_letter";
 export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ["pending", "failed", "succeeded", "dead_letter"];
@@ -149,13 +151,31 @@ export type NewDelivery = {
   traceContext: TraceCarrier | null;
 };
 
-/** Inserts deliveries due now; one that exists already (a redelivered event) is left as it is. */
-export async function insertDeliveries(db: Queryable, deliveries: NewDelivery[]): Promise<void> {
+/**
+ * Stores events (with the body receivers get) and their deliveries, due now, in one statement, so
+ * a batch costs the consumer one round trip and one commit. An event or delivery that exists
+ * already (a redelivered message) is left as it is.
+ */
+export async function insertEventDeliveries(
+  db: Queryable,
+  events: EventEnvelope[],
+  deliveries: NewDelivery[],
+): Promise<void> {
   await db.query(
-    `INSERT INTO webhook_deliveries (id, environment_id, endpoint_id, event_id, event_type, trace_context, next_attempt_at)
-     SELECT d.*, now() FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::text[], $6::jsonb[]) AS d
+    `WITH stored_events AS (
+       INSERT INTO webhook_events (id, environment_id, event_type, body, created_at)
+       SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::timestamptz[])
+       ON CONFLICT (id) DO NOTHING
+     )
+     INSERT INTO webhook_deliveries (id, environment_id, endpoint_id, event_id, event_type, trace_context, next_attempt_at)
+     SELECT d.*, now() FROM unnest($6::uuid[], $7::uuid[], $8::uuid[], $9::uuid[], $10::text[], $11::jsonb[]) AS d
      ON CONFLICT ON CONSTRAINT webhook_deliveries_once DO NOTHING`,
     [
+      events.map((event) => event.id),
+      events.map((event) => event.environment_id),
+      events.map((event) => event.type),
+      events.map(eventBody),
+      events.map((event) => event.timestamp),
       deliveries.map((d) => d.id),
       deliveries.map((d) => d.environmentId),
       deliveries.map((d) => d.endpointId),

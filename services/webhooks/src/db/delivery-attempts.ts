@@ -29,9 +29,12 @@ export type ClaimedDelivery = {
 
 /**
  * Leases due deliveries to one worker: at most `limit`, and per endpoint no more than its free
- * slots, oldest due first. `FOR UPDATE SKIP LOCKED` lets replicas claim side by side without
- * ever taking the same delivery; the lease (`leased_until`, `claim_token`) keeps it theirs while
- * the attempt runs, and lets another worker take it if this one dies.
+ * slots, oldest due first. The candidates are read without locks and only the chosen are locked
+ * (`FOR UPDATE SKIP LOCKED`, due and unleased checked again on the locked row): locking every
+ * candidate, four times as many rows as are claimed, wrote a lock into each of them at every
+ * round. Replicas claim side by side without ever taking the same delivery (one that loses a row
+ * to another claims fewer this round); the lease (`leased_until`, `claim_token`) keeps it theirs
+ * while the attempt runs, and lets another worker take it if this one dies.
  */
 export async function claimDue(
   pool: Queryable,
@@ -54,7 +57,6 @@ export async function claimDue(
          AND NOT (endpoint_id = ANY($1::uuid[]))
        ORDER BY next_attempt_at, id
        LIMIT $2
-       FOR UPDATE SKIP LOCKED
      ), ranked AS (
        SELECT c.id, c.next_attempt_at, c.endpoint_id,
               row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.next_attempt_at, c.id) AS n
@@ -65,11 +67,17 @@ export async function claimDue(
        WHERE r.n <= COALESCE(busy.free, $5)
        ORDER BY r.next_attempt_at, r.id
        LIMIT $6
+     ), locked AS (
+       SELECT w.id FROM webhook_deliveries w
+       WHERE w.id = ANY (ARRAY(SELECT id FROM chosen))
+         AND w.status IN ('pending', 'failed') AND w.next_attempt_at <= now()
+         AND (w.leased_until IS NULL OR w.leased_until <= now())
+       FOR UPDATE SKIP LOCKED
      )
      UPDATE webhook_deliveries d
      SET leased_until = clock_timestamp() + make_interval(secs => $7::double precision / 1000), claim_token = $8
-     FROM chosen, webhook_endpoints e, webhook_events ev
-     WHERE d.id = chosen.id AND e.id = d.endpoint_id AND ev.id = d.event_id
+     FROM locked, webhook_endpoints e, webhook_events ev
+     WHERE d.id = locked.id AND e.id = d.endpoint_id AND ev.id = d.event_id
      RETURNING d.id, d.endpoint_id, d.event_id, d.attempt_count, d.series_start, d.next_attempt_at, d.claim_token,
        e.url, e.secret,
        CASE WHEN e.previous_secret_expires_at > now() THEN e.previous_secret END AS previous_secret,
