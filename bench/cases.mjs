@@ -86,7 +86,7 @@ export function defineCases(urls, tenant) {
     },
     {
       id: "H1",
-      what: "the same RPC through the platform's Connect client and server (connect-node, kit's interceptors)",
+      what: "the same RPC through the platform's Connect client and server (kit's own on node:http2, its interceptors)",
       baseline: "H0",
       unit: "calls",
       ...hopMeasurements("connect", urls.hopConnect),

@@ -1,8 +1,8 @@
 import type { DescMethod } from "@bufbuild/protobuf";
 import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type Transport } from "@connectrpc/connect";
-import { createConnectTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import type { Registry } from "prom-client";
+import { createH2Transport, type H2Transport } from "./connect-h2-transport.js";
 import { rpcClientMetrics } from "./metrics.js";
 import { neverReached, transportFailure } from "./peer-outage.js";
 import { traceClientInterceptor } from "./rpc-tracing.js";
@@ -43,7 +43,7 @@ const IDLE_CONNECTION_MS = 60_000;
 
 /**
  * A Connect transport to every replica of another service (HTTP/2, one connection per
- * replica), connected on its first call so that the peer's address may be settled after this
+ * replica, kit's own lean client: `createH2Transport`), connected on its first call so that the peer's address may be settled after this
  * service is built (services that call each other start in any order). The address lists the
  * replicas or names a host that resolves to them (`createEndpointSet`); calls go round robin
  * over the healthy ones. A call that failed in transport marks its replica down for a while and
@@ -57,19 +57,20 @@ export function createServiceTransport(
   timeoutMs: number,
   caller: ServiceCaller,
 ): Transport {
-  let replicas: EndpointSet<Transport> | undefined;
+  let replicas: EndpointSet<H2Transport> | undefined;
   const tokens = signServiceTokens(caller.name, caller.keys);
   const connected = () => {
     replicas ??= createEndpointSet(address(), {
       create: (baseUrl) =>
-        createConnectTransport({
+        createH2Transport({
           baseUrl,
-          httpVersion: "2",
-          sessionManager: new Http2SessionManager(baseUrl, { idleConnectionTimeoutMs: IDLE_CONNECTION_MS }),
+          idleConnectionMs: IDLE_CONNECTION_MS,
           defaultTimeoutMs: timeoutMs,
           interceptors: [tokens, traceClientInterceptor],
           ...WIRE_READ_OPTIONS,
         }),
+      // A replica gone from the service's name: its connection is closed (its calls finish).
+      retire: (transport) => transport.close(),
       refreshMs: RESOLVE_EVERY_MS,
     });
     return replicas;
@@ -80,13 +81,13 @@ export function createServiceTransport(
     method: DescMethod,
     signal: AbortSignal | undefined,
     timeout: number | undefined,
-    attempt: (transport: Transport, remainingMs: number) => Promise<R>,
+    attempt: (transport: H2Transport, remainingMs: number) => Promise<R>,
   ): Promise<R> {
     const set = connected();
     const looking = set.refresh();
     if (looking) await looking;
     const deadline = performance.now() + (timeout ?? timeoutMs);
-    const tried: Endpoint<Transport>[] = [];
+    const tried: Endpoint<H2Transport>[] = [];
     let failure: unknown = new ConnectError("no replica of the service is known", Code.Unavailable);
     for (;;) {
       const remainingMs = Math.round(deadline - performance.now());

@@ -1,12 +1,12 @@
 import http2 from "node:http2";
 import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
-import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { ErrorDetailSchema } from "@evalp/proto/common/v1/error";
 import { HealthService } from "@evalp/proto/common/v1/health";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import { WIRE_READ_OPTIONS } from "./connect-client.js";
 import { errorInterceptor } from "./connect-errors.js";
+import { connectH2Handler } from "./connect-h2-handler.js";
 import { serveGrpcHealth } from "./grpc-health.js";
 import { serveGrpcReflection } from "./grpc-reflection.js";
 import { rpcMetricsInterceptor } from "./metrics.js";
@@ -45,7 +45,7 @@ const GRPC_HEALTH_REUSE_MS = 1_000;
  * Builds (without listening) the RPC server of a service: its routes plus the shared
  * HealthService, with the request-context and error interceptors every service needs, and for
  * the gRPC ecosystem `grpc.health.v1.Health` (open: see grpc-health.ts) and server reflection
- * (behind the service token, as every other RPC). connect-node answers the gRPC protocol beside
+ * (behind the service token, as every other RPC). connect's router answers the gRPC protocol beside
  * Connect on the same port, so a `@grpc/grpc-js` peer, grpcurl or a kubelet probe reach it too.
  */
 export function createConnectServer(options: {
@@ -63,7 +63,8 @@ export function createConnectServer(options: {
 }): ConnectServer {
   const metrics = options.registry ? [rpcMetricsInterceptor(options.registry)] : [];
   const closing = new AbortController();
-  const handler = connectNodeAdapter({
+  // On HTTP/2's stream events: no compatibility-API request/response objects per call.
+  const handler = connectH2Handler({
     ...WIRE_READ_OPTIONS,
     routes(router) {
       router.service(HealthService, {
@@ -95,8 +96,14 @@ export function createConnectServer(options: {
       peerOutageInterceptor,
       ...(options.interceptors ?? []),
     ],
+    onError: (error, failed) =>
+      options.logger.error(
+        { err: error, rpc: `${failed.service.typeName}/${failed.method.name}` },
+        "rpc handler failed",
+      ),
   });
-  const server = http2.createServer(handler);
+  const server = http2.createServer();
+  server.on("stream", handler);
   const sessions = new Set<http2.ServerHttp2Session>();
   const maxAge = options.maxConnectionAgeMs ?? 0;
   server.on("session", (session) => {

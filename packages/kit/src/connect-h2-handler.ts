@@ -1,0 +1,144 @@
+import http2 from "node:http2";
+import {
+  Code,
+  ConnectError,
+  type ConnectRouter,
+  type ConnectRouterOptions,
+  createConnectRouter,
+} from "@connectrpc/connect";
+import type {
+  UniversalHandler,
+  UniversalServerRequest,
+  UniversalServerResponse,
+} from "@connectrpc/connect/protocol";
+import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
+import { errorFromNode, errorFromReset } from "./h2-errors.js";
+import { ByteQueue, nodeHeaders, webHeaders } from "./h2-messages.js";
+
+/*
+ * Serves a Connect router on `node:http2`'s own stream events rather than its compatibility API
+ * (no Http2ServerRequest/Response pair per call): connect's universal handlers (every protocol the
+ * router speaks: Connect, gRPC, gRPC-Web) do the protocol, this only carries bytes and headers
+ * between them and the stream.
+ */
+
+export type H2HandlerOptions = ConnectRouterOptions & {
+  routes(router: ConnectRouter): void;
+  /** A handler that failed other than by its call being given up (connect-node logs these to the console). */
+  onError?(error: unknown, handler: UniversalHandler): void;
+};
+
+/** A `stream` listener of an `http2` server, serving the routes `options.routes` registers. */
+export function connectH2Handler(
+  options: H2HandlerOptions,
+): (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => void {
+  // connect-node's adapter accepts compressed requests and compresses large answers for callers that ask.
+  const router = createConnectRouter({ acceptCompression: [compressionGzip, compressionBrotli], ...options });
+  options.routes(router);
+  const handlers = new Map<string, UniversalHandler>();
+  for (const handler of router.handlers) handlers.set(handler.requestPath, handler);
+
+  return (stream, headers) => {
+    const path = headers[":path"] ?? "";
+    const query = path.indexOf("?");
+    const handler = handlers.get(query < 0 ? path : path.slice(0, query));
+    if (!handler) {
+      stream.respond({ ":status": 404 }, { endStream: true });
+      return;
+    }
+    // A stream's failure is read at its close; unheard, it would be an uncaught error.
+    stream.on("error", () => {});
+    const body = new ByteQueue(stream);
+    const controller = new AbortController();
+    let answered = false;
+    // A call given up before it was answered (the caller reset the stream, or the connection died)
+    // aborts the handler's signal; one answered is not aborted again (connect aborts its own).
+    stream.once("close", () => {
+      if (answered) return;
+      const error =
+        errorFromReset(stream.rstCode ?? 0) ??
+        new ConnectError("the stream closed before the answer", Code.Aborted);
+      body.fail(error);
+      controller.abort(error);
+    });
+    const request: UniversalServerRequest = {
+      httpVersion: "2.0",
+      method: headers[":method"] ?? "",
+      url: `${headers[":scheme"] ?? "http"}://${headers[":authority"] ?? "localhost"}${path}`,
+      header: webHeaders(headers),
+      body,
+      signal: controller.signal,
+    };
+    handler(request)
+      .then((response) => respond(stream, response, handler.method.methodKind === "unary"))
+      .then(
+        () => {
+          answered = true;
+        },
+        (error) => {
+          answered = true;
+          if (!stream.destroyed) stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+          const reason = errorFromNode(error);
+          if (reason.code !== Code.Aborted && reason.code !== Code.Canceled)
+            options.onError?.(error, handler);
+        },
+      );
+  };
+}
+
+/**
+ * Writes a universal response on the stream: its headers once the first chunk of its body is
+ * there (connect lets the implementation set headers until then), each chunk as it comes, then
+ * the trailers when it has some (gRPC). A unary answer is one chunk: headers and body go together.
+ */
+async function respond(stream: http2.ServerHttp2Stream, response: UniversalServerResponse, unary: boolean) {
+  const iterator = response.body?.[Symbol.asyncIterator]();
+  let chunk = iterator ? await iterator.next() : undefined;
+  let finished = !iterator;
+  try {
+    if (stream.destroyed) return;
+    const head = nodeHeaders(response.header);
+    head[":status"] = response.status;
+    const trailer = response.trailer;
+    if (trailer) stream.once("wantTrailers", () => stream.sendTrailers(nodeHeaders(trailer)));
+    if (!iterator || !chunk || chunk.done) {
+      finished = true;
+      stream.respond(head, trailer ? { waitForTrailers: true } : { endStream: true });
+      if (trailer) stream.end();
+      return;
+    }
+    stream.respond(head, trailer ? { waitForTrailers: true } : undefined);
+    while (!chunk.done) {
+      const bytes = chunk.value;
+      if (unary) {
+        chunk = await iterator.next();
+        if (chunk.done) {
+          finished = true;
+          stream.end(bytes);
+          return;
+        }
+      }
+      if (stream.destroyed) return;
+      if (!stream.write(bytes)) await drained(stream);
+      if (!unary) chunk = await iterator.next();
+    }
+    finished = true;
+    if (!stream.destroyed) stream.end();
+  } finally {
+    // Given up before its end (the stream is gone): the body's producer is told to stop.
+    if (!finished) await iterator?.return?.()?.catch(() => {});
+  }
+}
+
+/** Waits for the stream to take more, or to be gone. */
+function drained(stream: http2.ServerHttp2Stream): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      stream.off("drain", done);
+      stream.off("close", done);
+      resolve();
+    };
+    stream.on("drain", done);
+    stream.on("close", done);
+  });
+}
