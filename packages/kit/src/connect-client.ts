@@ -88,11 +88,13 @@ export function createServiceTransport(
     if (looking) await looking;
     const deadline = performance.now() + (timeout ?? timeoutMs);
     const tried: Endpoint<H2Transport>[] = [];
-    let failure: unknown = new ConnectError("no replica of the service is known", Code.Unavailable);
+    // Made only when a call fails: an error's stack costs a call more than its transport does.
+    let failure: unknown;
     for (;;) {
       const remainingMs = Math.round(deadline - performance.now());
       const endpoint = remainingMs > 0 && !signal?.aborted ? set.pick(tried) : undefined;
-      if (!endpoint) throw failure;
+      if (!endpoint)
+        throw failure ?? new ConnectError("no replica of the service is known", Code.Unavailable);
       tried.push(endpoint);
       try {
         const result = await attempt(endpoint.client, remainingMs);

@@ -99,15 +99,17 @@ async function respond(stream: http2.ServerHttp2Stream, response: UniversalServe
     if (stream.destroyed) return;
     const head = nodeHeaders(response.header);
     head[":status"] = response.status;
+    // The stream ends with trailers, none (an empty DATA frame with END_STREAM) when the answer
+    // has none, as the compatibility API does: a stream ended with its last write closes before
+    // that write's callback ran, and Node then makes an ERR_STREAM_DESTROYED error per call.
     const trailer = response.trailer;
-    if (trailer) stream.once("wantTrailers", () => stream.sendTrailers(nodeHeaders(trailer)));
+    stream.once("wantTrailers", () => stream.sendTrailers(trailer ? nodeHeaders(trailer) : {}));
+    stream.respond(head, { waitForTrailers: true });
     if (!iterator || !chunk || chunk.done) {
       finished = true;
-      stream.respond(head, trailer ? { waitForTrailers: true } : { endStream: true });
-      if (trailer) stream.end();
+      stream.end();
       return;
     }
-    stream.respond(head, trailer ? { waitForTrailers: true } : undefined);
     while (!chunk.done) {
       const bytes = chunk.value;
       if (unary) {

@@ -26,8 +26,7 @@ import {
   createTransport,
   errorFromJsonBytes,
   requestHeader,
-  trailerDemux,
-  validateResponse,
+  validateResponseWithCompression,
 } from "@connectrpc/connect/protocol-connect";
 import { errorFromNode, errorFromReset } from "./h2-errors.js";
 import { ByteQueue, webHeaders } from "./h2-messages.js";
@@ -223,9 +222,15 @@ export function createH2Transport(options: H2TransportOptions): H2Transport {
     nodeHeaders: http2.IncomingHttpHeaders | undefined,
     chunks: Buffer[],
   ): UnaryResponse => {
-    const header = webHeaders(nodeHeaders);
-    const { isUnaryError, unaryError } = validateResponse("unary", USE_BINARY, status, header);
-    const [responseHeader, trailer] = trailerDemux(header);
+    const trailer = new Headers();
+    const responseHeader = webHeaders(nodeHeaders, trailer);
+    const { isUnaryError, unaryError } = validateResponseWithCompression(
+      "unary",
+      [],
+      USE_BINARY,
+      status,
+      responseHeader,
+    );
     const bytes = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
     if (isUnaryError) throw errorFromJsonBytes(bytes, appendHeaders(responseHeader, trailer), unaryError);
     return {

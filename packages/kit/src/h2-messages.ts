@@ -2,16 +2,26 @@ import type http2 from "node:http2";
 
 /* What the platform's HTTP/2 client and server share: headers both ways, a body as it arrives. */
 
-/** Node's incoming headers as web Headers, pseudo-headers left out. */
-export function webHeaders(nodeHeaders: http2.IncomingHttpHeaders | undefined): Headers {
+/**
+ * Node's incoming headers as web Headers, pseudo-headers left out. With `trailers`, the fields
+ * Connect sends as `trailer-<name>` in a unary answer go there under `<name>` (connect's
+ * `trailerDemux`, in the same pass).
+ */
+export function webHeaders(nodeHeaders: http2.IncomingHttpHeaders | undefined, trailers?: Headers): Headers {
   const header = new Headers();
   if (!nodeHeaders) return header;
   for (const key in nodeHeaders) {
     if (key.charCodeAt(0) === 58 /* ":" */) continue;
     const value = nodeHeaders[key];
     if (value === undefined) continue;
-    if (Array.isArray(value)) for (const one of value) header.append(key, one);
-    else header.append(key, String(value));
+    let target = header;
+    let name = key;
+    if (trailers && key.startsWith("trailer-")) {
+      target = trailers;
+      name = key.slice("trailer-".length);
+    }
+    if (Array.isArray(value)) for (const one of value) target.append(name, one);
+    else target.append(name, String(value));
   }
   return header;
 }
