@@ -20,12 +20,12 @@ afterEach(async () => {
   await Promise.all(running.splice(0).map((server) => server.close()));
 });
 
-/** A replica with HealthService, counting the connections it was opened and closed. */
-async function replica(maxConnectionAgeMs = 0) {
+/** A replica with HealthService, counting the connections it was opened and closed; `hold` keeps its Check waiting. */
+async function replica(maxConnectionAgeMs = 0, hold?: Promise<void>) {
   const rpc = createConnectServer({
     routes: () => {},
     logger: pino({ level: "silent" }),
-    checks: [],
+    checks: hold ? [{ name: "held", check: () => hold }] : [],
     tokens: caller.keys,
     maxConnectionAgeMs,
   });
@@ -39,7 +39,7 @@ async function replica(maxConnectionAgeMs = 0) {
   });
   running.push(rpc);
   const port = await listen(rpc.server, 0, "127.0.0.1");
-  return { url: `http://127.0.0.1:${port}`, connections };
+  return { url: `http://127.0.0.1:${port}`, connections, rpc };
 }
 
 const transportTo = (url: string, idleConnectionMs = 60_000) =>
@@ -109,5 +109,25 @@ describe("createH2Transport", () => {
     await waitFor(() => server.connections.open === 0);
     expect((await client.check({})).ready).toBe(true);
     expect(server.connections.opened).toBe(2);
+  });
+
+  it("is closed gracefully by the server: the call in flight finishes, the next one finds no server", async () => {
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const server = await replica(0, held);
+    const client = createClient(HealthService, transportTo(server.url));
+    const inFlight = client.check({});
+    await waitFor(() => server.connections.open === 1);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const closed = server.rpc.close();
+    release();
+    expect((await inFlight).ready).toBe(true);
+    await closed;
+    await waitFor(() => server.connections.open === 0);
+    const error = await client.check({}).catch((reason: unknown) => reason);
+    expect(transportFailure(error)).toBe("unavailable");
+    expect(neverReached(error)).toBe(true);
   });
 });
