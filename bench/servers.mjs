@@ -11,7 +11,7 @@
 //   the harness shares; `GET /stats?prefix=/x` sums the paths under /x (`&arrivals=1` with every
 //   arrival), `DELETE /stats` forgets everything.
 // - `node bench/servers.mjs hop-connect`: H1's server, a plane's RPC server as every service
-//   builds it (kit's `serveService`: connect-node on node:http2 with the platform's interceptors)
+//   builds it (kit's `serveService`: connect's router on node:http2 streams, the platform's interceptors)
 //   serving only `HealthService.Check` with no checks, so a call is the hop and nothing else;
 // - `node bench/servers.mjs hop-h2`: H0's server, the same call answered by raw node:http2 (a
 //   stream handler writing the response's bytes): what HTTP/2 itself costs, the hop's floor;
