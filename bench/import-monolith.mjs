@@ -15,6 +15,21 @@ const MODES = new Set(["enterprise_managed", "self_managed", "anonymous"]);
  * Registers the route on `app`, with a pool of its own whose sessions work in control's schema,
  * as control's do: the trigger that counts subjects names its table unqualified.
  */
+/**
+ * The API key a monolith request presents, looked up as control does (its SHA-256), with its
+ * reach; undefined for no key or an unknown one.
+ */
+export async function monolithPrincipal(pool, key) {
+  if (typeof key !== "string" || !key.startsWith("evk_")) return undefined;
+  const auth = await pool.query(
+    `SELECT k.id, k.scopes, k.environment_id, e.app_id, a.organization_id, k.revoked_at IS NOT NULL AS revoked
+     FROM control.api_keys k JOIN control.environments e ON e.id = k.environment_id
+     JOIN control.apps a ON a.id = e.app_id WHERE k.secret_hash = $1`,
+    [createHash("sha256").update(key).digest()],
+  );
+  return auth.rows[0];
+}
+
 export function registerImport(app, options) {
   const pool = new pg.Pool({ ...options, options: "-c search_path=control" });
   app.addHook("onClose", () => pool.end());
@@ -22,15 +37,7 @@ export function registerImport(app, options) {
   app.post(
     "/v1/organizations/:organization_id/apps/:app_id/environments/:environment_id/subjects/batch",
     async (request, reply) => {
-      const key = request.headers["x-api-key"];
-      if (typeof key !== "string" || !key.startsWith("evk_")) return fail(reply, 401, "unauthenticated");
-      const auth = await pool.query(
-        `SELECT k.id, k.scopes, k.environment_id, e.app_id, a.organization_id, k.revoked_at IS NOT NULL AS revoked
-         FROM control.api_keys k JOIN control.environments e ON e.id = k.environment_id
-         JOIN control.apps a ON a.id = e.app_id WHERE k.secret_hash = $1`,
-        [createHash("sha256").update(key).digest()],
-      );
-      const principal = auth.rows[0];
+      const principal = await monolithPrincipal(pool, request.headers["x-api-key"]);
       if (!principal || principal.revoked) return fail(reply, 401, "unauthenticated");
       const {
         organization_id: organizationId,

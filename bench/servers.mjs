@@ -20,7 +20,6 @@
 //   client (kit's `createServiceTransport`, as the gateway calls a plane) or raw node:http2, and
 //   prints `{calls, failed, seconds, cpuUs, latenciesMs}` (its own CPU, from process.cpuUsage).
 // PORT and (for the monolith) DATABASE_URL and DATABASE_POOL_SIZE come from the environment.
-import { createHash } from "node:crypto";
 import { createServer } from "node:http";
 import http2 from "node:http2";
 import { createClient } from "@connectrpc/connect";
@@ -28,7 +27,7 @@ import { createLogger, createServiceTransport, serveService, serviceCaller } fro
 import { HealthService } from "@evalp/proto/common/v1/health";
 import Fastify from "fastify";
 import pg from "pg";
-import { registerImport } from "./import-monolith.mjs";
+import { monolithPrincipal, registerImport } from "./import-monolith.mjs";
 import { setting } from "./settings.mjs";
 
 const mode = process.argv[2];
@@ -46,15 +45,7 @@ if (mode === "hello") {
   const pool = new pg.Pool(poolOptions);
   const fail = (reply, status, code) => reply.code(status).send({ detail: { code, message: code } });
   app.get("/v1/organizations/:organization_id/apps/:app_id", async (request, reply) => {
-    const key = request.headers["x-api-key"];
-    if (typeof key !== "string" || !key.startsWith("evk_")) return fail(reply, 401, "unauthenticated");
-    const auth = await pool.query(
-      `SELECT k.id, k.scopes, k.environment_id, e.app_id, a.organization_id, k.revoked_at IS NOT NULL AS revoked
-       FROM control.api_keys k JOIN control.environments e ON e.id = k.environment_id
-       JOIN control.apps a ON a.id = e.app_id WHERE k.secret_hash = $1`,
-      [createHash("sha256").update(key).digest()],
-    );
-    const principal = auth.rows[0];
+    const principal = await monolithPrincipal(pool, request.headers["x-api-key"]);
     if (!principal) return fail(reply, 401, "unauthenticated");
     if (principal.revoked) return fail(reply, 401, "api_key_revoked");
     const { organization_id: organizationId, app_id: appId } = request.params;
