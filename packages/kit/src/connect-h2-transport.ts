@@ -29,7 +29,7 @@ import {
   validateResponseWithCompression,
 } from "@connectrpc/connect/protocol-connect";
 import { errorFromNode, errorFromReset } from "./h2-errors.js";
-import { ByteQueue, webHeaders } from "./h2-messages.js";
+import { ByteQueue, nodeHeaders, webHeaders } from "./h2-messages.js";
 import { ReplicaSession } from "./h2-replica-session.js";
 
 /*
@@ -105,10 +105,7 @@ export function createH2Transport(options: H2TransportOptions): H2Transport {
   /** The innermost step of a unary call: the request on the wire, the answer read back. */
   const send = (req: UnaryRequest, deadline: number | undefined): Promise<UnaryResponse> => {
     const body = serializationOf(req.method).getI(USE_BINARY).serialize(req.message);
-    const headers: http2.OutgoingHttpHeaders = { ":method": "POST", ":path": pathOf(req.method) };
-    req.header.forEach((value, key) => {
-      headers[key] = value;
-    });
+    const headers = nodeHeaders(req.header, { ":method": "POST", ":path": pathOf(req.method) });
     return exchange(req, headers, body, deadline, true);
   };
 
@@ -302,10 +299,7 @@ function h2UniversalClient(session: ReplicaSession, baseUrl: string): UniversalC
             const url = new URL(request.url);
             return url.pathname + url.search;
           })();
-      const headers: http2.OutgoingHttpHeaders = { ":method": request.method, ":path": path };
-      request.header.forEach((value, key) => {
-        headers[key] = value;
-      });
+      const headers = nodeHeaders(request.header, { ":method": request.method, ":path": path });
       let stream: http2.ClientHttp2Stream;
       try {
         stream = session.request(headers);

@@ -26,9 +26,14 @@ export function webHeaders(nodeHeaders: http2.IncomingHttpHeaders | undefined, t
   return header;
 }
 
-/** Web Headers as Node's outgoing headers (lowercase names, as Headers keeps them). */
-export function nodeHeaders(header: Headers | undefined): http2.OutgoingHttpHeaders {
-  const headers: http2.OutgoingHttpHeaders = {};
+/**
+ * Web Headers as Node's outgoing headers (lowercase names, as Headers keeps them), added to
+ * `headers` (a request's pseudo-headers, say) so that a call makes one object.
+ */
+export function nodeHeaders(
+  header: Headers | undefined,
+  headers: http2.OutgoingHttpHeaders = {},
+): http2.OutgoingHttpHeaders {
   header?.forEach((value, key) => {
     headers[key] = value;
   });
