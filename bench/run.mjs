@@ -13,12 +13,14 @@
 //   the event's arrival at the receiver, on a clock both processes share;
 // - CPU per request of every process involved, from /proc/<pid>/stat during the saturation run.
 // Ratios are taken per round against the case's baseline in the same round; the table shows
-// their median. Results also go to bench/results.json. Environment: BENCH_ROUNDS,
+// their median. Results also go to bench/results.json, and a line of them to bench/history.jsonl
+// (kept in git: the table is printed against the latest earlier run). Environment: BENCH_ROUNDS,
 // BENCH_SECONDS, BENCH_CPU_PROF, BENCH_CASES, DATABASE_URL, REDIS_URL.
 // The parts: platform.mjs starts what is measured, tenant.mjs and cases.mjs say what is loaded and
 // how, load.mjs, hops.mjs and deliveries.mjs measure it (cpu.mjs the CPU), report.mjs prints it.
 import { writeFileSync } from "node:fs";
 import { defineCases, selectCases } from "./cases.mjs";
+import { codeUnderTest, compareWithHistory, loadAverage, printComparison, recordRun } from "./history.mjs";
 import { fixedRate, load, saturation } from "./load.mjs";
 import { cleanUp, databaseName, startPlatform, suffix } from "./platform.mjs";
 import { children } from "./processes.mjs";
@@ -36,6 +38,9 @@ import { shuffle } from "./stats.mjs";
 import { setUpTenant } from "./tenant.mjs";
 
 async function main() {
+  // Taken before anything starts: the code measured, and how busy the machine already was.
+  const code = codeUnderTest();
+  const loadAtStart = loadAverage();
   log(`database ${databaseName}, ${ROUNDS} rounds × ${ROUND_SECONDS} s per measurement`);
   const urls = await startPlatform();
   log("platform ready");
@@ -86,6 +91,9 @@ async function main() {
 
   const summary = cases.map((c) => summarize(c, rounds));
   printTable(summary);
+  const settings = { ROUNDS, ROUND_SECONDS };
+  printComparison(compareWithHistory(summary, settings));
+  recordRun({ summary, settings, loadAtStart, code });
   const results = {
     date: new Date().toISOString(),
     node: process.version,
@@ -97,7 +105,9 @@ async function main() {
     durationSeconds: (Date.now() - startedAt) / 1000,
   };
   writeFileSync(new URL("results.json", import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
-  log(`wrote bench/results.json in ${results.durationSeconds.toFixed(0)} s`);
+  log(
+    `wrote bench/results.json and a line of bench/history.jsonl in ${results.durationSeconds.toFixed(0)} s`,
+  );
 }
 
 try {
