@@ -10,6 +10,7 @@ import type {
 } from "fastify";
 import { callOptions } from "../http/call.js";
 import type { RouteAccess } from "../http/principal.js";
+import type { Plane } from "./operations.js";
 import { errorResponses, successResponse } from "./responses.js";
 import { IdempotentHeaders, OptionalIdempotencyHeaders } from "./schemas.js";
 
@@ -33,18 +34,15 @@ export type RouteContext<P extends TSchema, Q extends TSchema, B extends TSchema
 };
 
 /**
- * A route as the API declares it: everything the document and the plugins need, and the few
- * lines that are its own. `responses` are its successes (status → body schema and what it means);
- * the error responses are derived (the ones every route can give, plus `errors`).
+ * A route as the API declares it: everything the plugins need, and the few lines that are its
+ * own. Its prose (summary, description, what each success means) is its plane's
+ * `operations.md`'s, by operationId; `status` and `response` are its success, and the error
+ * responses are derived (the ones every route can give, plus `errors`).
  */
 export type RouteSpec<P extends TSchema, Q extends TSchema, B extends TSchema, R extends TSchema> = {
-  method: Method;
-  /** Relative to the plugin's prefix. */
-  url: string;
+  /** The method and the path, relative to the plugin's prefix: `"GET /apps/:app_id"`. */
+  at: `${Method} /${string}`;
   operationId: string;
-  summary: string;
-  /** What it does, its errors and idempotency, for the document. */
-  description: string;
   /** How it is reached; a connection token opens only the realtime door, a WebSocket (no route). */
   access: RouteAccess & { auth: HttpAuth };
   params?: P;
@@ -52,16 +50,13 @@ export type RouteSpec<P extends TSchema, Q extends TSchema, B extends TSchema, R
   body?: B;
   /** Other headers than Idempotency-Key, which the access's `idempotency` declares. */
   headers?: TObject;
-  /** The success status (200 unless given) and its body (none for 204). */
+  /**
+   * The success status (200 unless given) and its body (none for 204). Other success statuses
+   * the prose gives (e.g. 200 for a repeat of a 201) are sent by the handler itself, with the
+   * same body (`await reply.code(…).send(…)`).
+   */
   status?: 200 | 201 | 202 | 204;
   response?: R;
-  /** What the success response means. */
-  responseDescription: string;
-  /**
-   * Other success statuses, with the same body, that the handler sends itself
-   * (`await reply.code(…).send(…)`), and what each means: e.g. 200 for a repeat of a 201.
-   */
-  otherSuccesses?: Partial<Record<200 | 201 | 202, string>>;
   /** Error statuses beyond the common ones (401, 403, 404, 422, 429, 503), e.g. 409 or 410. */
   errors?: number[];
   handler: (context: RouteContext<P, Q, B>) => Promise<R extends TSchema ? Static<R> | undefined : undefined>;
@@ -120,31 +115,34 @@ export function route<
   Q extends TSchema = TSchema,
   B extends TSchema = TSchema,
   R extends TSchema = TSchema,
->(app: Api, tag: string, spec: RouteSpec<P, Q, B, R>): void {
+>(app: Api, plane: Plane, spec: RouteSpec<P, Q, B, R>): void {
+  const [method, url] = methodAndPath(spec.at);
   const status = spec.status ?? 200;
+  const { summary, description, responses } = plane.prose(spec.operationId);
+  if (!responses[status]) throw new Error(`${spec.operationId}: its prose has no ${status} response`);
   // Whether an Idempotency-Key is honoured (plugins/idempotency.ts: not declared is "none").
   const idempotent =
-    spec.method !== "GET" &&
-    (spec.access.idempotency === "required" || spec.access.idempotency === "optional");
+    method !== "GET" && (spec.access.idempotency === "required" || spec.access.idempotency === "optional");
   app.route({
-    method: spec.method,
-    url: spec.url,
+    method,
+    url,
     config: { access: spec.access },
     schema: {
-      tags: [tag],
+      tags: [plane.tag],
       operationId: spec.operationId,
-      summary: spec.summary,
-      description: spec.description,
+      summary,
+      description,
       security: SECURITY[spec.access.auth],
       ...(spec.params ? { params: spec.params } : {}),
       ...(spec.querystring ? { querystring: spec.querystring } : {}),
       ...(spec.body ? { body: spec.body } : {}),
-      ...headersOf(spec),
+      ...headersOf({ method, access: spec.access, headers: spec.headers }),
       response: {
         ...Object.fromEntries(
-          Object.entries({ ...spec.otherSuccesses, [status]: spec.responseDescription }).map(
-            ([code, description]) => [code, successResponse(description, spec.response, idempotent)],
-          ),
+          Object.entries(responses).map(([code, meaning = ""]) => [
+            code,
+            successResponse(meaning, spec.response, idempotent),
+          ]),
         ),
         ...errorResponses(spec.access, spec.body !== undefined, spec.errors ?? [], idempotent),
       },
@@ -162,4 +160,13 @@ export function route<
       return reply.code(status).send(status === 204 ? "" : body);
     },
   });
+}
+
+const METHODS: readonly Method[] = ["GET", "POST", "PUT", "PATCH", "DELETE"];
+
+/** `"GET /apps/:app_id"` as its method and its path. */
+function methodAndPath(at: `${Method} /${string}`): [Method, string] {
+  const method = METHODS.find((candidate) => at.startsWith(`${candidate} `));
+  if (!method) throw new Error(`a route is declared at "${at}": no method`);
+  return [method, at.slice(method.length + 1)];
 }

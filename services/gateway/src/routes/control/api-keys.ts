@@ -7,9 +7,8 @@ import type { RouteDeps } from "../deps.js";
 import { environmentRef } from "../environment.js";
 import { type Api, route } from "../route.js";
 import { EnvParams, Page, PageQuery, ref } from "../schemas.js";
+import { CONTROL } from "./plane.js";
 import { ApiKeyCreated, ApiKeySummary, apiKeyJson } from "./wire.js";
-
-const TAG = "control";
 
 const CreateApiKeyBody = Type.Object(
   {
@@ -50,21 +49,14 @@ function checkRequestedScopes(held: string[], requested: Scope[]): Scope[] {
 export function apiKeyRoutes(app: Api, deps: RouteDeps): void {
   const apiKeys = deps.upstreams.apiKeys;
 
-  route(app, TAG, {
-    method: "POST",
-    url: "/api-keys",
+  route(app, CONTROL, {
+    at: "POST /api-keys",
     operationId: "createApiKey",
-    summary: "Create an API key",
-    description:
-      "Creates an API key of the environment with the scopes given; the whole key is in this " +
-      "answer only, as `secret`. A key cannot have a scope its creator lacks (403 `forbidden`), " +
-      "and `interviews:agent` is granted alone (422). Requires `keys:write` and an Idempotency-Key.",
     access: { auth: "operator", scope: "keys:write", idempotency: "required" },
     params: EnvParams,
     body: CreateApiKeyBody,
     status: 201,
     response: ref(ApiKeyCreated),
-    responseDescription: "The key, created, with its secret.",
     handler: async ({ request, call }) => {
       const scopes = checkRequestedScopes(request.access?.scopes ?? [], request.body.scopes);
       const answer = await apiKeys.createApiKey(
@@ -80,19 +72,13 @@ export function apiKeyRoutes(app: Api, deps: RouteDeps): void {
     },
   });
 
-  route(app, TAG, {
-    method: "GET",
-    url: "/api-keys",
+  route(app, CONTROL, {
+    at: "GET /api-keys",
     operationId: "listApiKeys",
-    summary: "List API keys",
-    description:
-      "The environment's API keys, revoked ones included, newest first, a page at a time " +
-      "(docs/paging.md); never their secrets. Requires `keys:write`.",
     access: { auth: "operator", scope: "keys:write" },
     params: EnvParams,
     querystring: PageQuery,
     response: Page(ApiKeySummary, "ApiKeyPage"),
-    responseDescription: "A page of API keys.",
     handler: ({ request, call }) =>
       pageOf(
         request,
@@ -102,14 +88,9 @@ export function apiKeyRoutes(app: Api, deps: RouteDeps): void {
       ),
   });
 
-  route(app, TAG, {
-    method: "POST",
-    url: "/api-keys/:key_id/revoke",
+  route(app, CONTROL, {
+    at: "POST /api-keys/:key_id/revoke",
     operationId: "revokeApiKey",
-    summary: "Revoke an API key",
-    description:
-      "Revokes the key at once: from then on it gets 401 `api_key_revoked`. Requires " +
-      "`keys:write` and an Idempotency-Key.",
     access: {
       auth: "operator",
       scope: "keys:write",
@@ -118,7 +99,6 @@ export function apiKeyRoutes(app: Api, deps: RouteDeps): void {
     },
     params: Type.Composite([EnvParams, Type.Object({ key_id: Type.String() })]),
     response: ref(ApiKeySummary),
-    responseDescription: "The key, revoked.",
     handler: async ({ request, call }) => {
       const answer = await apiKeys.revokeApiKey(
         { environment: environmentRef(request.params), keyId: request.params.key_id },

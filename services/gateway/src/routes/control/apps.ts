@@ -3,22 +3,16 @@ import { pageOf } from "../../http/paging.js";
 import type { RouteDeps } from "../deps.js";
 import { type Api, route } from "../route.js";
 import { AppParams, OrgParams, Page, PageQuery, ref } from "../schemas.js";
+import { CONTROL } from "./plane.js";
 import { Application, appJson, EnvironmentBody, environmentJson, Slug } from "./wire.js";
-
-const TAG = "control";
 
 /** `ORG/apps` and `APP/environments` (docs/endpoints.md): an organization's apps and their environments. */
 export async function appRoutes(app: Api, deps: RouteDeps): Promise<void> {
   const organizations = deps.upstreams.organizations;
 
-  route(app, TAG, {
-    method: "POST",
-    url: "/organizations/:organization_id/apps",
+  route(app, CONTROL, {
+    at: "POST /organizations/:organization_id/apps",
     operationId: "createApp",
-    summary: "Create an app",
-    description:
-      "Creates an app in the organization. Its slug is unique within the organization (409 " +
-      "`already_exists` otherwise). Requires `apps:write` and an Idempotency-Key.",
     access: { auth: "operator", scope: "apps:write", idempotency: "required" },
     params: OrgParams,
     body: Type.Object(
@@ -31,7 +25,6 @@ export async function appRoutes(app: Api, deps: RouteDeps): Promise<void> {
     ),
     status: 201,
     response: ref(Application),
-    responseDescription: "The app, created.",
     errors: [409],
     handler: async ({ request, call }) => {
       const { body } = request;
@@ -48,18 +41,13 @@ export async function appRoutes(app: Api, deps: RouteDeps): Promise<void> {
     },
   });
 
-  route(app, TAG, {
-    method: "GET",
-    url: "/organizations/:organization_id/apps",
+  route(app, CONTROL, {
+    at: "GET /organizations/:organization_id/apps",
     operationId: "listApps",
-    summary: "List apps",
-    description:
-      "The organization's apps, newest first, a page at a time (docs/paging.md). Requires `org:read`.",
     access: { auth: "operator", scope: "org:read" },
     params: OrgParams,
     querystring: PageQuery,
     response: Page(Application, "AppPage"),
-    responseDescription: "A page of apps.",
     handler: ({ request, call }) =>
       pageOf(
         request,
@@ -69,16 +57,12 @@ export async function appRoutes(app: Api, deps: RouteDeps): Promise<void> {
       ),
   });
 
-  route(app, TAG, {
-    method: "GET",
-    url: "/organizations/:organization_id/apps/:app_id",
+  route(app, CONTROL, {
+    at: "GET /organizations/:organization_id/apps/:app_id",
     operationId: "getApp",
-    summary: "Get an app",
-    description: "One app of the organization. Requires `org:read`.",
     access: { auth: "operator", scope: "org:read" },
     params: AppParams,
     response: ref(Application),
-    responseDescription: "The app.",
     handler: async ({ request, call }) => {
       const { organization_id, app_id } = request.params;
       const answer = await organizations.getApp({ organizationId: organization_id, appId: app_id }, call);
@@ -86,14 +70,9 @@ export async function appRoutes(app: Api, deps: RouteDeps): Promise<void> {
     },
   });
 
-  route(app, TAG, {
-    method: "POST",
-    url: "/organizations/:organization_id/apps/:app_id/environments",
+  route(app, CONTROL, {
+    at: "POST /organizations/:organization_id/apps/:app_id/environments",
     operationId: "createEnvironment",
-    summary: "Create an environment",
-    description:
-      "Creates an environment of the app, with the default quotas. Its slug is unique within the " +
-      "app (409 `already_exists` otherwise). Requires `apps:write` and an Idempotency-Key.",
     access: { auth: "operator", scope: "apps:write", idempotency: "required" },
     params: AppParams,
     body: Type.Object(
@@ -102,7 +81,6 @@ export async function appRoutes(app: Api, deps: RouteDeps): Promise<void> {
     ),
     status: 201,
     response: ref(EnvironmentBody),
-    responseDescription: "The environment, created.",
     errors: [409],
     handler: async ({ request, call }) => {
       const { organization_id, app_id } = request.params;
@@ -114,18 +92,13 @@ export async function appRoutes(app: Api, deps: RouteDeps): Promise<void> {
     },
   });
 
-  route(app, TAG, {
-    method: "GET",
-    url: "/organizations/:organization_id/apps/:app_id/environments",
+  route(app, CONTROL, {
+    at: "GET /organizations/:organization_id/apps/:app_id/environments",
     operationId: "listEnvironments",
-    summary: "List environments",
-    description:
-      "The app's environments, newest first, a page at a time (docs/paging.md). Requires `org:read`.",
     access: { auth: "operator", scope: "org:read" },
     params: AppParams,
     querystring: PageQuery,
     response: Page(EnvironmentBody, "EnvironmentPage"),
-    responseDescription: "A page of environments.",
     handler: ({ request, call }) => {
       const { organization_id, app_id } = request.params;
       return pageOf(

@@ -3,6 +3,7 @@ import { pageOf } from "../../http/paging.js";
 import type { RouteDeps } from "../deps.js";
 import { type Api, route } from "../route.js";
 import { OrgParams, Page, PageQuery } from "../schemas.js";
+import { CONTROL } from "./plane.js";
 import { AuditEventBody, auditEventJson } from "./wire.js";
 
 const AuditQuery = Type.Composite([
@@ -15,20 +16,13 @@ const AuditQuery = Type.Composite([
 
 /** `GET ORG/audit-events` (AuditEventPage), filtered by `action` and `resource_type`. */
 export function auditRoutes(app: Api, deps: RouteDeps): void {
-  route(app, "control", {
-    method: "GET",
-    url: "/organizations/:organization_id/audit-events",
+  route(app, CONTROL, {
+    at: "GET /organizations/:organization_id/audit-events",
     operationId: "listAuditEvents",
-    summary: "List audit events",
-    description:
-      "The organization's audit trail: a record of every change made in it, with who made it " +
-      "and the request's id, newest first, a page at a time (docs/paging.md), filtered by `action` " +
-      "and `resource_type` when given. Requires `audit:read`.",
     access: { auth: "operator", scope: "audit:read" },
     params: OrgParams,
     querystring: AuditQuery,
     response: Page(AuditEventBody, "AuditEventPage"),
-    responseDescription: "A page of audit events.",
     handler: ({ request, call }) => {
       const { organization_id } = request.params;
       const { action, resource_type } = request.query;

@@ -7,9 +7,8 @@ import { SESSION_COOKIE } from "../../plugins/auth.js";
 import type { RouteDeps } from "../deps.js";
 import { type Api, route } from "../route.js";
 import { ref } from "../schemas.js";
+import { AUTH } from "./plane.js";
 import { AccessToken, accessTokenJson, Password, SignupResult, signupJson } from "./wire.js";
-
-const TAG = "auth";
 
 /** `/auth/signup`, `/auth/login` and `/auth/logout`: the only routes that create or end sessions. */
 export function authSessionRoutes(app: Api, deps: RouteDeps): void {
@@ -29,15 +28,9 @@ export function authSessionRoutes(app: Api, deps: RouteDeps): void {
     return expiresAt;
   }
 
-  route(app, TAG, {
-    method: "POST",
-    url: "/signup",
+  route(app, AUTH, {
+    at: "POST /signup",
     operationId: "signUp",
-    summary: "Sign up",
-    description:
-      "Creates a user, their organization (the user is its owner) and a first access token, " +
-      "which is also set as the session cookie. An email already taken: 409 `already_exists`. " +
-      "404 when sign-up is turned off. Needs no credential; an Idempotency-Key is honoured when sent.",
     access: { auth: "none", idempotency: "optional", hashesPassword: true },
     body: Type.Object(
       {
@@ -49,7 +42,6 @@ export function authSessionRoutes(app: Api, deps: RouteDeps): void {
     ),
     status: 201,
     response: ref(SignupResult),
-    responseDescription: "The user and organization, created, and an access token.",
     errors: [409],
     handler: async ({ request, reply, call }) => {
       if (!deps.config.SIGNUP_ENABLED)
@@ -60,15 +52,9 @@ export function authSessionRoutes(app: Api, deps: RouteDeps): void {
     },
   });
 
-  route(app, TAG, {
-    method: "POST",
-    url: "/login",
+  route(app, AUTH, {
+    at: "POST /login",
     operationId: "logIn",
-    summary: "Log in",
-    description:
-      "Exchanges an email and password for an access token (12 h), also set as the session " +
-      "cookie. A wrong email or password: 401 `invalid_credentials`. Attempts are limited per " +
-      "email and per client address (429). Needs no credential; an Idempotency-Key is honoured when sent.",
     access: { auth: "none", idempotency: "optional" },
     body: Type.Object(
       {
@@ -78,7 +64,6 @@ export function authSessionRoutes(app: Api, deps: RouteDeps): void {
       { additionalProperties: false },
     ),
     response: ref(AccessToken),
-    responseDescription: "A new session's access token.",
     errors: [401],
     handler: async ({ request, reply, call }) => {
       await deps.attempts.check("login", request.body.email, request.ip);
@@ -87,17 +72,11 @@ export function authSessionRoutes(app: Api, deps: RouteDeps): void {
     },
   });
 
-  route(app, TAG, {
-    method: "POST",
-    url: "/logout",
+  route(app, AUTH, {
+    at: "POST /logout",
     operationId: "logOut",
-    summary: "Log out",
-    description:
-      "Revokes the access token presented (bearer or cookie) and clears the cookie. Sessions " +
-      "only: an API key gets 403. An Idempotency-Key is honoured when sent.",
     access: { auth: "session", idempotency: "optional", changesPrincipals: "credential" },
     status: 204,
-    responseDescription: "The session has ended.",
     handler: async ({ request, reply, call }) => {
       await auth.logout({ accessToken: request.credential ?? "" }, call);
       reply.clearCookie(SESSION_COOKIE, cookie);

@@ -5,6 +5,7 @@ import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
 import { type Api, route } from "../route.js";
 import { OrgParams, Page, PageQuery, ref } from "../schemas.js";
+import { CONTROL } from "./plane.js";
 import {
   InvitationAcceptance,
   invitationAcceptanceJson,
@@ -13,22 +14,13 @@ import {
   TokenAndPassword,
 } from "./wire.js";
 
-const TAG = "control";
-
 /** #2 `POST ORG/memberships`, `GET ORG/memberships` and #3 `POST /v1/invitations/accept`. */
 export function membershipRoutes(app: Api, deps: RouteDeps): void {
   const memberships = deps.upstreams.memberships;
 
-  route(app, TAG, {
-    method: "POST",
-    url: "/organizations/:organization_id/memberships",
+  route(app, CONTROL, {
+    at: "POST /organizations/:organization_id/memberships",
     operationId: "createMembership",
-    summary: "Add a member",
-    description:
-      "Adds someone to the organization with a role (`member` unless given). Unless they are " +
-      "already an active user, they are mailed an invitation token valid 7 days, and the " +
-      "membership stays `invited` until it is accepted. Someone already a member: 409 " +
-      "`already_exists`. Requires `org:admin` and an Idempotency-Key.",
     access: { auth: "operator", scope: "org:admin", idempotency: "required", changesPrincipals: "all" },
     params: OrgParams,
     body: Type.Object(
@@ -40,7 +32,6 @@ export function membershipRoutes(app: Api, deps: RouteDeps): void {
     ),
     status: 201,
     response: ref(MembershipBody),
-    responseDescription: "The membership, created.",
     errors: [409],
     handler: async ({ request, call }) => {
       const { email, role } = request.body;
@@ -52,19 +43,13 @@ export function membershipRoutes(app: Api, deps: RouteDeps): void {
     },
   });
 
-  route(app, TAG, {
-    method: "GET",
-    url: "/organizations/:organization_id/memberships",
+  route(app, CONTROL, {
+    at: "GET /organizations/:organization_id/memberships",
     operationId: "listMemberships",
-    summary: "List members",
-    description:
-      "The organization's members and invitees, newest first, a page at a time (docs/paging.md). " +
-      "Requires `org:read`.",
     access: { auth: "operator", scope: "org:read" },
     params: OrgParams,
     querystring: PageQuery,
     response: Page(MembershipBody, "MembershipPage"),
-    responseDescription: "A page of memberships.",
     handler: ({ request, call }) =>
       pageOf(
         request,
@@ -74,19 +59,12 @@ export function membershipRoutes(app: Api, deps: RouteDeps): void {
       ),
   });
 
-  route(app, TAG, {
-    method: "POST",
-    url: "/invitations/accept",
+  route(app, CONTROL, {
+    at: "POST /invitations/accept",
     operationId: "acceptInvitation",
-    summary: "Accept an invitation",
-    description:
-      "Accepts an invitation with its mailed token (single use) and sets the user's password; " +
-      "the membership becomes `active`. An unknown token: 404 `not_found`; one past its 7 days " +
-      "or already used: 410 `invitation_expired`. Needs no credential, but an Idempotency-Key.",
     access: { auth: "none", idempotency: "required", changesPrincipals: "all", hashesPassword: true },
     body: TokenAndPassword,
     response: ref(InvitationAcceptance),
-    responseDescription: "The membership the invitation activated.",
     errors: [410],
     handler: async ({ request, call }) => {
       const answer = await memberships.acceptInvitation(request.body, call);

@@ -2,22 +2,16 @@ import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
 import { type Api, route } from "../route.js";
 import { OrgParams, ref } from "../schemas.js";
+import { CONTROL } from "./plane.js";
 import { OrganizationBody, organizationJson } from "./wire.js";
-
-const TAG = "control";
 
 /** `POST /v1/organizations` (sessions only; the caller becomes owner) and `GET ORG`. */
 export function organizationRoutes(app: Api, deps: RouteDeps): void {
   const organizations = deps.upstreams.organizations;
 
-  route(app, TAG, {
-    method: "POST",
-    url: "/organizations",
+  route(app, CONTROL, {
+    at: "POST /organizations",
     operationId: "createOrganization",
-    summary: "Create an organization",
-    description:
-      "Creates an organization whose owner is the calling user. Sessions only: an API key gets " +
-      "403. An Idempotency-Key is honoured when sent.",
     access: { auth: "session", idempotency: "optional", changesPrincipals: "user" },
     body: Type.Object(
       { name: Type.String({ minLength: 1, maxLength: 200 }) },
@@ -25,7 +19,6 @@ export function organizationRoutes(app: Api, deps: RouteDeps): void {
     ),
     status: 201,
     response: ref(OrganizationBody),
-    responseDescription: "The organization, created.",
     handler: async ({ request, call }) => {
       const userId = request.access?.principal.userId ?? "";
       const answer = await organizations.createOrganization({ userId, name: request.body.name }, call);
@@ -33,16 +26,12 @@ export function organizationRoutes(app: Api, deps: RouteDeps): void {
     },
   });
 
-  route(app, TAG, {
-    method: "GET",
-    url: "/organizations/:organization_id",
+  route(app, CONTROL, {
+    at: "GET /organizations/:organization_id",
     operationId: "getOrganization",
-    summary: "Get an organization",
-    description: "One organization the caller reaches. Requires `org:read`.",
     access: { auth: "operator", scope: "org:read" },
     params: OrgParams,
     response: ref(OrganizationBody),
-    responseDescription: "The organization.",
     handler: async ({ request, call }) => {
       const answer = await organizations.getOrganization(
         { organizationId: request.params.organization_id },

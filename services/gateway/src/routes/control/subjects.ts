@@ -6,6 +6,7 @@ import type { RouteDeps } from "../deps.js";
 import { environmentRef } from "../environment.js";
 import { type Api, route } from "../route.js";
 import { EnvParams, Page, PageQuery, ref } from "../schemas.js";
+import { CONTROL } from "./plane.js";
 import {
   ProgramBody,
   programJson,
@@ -14,8 +15,6 @@ import {
   subjectImportJson,
   subjectJson,
 } from "./wire.js";
-
-const TAG = "control";
 
 const SubjectItem = Type.Object(
   {
@@ -31,16 +30,9 @@ const SubjectItem = Type.Object(
 export function subjectRoutes(app: Api, deps: RouteDeps): void {
   const subjects = deps.upstreams.subjects;
 
-  route(app, TAG, {
-    method: "POST",
-    url: "/subjects/batch",
+  route(app, CONTROL, {
+    at: "POST /subjects/batch",
     operationId: "importSubjects",
-    summary: "Import subjects",
-    description:
-      "Upserts up to 100 subjects by `external_id`: a known one keeps its id and takes the new " +
-      "profile. Each item gets a receipt: its `subject_id`, or an `error_code` " +
-      "(`quota_exceeded`, or `duplicate_in_batch` for a later item repeating an `external_id`). " +
-      "Requires `subjects:write` and an Idempotency-Key.",
     access: { auth: "operator", scope: "subjects:write", idempotency: "required" },
     params: EnvParams,
     body: Type.Object(
@@ -48,7 +40,6 @@ export function subjectRoutes(app: Api, deps: RouteDeps): void {
       { additionalProperties: false },
     ),
     response: ref(SubjectImport),
-    responseDescription: "A receipt per item.",
     handler: async ({ request, call }) => {
       const items = request.body.items.map((item) => ({
         externalId: item.external_id,
@@ -63,16 +54,12 @@ export function subjectRoutes(app: Api, deps: RouteDeps): void {
     },
   });
 
-  route(app, TAG, {
-    method: "GET",
-    url: "/subjects/:subject_id",
+  route(app, CONTROL, {
+    at: "GET /subjects/:subject_id",
     operationId: "getSubject",
-    summary: "Get a subject",
-    description: "One subject of the environment. Requires `org:read`.",
     access: { auth: "operator", scope: "org:read" },
     params: Type.Composite([EnvParams, Type.Object({ subject_id: Type.String() })]),
     response: ref(SubjectBody),
-    responseDescription: "The subject.",
     handler: async ({ request, call }) => {
       const answer = await subjects.getSubject(
         { environment: environmentRef(request.params), subjectId: request.params.subject_id },
@@ -82,14 +69,9 @@ export function subjectRoutes(app: Api, deps: RouteDeps): void {
     },
   });
 
-  route(app, TAG, {
-    method: "POST",
-    url: "/programs",
+  route(app, CONTROL, {
+    at: "POST /programs",
     operationId: "createProgram",
-    summary: "Create a program",
-    description:
-      "Creates a program of the environment. It counts against the `programs` quota: 409 " +
-      "`quota_exceeded` past it. Requires `subjects:write` and an Idempotency-Key.",
     access: { auth: "operator", scope: "subjects:write", idempotency: "required" },
     params: EnvParams,
     body: Type.Object(
@@ -98,7 +80,6 @@ export function subjectRoutes(app: Api, deps: RouteDeps): void {
     ),
     status: 201,
     response: ref(ProgramBody),
-    responseDescription: "The program, created.",
     errors: [409],
     handler: async ({ request, call }) => {
       const answer = await subjects.createProgram(
@@ -109,18 +90,13 @@ export function subjectRoutes(app: Api, deps: RouteDeps): void {
     },
   });
 
-  route(app, TAG, {
-    method: "GET",
-    url: "/programs",
+  route(app, CONTROL, {
+    at: "GET /programs",
     operationId: "listPrograms",
-    summary: "List programs",
-    description:
-      "The environment's programs, newest first, a page at a time (docs/paging.md). Requires `org:read`.",
     access: { auth: "operator", scope: "org:read" },
     params: EnvParams,
     querystring: PageQuery,
     response: Page(ProgramBody, "ProgramPage"),
-    responseDescription: "A page of programs.",
     handler: ({ request, call }) =>
       pageOf(
         request,

@@ -4,14 +4,8 @@ import type { RouteDeps } from "../deps.js";
 import { environmentRef } from "../environment.js";
 import { type Api, route } from "../route.js";
 import { EnvParams, Page, PageQuery, ref, Uuid } from "../schemas.js";
-import {
-  EvaluationParams,
-  evaluationRef,
-  SeqPageQuery,
-  SessionBody,
-  sessionRequest,
-  TAG,
-} from "./requests.js";
+import { INTERVIEW } from "./plane.js";
+import { EvaluationParams, evaluationRef, SeqPageQuery, SessionBody, sessionRequest } from "./requests.js";
 import { BehavioralEvent, Evaluation, EvaluationInterview, ParticipantSession } from "./resources.js";
 import {
   behavioralEventJson,
@@ -27,15 +21,9 @@ import {
 export function evaluationRoutes(app: Api, deps: RouteDeps): void {
   const evaluations = deps.upstreams.interview.evaluations;
 
-  route(app, TAG, {
-    method: "POST",
-    url: "/evaluations",
+  route(app, INTERVIEW, {
+    at: "POST /evaluations",
     operationId: "createEvaluation",
-    summary: "Create an evaluation",
-    description:
-      "Creates an evaluation of a subject on a bundle of this app, which must be published (409 " +
-      "`bundle_not_published` otherwise); it counts against the `evaluations` quota. Requires " +
-      "`evaluations:write` and an Idempotency-Key.",
     access: { auth: "operator", scope: "evaluations:write", idempotency: "required" },
     params: EnvParams,
     body: Type.Object(
@@ -44,7 +32,6 @@ export function evaluationRoutes(app: Api, deps: RouteDeps): void {
     ),
     status: 201,
     response: ref(Evaluation),
-    responseDescription: "The evaluation, created (status `pending`).",
     errors: [409],
     handler: async ({ request, call }) => {
       const { body } = request;
@@ -61,39 +48,27 @@ export function evaluationRoutes(app: Api, deps: RouteDeps): void {
     },
   });
 
-  route(app, TAG, {
-    method: "GET",
-    url: "/evaluations/:evaluation_id",
+  route(app, INTERVIEW, {
+    at: "GET /evaluations/:evaluation_id",
     operationId: "getEvaluation",
-    summary: "Get an evaluation",
-    description: "One evaluation of the environment, with its status. Requires `evaluations:read`.",
     access: { auth: "operator", scope: "evaluations:read" },
     params: EvaluationParams,
     response: ref(Evaluation),
-    responseDescription: "The evaluation.",
     handler: async ({ request, call }) => {
       const answer = await evaluations.getEvaluation(evaluationRef(request.params), call);
       return evaluationJson(answer.evaluation);
     },
   });
 
-  route(app, TAG, {
-    method: "POST",
-    url: "/evaluations/:evaluation_id/participant-sessions",
+  route(app, INTERVIEW, {
+    at: "POST /evaluations/:evaluation_id/participant-sessions",
     operationId: "createParticipantSession",
-    summary: "Start a participant session",
-    description:
-      "Issues a participant token bound to a new session of the evaluation, valid for `ttl_seconds` " +
-      "(60-3600, 900 by default); the token is shown only in this answer. The session counts against " +
-      "`active_participant_sessions` while it is unexpired and not completed. Requires " +
-      "`evaluations:write` and an Idempotency-Key.",
     access: { auth: "operator", scope: "evaluations:write", idempotency: "required" },
     params: EvaluationParams,
     // A JSON body is required, as FastAPI requires a body model: `{}` takes the default TTL.
     body: SessionBody(3600),
     status: 201,
     response: ref(ParticipantSession),
-    responseDescription: "The session and its participant token.",
     errors: [409],
     handler: async ({ request, call }) => {
       const answer = await evaluations.createParticipantSession(sessionRequest(request), call);
@@ -101,20 +76,13 @@ export function evaluationRoutes(app: Api, deps: RouteDeps): void {
     },
   });
 
-  route(app, TAG, {
-    method: "GET",
-    url: "/evaluations/:evaluation_id/interview",
+  route(app, INTERVIEW, {
+    at: "GET /evaluations/:evaluation_id/interview",
     operationId: "getEvaluationInterview",
-    summary: "Get an evaluation's interview",
-    description:
-      "The operator's view of the evaluation's interview: its status, the entries after `after_seq` " +
-      "(at most `limit`, with the `next_after_seq` to continue from) and its metrics. 404 `not_found` " +
-      "before the participant has started. Requires `evaluations:read`.",
     access: { auth: "operator", scope: "evaluations:read" },
     params: EvaluationParams,
     querystring: SeqPageQuery,
     response: ref(EvaluationInterview),
-    responseDescription: "The interview, a page of its entries, and its metrics.",
     handler: async ({ request, call }) => {
       const answer = await evaluations.getEvaluationInterview(
         {
@@ -128,19 +96,13 @@ export function evaluationRoutes(app: Api, deps: RouteDeps): void {
     },
   });
 
-  route(app, TAG, {
-    method: "GET",
-    url: "/evaluations/:evaluation_id/behavioral-events",
+  route(app, INTERVIEW, {
+    at: "GET /evaluations/:evaluation_id/behavioral-events",
     operationId: "listBehavioralEvents",
-    summary: "List an evaluation's behavioral events",
-    description:
-      "The behavioral events its participant recorded, newest first, a page at a time (docs/paging.md); " +
-      "privacy-minimized. Requires `evaluations:read`.",
     access: { auth: "operator", scope: "evaluations:read" },
     params: EvaluationParams,
     querystring: PageQuery,
     response: Page(BehavioralEvent, "BehavioralEventPage"),
-    responseDescription: "A page of behavioral events.",
     handler: ({ request, call }) =>
       pageOf(
         request,

@@ -16,12 +16,7 @@ export function proposalRoutes(app: Api, deps: RouteDeps): void {
   interviewStep(app, deps.hub, {
     url: "/interview/proposals/:proposal_id/confirm",
     operationId: "confirmProposal",
-    summary: "Confirm the pending proposal",
-    description:
-      "Confirms the answer the agent proposed: it is recorded (a correction when the question was " +
-      "answered already).",
     params: ProposalParams,
-    responseDescription: "The interview with the answer recorded.",
     take: ({ request, call }) =>
       agent.resolveProposal(
         { participant: participantRef(request), proposalId: request.params.proposal_id, decision: "confirm" },
@@ -32,16 +27,11 @@ export function proposalRoutes(app: Api, deps: RouteDeps): void {
   interviewStep(app, deps.hub, {
     url: "/interview/proposals/:proposal_id/reject",
     operationId: "rejectProposal",
-    summary: "Reject the pending proposal",
-    description:
-      "Rejects the answer the agent proposed, with an optional reason: the question's `attempt` goes " +
-      "up by one and it is asked again.",
     params: ProposalParams,
     body: Type.Object(
       { reason: Type.Optional(Type.String({ minLength: 1, maxLength: 2000 })) },
       { additionalProperties: false },
     ),
-    responseDescription: "The interview with the proposal rejected.",
     take: ({ request, call }) =>
       agent.resolveProposal(
         {

@@ -8,9 +8,6 @@ import { EnvParams } from "../schemas.js";
 // What the interview plane's requests carry: their shared parameters, and the interview a
 // verified participant or agent token is bound to.
 
-/** The document's tag of the plane's operations. */
-export const TAG = "interview";
-
 /** Path parameters of `ENV/evaluations/:evaluation_id/…`. */
 export const EvaluationParams = Type.Composite([EnvParams, Type.Object({ evaluation_id: Type.String() })]);
 

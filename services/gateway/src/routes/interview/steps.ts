@@ -3,7 +3,8 @@ import type { TSchema } from "@sinclair/typebox";
 import type { InterviewHub } from "../../realtime/hub.js";
 import { type Api, type RouteContext, type RouteSpec, route } from "../route.js";
 import { ref } from "../schemas.js";
-import { participantRef, TAG } from "./requests.js";
+import { INTERVIEW } from "./plane.js";
+import { participantRef } from "./requests.js";
 import { InterviewState } from "./resources.js";
 import { interviewJson } from "./wire.js";
 
@@ -14,8 +15,10 @@ export const STEP_ERRORS = [409];
 
 type StepSpec<P extends TSchema, B extends TSchema> = Pick<
   RouteSpec<P, TSchema, B, TSchema>,
-  "url" | "operationId" | "summary" | "description" | "params" | "body" | "responseDescription"
+  "operationId" | "params" | "body"
 > & {
+  /** Its path: a step is a POST. */
+  url: `/${string}`;
   /** The step itself: the interview plane's answer, with the interview after it. */
   take: (context: RouteContext<P, TSchema, B>) => Promise<{ interview?: Snapshot }>;
 };
@@ -30,11 +33,10 @@ export function interviewStep<P extends TSchema = TSchema, B extends TSchema = T
   hub: InterviewHub,
   spec: StepSpec<P, B>,
 ): void {
-  const { take, ...declared } = spec;
-  route(app, TAG, {
+  const { take, url, ...declared } = spec;
+  route(app, INTERVIEW, {
     ...declared,
-    method: "POST",
-    description: `${spec.description} An Idempotency-Key is honoured when sent.`,
+    at: `POST ${url}`,
     access: STEP,
     response: ref(InterviewState),
     errors: STEP_ERRORS,

@@ -6,9 +6,8 @@ import { type Api, route } from "../route.js";
 import { AppParams, ref } from "../schemas.js";
 import { type AppPath, appRef, authoredBy } from "./app.js";
 import { ContentInput } from "./contents.js";
+import { PLATFORM } from "./plane.js";
 import { definitionJson, Template, TemplateClone, TemplateDefinition, templateJson } from "./wire.js";
-
-const TAG = "platform";
 
 /** Business ids: lower-case words joined by `.`, `_` or `-` (clones prefix them with `prefix.`). */
 const BusinessId = Type.String({
@@ -68,16 +67,9 @@ const write = { auth: "operator", scope: "templates:write", idempotency: "requir
 export async function templateRoutes(app: Api, deps: RouteDeps): Promise<void> {
   const templates = deps.upstreams.platform.templates;
 
-  route(app, TAG, {
-    method: "POST",
-    url: "/templates",
+  route(app, PLATFORM, {
+    at: "POST /templates",
     operationId: "createTemplate",
-    summary: "Create a template",
-    description:
-      "Creates a template with its first definitions (1 to 50), each at revision 1. Only each content's " +
-      "`kind` is checked here; two definitions may not share (business_id, locale). `content_hash` is " +
-      "`sha256:` and the hex SHA-256 of the content's canonical JSON. Requires `templates:write` and an " +
-      "Idempotency-Key.",
     access: write,
     params: AppParams,
     body: Type.Object(
@@ -89,7 +81,6 @@ export async function templateRoutes(app: Api, deps: RouteDeps): Promise<void> {
     ),
     status: 201,
     response: ref(Template),
-    responseDescription: "The template, created, with its definitions.",
     handler: async ({ request, call }) => {
       const { body } = request;
       refuseRepeats(body.definitions);
@@ -106,37 +97,24 @@ export async function templateRoutes(app: Api, deps: RouteDeps): Promise<void> {
     },
   });
 
-  route(app, TAG, {
-    method: "GET",
-    url: "/templates/:template_id",
+  route(app, PLATFORM, {
+    at: "GET /templates/:template_id",
     operationId: "getTemplate",
-    summary: "Get a template",
-    description:
-      "A template of the app with every revision of its definitions. Requires `bundles:read` or " +
-      "`templates:write`.",
     access: { auth: "operator", scope: ["bundles:read", "templates:write"] },
     params: TemplateParams,
     response: ref(Template),
-    responseDescription: "The template.",
     handler: async ({ request, call }) =>
       templateJson((await templates.getTemplate(templateRef(request.params), call)).template),
   });
 
-  route(app, TAG, {
-    method: "POST",
-    url: "/templates/:template_id/definitions",
+  route(app, PLATFORM, {
+    at: "POST /templates/:template_id/definitions",
     operationId: "addTemplateDefinition",
-    summary: "Add a definition revision",
-    description:
-      "Adds a definition to the template: the next revision of its (business_id, locale), or revision 1 " +
-      "of a new one. Only the content's `kind` is checked here. Requires `templates:write` and an " +
-      "Idempotency-Key.",
     access: write,
     params: TemplateParams,
     body: DefinitionInput,
     status: 201,
     response: ref(TemplateDefinition),
-    responseDescription: "The definition revision, created.",
     handler: async ({ request, call }) => {
       const answer = await templates.addDefinition(
         {
@@ -150,15 +128,9 @@ export async function templateRoutes(app: Api, deps: RouteDeps): Promise<void> {
     },
   });
 
-  route(app, TAG, {
-    method: "POST",
-    url: "/templates/:template_id/clone",
+  route(app, PLATFORM, {
+    at: "POST /templates/:template_id/clone",
     operationId: "cloneTemplate",
-    summary: "Clone a template",
-    description:
-      "Copies the latest revision of every (business_id, locale) of the template into a new template: new " +
-      "ids, `business_id` prefixed with `business_id_prefix` and a dot, revision 1, the same content and " +
-      "hash, unpublished. Requires `templates:write` and an Idempotency-Key.",
     access: write,
     params: TemplateParams,
     body: Type.Object(
@@ -167,7 +139,6 @@ export async function templateRoutes(app: Api, deps: RouteDeps): Promise<void> {
     ),
     status: 201,
     response: ref(TemplateClone),
-    responseDescription: "The new template's id and its definitions.",
     handler: async ({ request, call }) => {
       const answer = await templates.cloneTemplate(
         {

@@ -5,6 +5,7 @@ import type { RouteDeps } from "../deps.js";
 import { type EnvPath, environmentRef } from "../environment.js";
 import { type Api, route } from "../route.js";
 import { EnvParams, Page, PageQuery, ref, Uuid } from "../schemas.js";
+import { WEBHOOKS } from "./plane.js";
 import {
   DELIVERY_STATUSES,
   deliveryJson,
@@ -13,7 +14,6 @@ import {
   WebhookDeliveryWithAttempts,
 } from "./wire.js";
 
-const TAG = "webhooks";
 const DeliveryParams = Type.Composite([EnvParams, Type.Object({ delivery_id: Type.String() })]);
 
 /** The delivery a path names, as the delivery RPCs take it. */
@@ -25,14 +25,9 @@ function deliveryRef(params: EnvPath & { delivery_id: string }) {
 export async function webhookDeliveryRoutes(app: Api, deps: RouteDeps): Promise<void> {
   const deliveries = deps.upstreams.webhooks.deliveries;
 
-  route(app, TAG, {
-    method: "GET",
-    url: "/webhook-deliveries",
+  route(app, WEBHOOKS, {
+    at: "GET /webhook-deliveries",
     operationId: "listWebhookDeliveries",
-    summary: "List webhook deliveries",
-    description:
-      "The environment's deliveries, newest first, a page at a time (docs/paging.md), optionally only those " +
-      "of one `status` or one `endpoint_id`. Requires `webhooks:read`.",
     access: { auth: "operator", scope: "webhooks:read" },
     params: EnvParams,
     querystring: Type.Composite([
@@ -43,7 +38,6 @@ export async function webhookDeliveryRoutes(app: Api, deps: RouteDeps): Promise<
       }),
     ]),
     response: Page(WebhookDelivery, "WebhookDeliveryPage"),
-    responseDescription: "A page of deliveries.",
     handler: ({ request, call }) => {
       const { status, endpoint_id } = request.query;
       return pageOf(
@@ -59,32 +53,22 @@ export async function webhookDeliveryRoutes(app: Api, deps: RouteDeps): Promise<
     },
   });
 
-  route(app, TAG, {
-    method: "GET",
-    url: "/webhook-deliveries/:delivery_id",
+  route(app, WEBHOOKS, {
+    at: "GET /webhook-deliveries/:delivery_id",
     operationId: "getWebhookDelivery",
-    summary: "Get a webhook delivery",
-    description: "One delivery of the environment with every attempt made. Requires `webhooks:read`.",
     access: { auth: "operator", scope: "webhooks:read" },
     params: DeliveryParams,
     response: ref(WebhookDeliveryWithAttempts),
-    responseDescription: "The delivery and its attempts.",
     handler: async ({ request, call }) =>
       deliveryWithAttemptsJson((await deliveries.getDelivery(deliveryRef(request.params), call)).delivery),
   });
 
-  route(app, TAG, {
-    method: "POST",
-    url: "/webhook-deliveries/:delivery_id/replay",
+  route(app, WEBHOOKS, {
+    at: "POST /webhook-deliveries/:delivery_id/replay",
     operationId: "replayWebhookDelivery",
-    summary: "Replay a webhook delivery",
-    description:
-      "Sets the delivery, whatever its status, `pending` again and attempts it at once; `attempt_count` " +
-      "keeps counting. Requires `webhooks:write` and an Idempotency-Key.",
     access: { auth: "operator", scope: "webhooks:write", idempotency: "required" },
     params: DeliveryParams,
     response: ref(WebhookDelivery),
-    responseDescription: "The delivery, pending again.",
     handler: async ({ request, call }) =>
       deliveryJson((await deliveries.replayDelivery(deliveryRef(request.params), call)).delivery),
   });
