@@ -22,12 +22,12 @@ describe("the operations' prose", () => {
   it("has a section for every route, and a route for every section, in the route's plane", async () => {
     const documented = await documentedOperations();
     const described = [CONTROL, PLATFORM, INTERVIEW, WEBHOOKS].flatMap((plane) =>
-      plane.operationIds().map((id) => [id, plane.tag]),
+      plane.operationIds().map((id) => [id, plane.tag] as const),
     );
     // The auth routes are the control plane's, under a tag of their own.
     const routed = [...documented]
       .filter(([, tag]) => tag !== "guides")
-      .map(([id, tag]) => [id, tag === AUTH.tag ? CONTROL.tag : tag]);
+      .map(([id, tag]) => [id, tag === AUTH.tag ? CONTROL.tag : tag] as const);
     expect(new Map(described)).toEqual(new Map(routed));
     expect(described).toHaveLength(routed.length);
     // Building the whole app (every plugin and route) takes seconds on a busy machine.

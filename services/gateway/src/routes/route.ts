@@ -1,5 +1,5 @@
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import { type Static, type TObject, type TSchema, Type } from "@sinclair/typebox";
+import { type Static, type TObject, type TSchema, type TString, Type } from "@sinclair/typebox";
 import type {
   FastifyInstance,
   FastifyReply,
@@ -14,16 +14,37 @@ import type { Plane } from "./operations.js";
 import { errorResponses, successResponse } from "./responses.js";
 import { IdempotentHeaders, OptionalIdempotencyHeaders } from "./schemas.js";
 
-/** The gateway's Fastify instance with request and reply types inferred from TypeBox schemas. */
-export type Api = FastifyInstance<
+/**
+ * The gateway's Fastify instance with request and reply types inferred from TypeBox schemas, in
+ * a plugin under `Prefix`: a route's path parameters are those of the prefix and of its path.
+ */
+export type Api<Prefix extends string = string> = FastifyInstance<
   RawServerDefault,
   RawRequestDefaultExpression,
   RawReplyDefaultExpression,
   FastifyInstance["log"],
   TypeBoxTypeProvider
->;
+> & { readonly prefix: Prefix };
 
 type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+
+/** Where a route is: its method and its path, relative to its plugin's prefix (`"GET /apps/:app_id"`). */
+export type At = `${Method} /${string}`;
+
+/** The names of a path's `:name` parameters. */
+type ParamNames<Path extends string> = Path extends `${string}:${infer Name}/${infer Rest}`
+  ? Name | ParamNames<`/${Rest}`>
+  : Path extends `${string}:${infer Name}`
+    ? Name
+    : never;
+
+/** A route's path parameters, every one a string (the auth plugin checks the shape of ids: 404). */
+export type PathParams<Path extends string> = TObject<{ [Name in ParamNames<Path>]: TString }>;
+
+/** The path of a route `at` under `Prefix`. */
+export type FullPath<Prefix extends string, Where extends At> = Where extends `${Method} ${infer Path}`
+  ? `${Prefix}${Path}`
+  : never;
 
 /** What a route's handler is given: its typed request, its reply, and the call options of its RPCs. */
 export type RouteContext<P extends TSchema, Q extends TSchema, B extends TSchema> = {
@@ -40,12 +61,8 @@ export type RouteContext<P extends TSchema, Q extends TSchema, B extends TSchema
  * responses are derived (the ones every route can give, plus `errors`).
  */
 export type RouteSpec<P extends TSchema, Q extends TSchema, B extends TSchema, R extends TSchema> = {
-  /** The method and the path, relative to the plugin's prefix: `"GET /apps/:app_id"`. */
-  at: `${Method} /${string}`;
-  operationId: string;
   /** How it is reached; a connection token opens only the realtime door, a WebSocket (no route). */
   access: RouteAccess & { auth: HttpAuth };
-  params?: P;
   querystring?: Q;
   body?: B;
   /** Other headers than Idempotency-Key, which the access's `idempotency` declares. */
@@ -62,21 +79,36 @@ export type RouteSpec<P extends TSchema, Q extends TSchema, B extends TSchema, R
   handler: (context: RouteContext<P, Q, B>) => Promise<R extends TSchema ? Static<R> | undefined : undefined>;
 };
 
+/** The schema of a path's parameters, in the path's order (none: no schema). */
+export function pathParams<Path extends string>(path: Path): PathParams<Path> | undefined {
+  const names = [...path.matchAll(/:(\w+)/g)].map(([, name]) => name ?? "");
+  if (names.length === 0) return undefined;
+  // The properties are the names the type reads from the same path.
+  return Type.Object(Object.fromEntries(names.map((name) => [name, Type.String()]))) as PathParams<Path>;
+}
+
 /**
  * Registers `routes` as a plugin under `prefix` (path parameters included), typed by the TypeBox
  * provider: a plane's routes are written relative to where they live.
  */
-export async function under(
+export async function under<Prefix extends string>(
   app: FastifyInstance,
-  prefix: string,
-  routes: (api: Api) => Promise<void> | void,
+  prefix: Prefix,
+  routes: (api: Api<Prefix>) => Promise<void> | void,
 ): Promise<void> {
   await app.register(
     async (scope) => {
-      await routes(scope.withTypeProvider<TypeBoxTypeProvider>());
+      const api: Api = scope.withTypeProvider<TypeBoxTypeProvider>();
+      if (!isUnder(api, prefix)) throw new Error(`routes under ${prefix} are registered at ${api.prefix}`);
+      await routes(api);
     },
     { prefix },
   );
+}
+
+/** Whether `api` is a plugin under exactly `prefix` (not nested in another prefix). */
+function isUnder<Prefix extends string>(api: Api, prefix: Prefix): api is Api<Prefix> {
+  return api.prefix === prefix;
 }
 
 type HttpAuth = Exclude<RouteAccess["auth"], "connection">;
@@ -111,15 +143,23 @@ export function headersOf(spec: { method: Method; access: RouteAccess; headers?:
  * sent with the declared success status.
  */
 export function route<
-  P extends TSchema = TSchema,
+  Prefix extends string,
+  Where extends At,
   Q extends TSchema = TSchema,
   B extends TSchema = TSchema,
   R extends TSchema = TSchema,
->(app: Api, plane: Plane, spec: RouteSpec<P, Q, B, R>): void {
-  const [method, url] = methodAndPath(spec.at);
+>(
+  app: Api<Prefix>,
+  plane: Plane,
+  operationId: string,
+  at: Where,
+  spec: RouteSpec<PathParams<FullPath<Prefix, Where>>, Q, B, R>,
+): void {
+  const [method, url] = methodAndPath(at);
+  const params = pathParams(`${app.prefix}${url}`);
   const status = spec.status ?? 200;
-  const { summary, description, responses } = plane.prose(spec.operationId);
-  if (!responses[status]) throw new Error(`${spec.operationId}: its prose has no ${status} response`);
+  const { summary, description, responses } = plane.prose(operationId);
+  if (!responses[status]) throw new Error(`${operationId}: its prose has no ${status} response`);
   // Whether an Idempotency-Key is honoured (plugins/idempotency.ts: not declared is "none").
   const idempotent =
     method !== "GET" && (spec.access.idempotency === "required" || spec.access.idempotency === "optional");
@@ -129,11 +169,11 @@ export function route<
     config: { access: spec.access },
     schema: {
       tags: [plane.tag],
-      operationId: spec.operationId,
+      operationId,
       summary,
       description,
       security: SECURITY[spec.access.auth],
-      ...(spec.params ? { params: spec.params } : {}),
+      ...(params ? { params } : {}),
       ...(spec.querystring ? { querystring: spec.querystring } : {}),
       ...(spec.body ? { body: spec.body } : {}),
       ...headersOf({ method, access: spec.access, headers: spec.headers }),
@@ -149,7 +189,7 @@ export function route<
     },
     handler: async (request, reply) => {
       const context = {
-        request: request as RouteContext<P, Q, B>["request"],
+        request: request as RouteContext<PathParams<FullPath<Prefix, Where>>, Q, B>["request"],
         reply,
         call: callOptions(request),
       };
@@ -165,7 +205,7 @@ export function route<
 const METHODS: readonly Method[] = ["GET", "POST", "PUT", "PATCH", "DELETE"];
 
 /** `"GET /apps/:app_id"` as its method and its path. */
-function methodAndPath(at: `${Method} /${string}`): [Method, string] {
+function methodAndPath(at: At): [Method, string] {
   const method = METHODS.find((candidate) => at.startsWith(`${candidate} `));
   if (!method) throw new Error(`a route is declared at "${at}": no method`);
   return [method, at.slice(method.length + 1)];

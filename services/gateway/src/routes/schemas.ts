@@ -38,12 +38,3 @@ export function Page<T extends TSchema>(item: T, name: string) {
     { title: name },
   );
 }
-
-/** Path parameters of the ORG / APP / ENV prefixes (ids are checked for shape by the auth plugin: 404). */
-export const OrgParams = Type.Object({ organization_id: Type.String() });
-export const AppParams = Type.Object({ organization_id: Type.String(), app_id: Type.String() });
-export const EnvParams = Type.Object({
-  organization_id: Type.String(),
-  app_id: Type.String(),
-  environment_id: Type.String(),
-});

@@ -6,12 +6,10 @@ import { CONTROL } from "./plane.js";
 import { ActiveOrganization, activeOrganizationJson } from "./wire.js";
 
 /** `GET/PUT /v1/session/active-organization`: which organization a session acts in (sessions only). */
-export function activeOrganizationRoutes(app: Api, deps: RouteDeps): void {
+export function activeOrganizationRoutes(app: Api<"/v1">, deps: RouteDeps): void {
   const auth = deps.upstreams.auth;
 
-  route(app, CONTROL, {
-    at: "GET /session/active-organization",
-    operationId: "getActiveOrganization",
+  route(app, CONTROL, "getActiveOrganization", "GET /session/active-organization", {
     access: { auth: "session" },
     response: ref(ActiveOrganization),
     handler: async ({ request, call }) => {
@@ -20,9 +18,7 @@ export function activeOrganizationRoutes(app: Api, deps: RouteDeps): void {
     },
   });
 
-  route(app, CONTROL, {
-    at: "PUT /session/active-organization",
-    operationId: "setActiveOrganization",
+  route(app, CONTROL, "setActiveOrganization", "PUT /session/active-organization", {
     // The session's scopes are its role in the active organization: what it had cached goes.
     access: { auth: "session", idempotency: "optional", changesPrincipals: "credential" },
     body: Type.Object({ organization_id: Uuid }, { additionalProperties: false }),

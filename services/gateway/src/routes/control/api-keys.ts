@@ -4,9 +4,10 @@ import { pageOf } from "../../http/paging.js";
 import { RequestValidationError } from "../../validation/json-body.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
+import type { ENV_PREFIX } from "../environment.js";
 import { environmentRef } from "../environment.js";
 import { type Api, route } from "../route.js";
-import { EnvParams, Page, PageQuery, ref } from "../schemas.js";
+import { Page, PageQuery, ref } from "../schemas.js";
 import { CONTROL } from "./plane.js";
 import { ApiKeyCreated, ApiKeySummary, apiKeyJson } from "./wire.js";
 
@@ -46,14 +47,11 @@ function checkRequestedScopes(held: string[], requested: Scope[]): Scope[] {
 }
 
 /** `POST/GET ENV/api-keys` and `POST ENV/api-keys/{key_id}/revoke` (under the ENV prefix). */
-export function apiKeyRoutes(app: Api, deps: RouteDeps): void {
+export function apiKeyRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): void {
   const apiKeys = deps.upstreams.apiKeys;
 
-  route(app, CONTROL, {
-    at: "POST /api-keys",
-    operationId: "createApiKey",
+  route(app, CONTROL, "createApiKey", "POST /api-keys", {
     access: { auth: "operator", scope: "keys:write", idempotency: "required" },
-    params: EnvParams,
     body: CreateApiKeyBody,
     status: 201,
     response: ref(ApiKeyCreated),
@@ -72,11 +70,8 @@ export function apiKeyRoutes(app: Api, deps: RouteDeps): void {
     },
   });
 
-  route(app, CONTROL, {
-    at: "GET /api-keys",
-    operationId: "listApiKeys",
+  route(app, CONTROL, "listApiKeys", "GET /api-keys", {
     access: { auth: "operator", scope: "keys:write" },
-    params: EnvParams,
     querystring: PageQuery,
     response: Page(ApiKeySummary, "ApiKeyPage"),
     handler: ({ request, call }) =>
@@ -88,16 +83,13 @@ export function apiKeyRoutes(app: Api, deps: RouteDeps): void {
       ),
   });
 
-  route(app, CONTROL, {
-    at: "POST /api-keys/:key_id/revoke",
-    operationId: "revokeApiKey",
+  route(app, CONTROL, "revokeApiKey", "POST /api-keys/:key_id/revoke", {
     access: {
       auth: "operator",
       scope: "keys:write",
       idempotency: "required",
       changesPrincipals: { param: "key_id" },
     },
-    params: Type.Composite([EnvParams, Type.Object({ key_id: Type.String() })]),
     response: ref(ApiKeySummary),
     handler: async ({ request, call }) => {
       const answer = await apiKeys.revokeApiKey(

@@ -2,19 +2,16 @@ import { Type } from "@sinclair/typebox";
 import { pageOf } from "../../http/paging.js";
 import type { RouteDeps } from "../deps.js";
 import { type Api, route } from "../route.js";
-import { AppParams, OrgParams, Page, PageQuery, ref } from "../schemas.js";
+import { Page, PageQuery, ref } from "../schemas.js";
 import { CONTROL } from "./plane.js";
 import { Application, appJson, EnvironmentBody, environmentJson, Slug } from "./wire.js";
 
 /** `ORG/apps` and `APP/environments` (docs/endpoints.md): an organization's apps and their environments. */
-export async function appRoutes(app: Api, deps: RouteDeps): Promise<void> {
+export async function appRoutes(app: Api<"/v1">, deps: RouteDeps): Promise<void> {
   const organizations = deps.upstreams.organizations;
 
-  route(app, CONTROL, {
-    at: "POST /organizations/:organization_id/apps",
-    operationId: "createApp",
+  route(app, CONTROL, "createApp", "POST /organizations/:organization_id/apps", {
     access: { auth: "operator", scope: "apps:write", idempotency: "required" },
-    params: OrgParams,
     body: Type.Object(
       {
         slug: Slug,
@@ -41,11 +38,8 @@ export async function appRoutes(app: Api, deps: RouteDeps): Promise<void> {
     },
   });
 
-  route(app, CONTROL, {
-    at: "GET /organizations/:organization_id/apps",
-    operationId: "listApps",
+  route(app, CONTROL, "listApps", "GET /organizations/:organization_id/apps", {
     access: { auth: "operator", scope: "org:read" },
-    params: OrgParams,
     querystring: PageQuery,
     response: Page(Application, "AppPage"),
     handler: ({ request, call }) =>
@@ -57,11 +51,8 @@ export async function appRoutes(app: Api, deps: RouteDeps): Promise<void> {
       ),
   });
 
-  route(app, CONTROL, {
-    at: "GET /organizations/:organization_id/apps/:app_id",
-    operationId: "getApp",
+  route(app, CONTROL, "getApp", "GET /organizations/:organization_id/apps/:app_id", {
     access: { auth: "operator", scope: "org:read" },
-    params: AppParams,
     response: ref(Application),
     handler: async ({ request, call }) => {
       const { organization_id, app_id } = request.params;
@@ -70,11 +61,8 @@ export async function appRoutes(app: Api, deps: RouteDeps): Promise<void> {
     },
   });
 
-  route(app, CONTROL, {
-    at: "POST /organizations/:organization_id/apps/:app_id/environments",
-    operationId: "createEnvironment",
+  route(app, CONTROL, "createEnvironment", "POST /organizations/:organization_id/apps/:app_id/environments", {
     access: { auth: "operator", scope: "apps:write", idempotency: "required" },
-    params: AppParams,
     body: Type.Object(
       { slug: Slug, name: Type.String({ minLength: 1, maxLength: 200 }) },
       { additionalProperties: false },
@@ -92,11 +80,8 @@ export async function appRoutes(app: Api, deps: RouteDeps): Promise<void> {
     },
   });
 
-  route(app, CONTROL, {
-    at: "GET /organizations/:organization_id/apps/:app_id/environments",
-    operationId: "listEnvironments",
+  route(app, CONTROL, "listEnvironments", "GET /organizations/:organization_id/apps/:app_id/environments", {
     access: { auth: "operator", scope: "org:read" },
-    params: AppParams,
     querystring: PageQuery,
     response: Page(EnvironmentBody, "EnvironmentPage"),
     handler: ({ request, call }) => {

@@ -2,7 +2,7 @@ import { Type } from "@sinclair/typebox";
 import { pageOf } from "../../http/paging.js";
 import type { RouteDeps } from "../deps.js";
 import { type Api, route } from "../route.js";
-import { OrgParams, Page, PageQuery } from "../schemas.js";
+import { Page, PageQuery } from "../schemas.js";
 import { CONTROL } from "./plane.js";
 import { AuditEventBody, auditEventJson } from "./wire.js";
 
@@ -15,12 +15,9 @@ const AuditQuery = Type.Composite([
 ]);
 
 /** `GET ORG/audit-events` (AuditEventPage), filtered by `action` and `resource_type`. */
-export function auditRoutes(app: Api, deps: RouteDeps): void {
-  route(app, CONTROL, {
-    at: "GET /organizations/:organization_id/audit-events",
-    operationId: "listAuditEvents",
+export function auditRoutes(app: Api<"/v1">, deps: RouteDeps): void {
+  route(app, CONTROL, "listAuditEvents", "GET /organizations/:organization_id/audit-events", {
     access: { auth: "operator", scope: "audit:read" },
-    params: OrgParams,
     querystring: AuditQuery,
     response: Page(AuditEventBody, "AuditEventPage"),
     handler: ({ request, call }) => {

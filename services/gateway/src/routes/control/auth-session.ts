@@ -11,7 +11,7 @@ import { AUTH } from "./plane.js";
 import { AccessToken, accessTokenJson, Password, SignupResult, signupJson } from "./wire.js";
 
 /** `/auth/signup`, `/auth/login` and `/auth/logout`: the only routes that create or end sessions. */
-export function authSessionRoutes(app: Api, deps: RouteDeps): void {
+export function authSessionRoutes(app: Api<"/auth">, deps: RouteDeps): void {
   // Secure unless in development (docs/authentication.md); set and cleared with the same attributes.
   const cookie = {
     httpOnly: true,
@@ -28,9 +28,7 @@ export function authSessionRoutes(app: Api, deps: RouteDeps): void {
     return expiresAt;
   }
 
-  route(app, AUTH, {
-    at: "POST /signup",
-    operationId: "signUp",
+  route(app, AUTH, "signUp", "POST /signup", {
     access: { auth: "none", idempotency: "optional", hashesPassword: true },
     body: Type.Object(
       {
@@ -52,9 +50,7 @@ export function authSessionRoutes(app: Api, deps: RouteDeps): void {
     },
   });
 
-  route(app, AUTH, {
-    at: "POST /login",
-    operationId: "logIn",
+  route(app, AUTH, "logIn", "POST /login", {
     access: { auth: "none", idempotency: "optional" },
     body: Type.Object(
       {
@@ -72,9 +68,7 @@ export function authSessionRoutes(app: Api, deps: RouteDeps): void {
     },
   });
 
-  route(app, AUTH, {
-    at: "POST /logout",
-    operationId: "logOut",
+  route(app, AUTH, "logOut", "POST /logout", {
     access: { auth: "session", idempotency: "optional", changesPrincipals: "credential" },
     status: 204,
     handler: async ({ request, reply, call }) => {

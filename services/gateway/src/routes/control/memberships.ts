@@ -4,7 +4,7 @@ import { pageOf } from "../../http/paging.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
 import { type Api, route } from "../route.js";
-import { OrgParams, Page, PageQuery, ref } from "../schemas.js";
+import { Page, PageQuery, ref } from "../schemas.js";
 import { CONTROL } from "./plane.js";
 import {
   InvitationAcceptance,
@@ -15,14 +15,11 @@ import {
 } from "./wire.js";
 
 /** #2 `POST ORG/memberships`, `GET ORG/memberships` and #3 `POST /v1/invitations/accept`. */
-export function membershipRoutes(app: Api, deps: RouteDeps): void {
+export function membershipRoutes(app: Api<"/v1">, deps: RouteDeps): void {
   const memberships = deps.upstreams.memberships;
 
-  route(app, CONTROL, {
-    at: "POST /organizations/:organization_id/memberships",
-    operationId: "createMembership",
+  route(app, CONTROL, "createMembership", "POST /organizations/:organization_id/memberships", {
     access: { auth: "operator", scope: "org:admin", idempotency: "required", changesPrincipals: "all" },
-    params: OrgParams,
     body: Type.Object(
       {
         email: Type.String({ minLength: 3, maxLength: 320, format: "email" }),
@@ -43,11 +40,8 @@ export function membershipRoutes(app: Api, deps: RouteDeps): void {
     },
   });
 
-  route(app, CONTROL, {
-    at: "GET /organizations/:organization_id/memberships",
-    operationId: "listMemberships",
+  route(app, CONTROL, "listMemberships", "GET /organizations/:organization_id/memberships", {
     access: { auth: "operator", scope: "org:read" },
-    params: OrgParams,
     querystring: PageQuery,
     response: Page(MembershipBody, "MembershipPage"),
     handler: ({ request, call }) =>
@@ -59,9 +53,7 @@ export function membershipRoutes(app: Api, deps: RouteDeps): void {
       ),
   });
 
-  route(app, CONTROL, {
-    at: "POST /invitations/accept",
-    operationId: "acceptInvitation",
+  route(app, CONTROL, "acceptInvitation", "POST /invitations/accept", {
     access: { auth: "none", idempotency: "required", changesPrincipals: "all", hashesPassword: true },
     body: TokenAndPassword,
     response: ref(InvitationAcceptance),

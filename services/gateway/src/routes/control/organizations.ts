@@ -1,17 +1,15 @@
 import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
 import { type Api, route } from "../route.js";
-import { OrgParams, ref } from "../schemas.js";
+import { ref } from "../schemas.js";
 import { CONTROL } from "./plane.js";
 import { OrganizationBody, organizationJson } from "./wire.js";
 
 /** `POST /v1/organizations` (sessions only; the caller becomes owner) and `GET ORG`. */
-export function organizationRoutes(app: Api, deps: RouteDeps): void {
+export function organizationRoutes(app: Api<"/v1">, deps: RouteDeps): void {
   const organizations = deps.upstreams.organizations;
 
-  route(app, CONTROL, {
-    at: "POST /organizations",
-    operationId: "createOrganization",
+  route(app, CONTROL, "createOrganization", "POST /organizations", {
     access: { auth: "session", idempotency: "optional", changesPrincipals: "user" },
     body: Type.Object(
       { name: Type.String({ minLength: 1, maxLength: 200 }) },
@@ -26,11 +24,8 @@ export function organizationRoutes(app: Api, deps: RouteDeps): void {
     },
   });
 
-  route(app, CONTROL, {
-    at: "GET /organizations/:organization_id",
-    operationId: "getOrganization",
+  route(app, CONTROL, "getOrganization", "GET /organizations/:organization_id", {
     access: { auth: "operator", scope: "org:read" },
-    params: OrgParams,
     response: ref(OrganizationBody),
     handler: async ({ request, call }) => {
       const answer = await organizations.getOrganization(

@@ -5,12 +5,10 @@ import { AUTH } from "./plane.js";
 import { TokenAndPassword } from "./wire.js";
 
 /** #1 `POST /auth/password-reset/request` and `POST /auth/password-reset/confirm`; no credentials. */
-export function passwordResetRoutes(app: Api, deps: RouteDeps): void {
+export function passwordResetRoutes(app: Api<"/auth">, deps: RouteDeps): void {
   const auth = deps.upstreams.auth;
 
-  route(app, AUTH, {
-    at: "POST /password-reset/request",
-    operationId: "requestPasswordReset",
+  route(app, AUTH, "requestPasswordReset", "POST /password-reset/request", {
     access: { auth: "none", idempotency: "optional" },
     body: Type.Object(
       { email: Type.String({ minLength: 3, maxLength: 320 }) },
@@ -26,9 +24,7 @@ export function passwordResetRoutes(app: Api, deps: RouteDeps): void {
     },
   });
 
-  route(app, AUTH, {
-    at: "POST /password-reset/confirm",
-    operationId: "confirmPasswordReset",
+  route(app, AUTH, "confirmPasswordReset", "POST /password-reset/confirm", {
     access: { auth: "none", idempotency: "optional", changesPrincipals: "all", hashesPassword: true },
     body: TokenAndPassword,
     response: Type.Object({ status: Type.Literal("reset") }, { title: "PasswordResetDone" }),

@@ -4,10 +4,8 @@ import { CONTROL } from "./plane.js";
 import { AuthPrincipal, principalJson } from "./wire.js";
 
 /** `GET /v1/auth/principal`: who the caller is and what it may do. */
-export function principalRoutes(app: Api): void {
-  route(app, CONTROL, {
-    at: "GET /auth/principal",
-    operationId: "getAuthPrincipal",
+export function principalRoutes(app: Api<"/v1">): void {
+  route(app, CONTROL, "getAuthPrincipal", "GET /auth/principal", {
     access: { auth: "operator" },
     response: ref(AuthPrincipal),
     handler: async ({ request }) => {

@@ -1,21 +1,19 @@
 import { quotaCountersMessage } from "@evalp/kit";
 import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
+import type { ENV_PREFIX } from "../environment.js";
 import { environmentRef } from "../environment.js";
 import { type Api, route } from "../route.js";
-import { EnvParams, ref } from "../schemas.js";
+import { ref } from "../schemas.js";
 import { CONTROL } from "./plane.js";
 import { counters, QuotasBody, quotasJson } from "./wire.js";
 
 /** `GET ENV/quotas` and #6 `PATCH ENV/quotas` (under the ENV prefix; optimistic concurrency). */
-export function quotaRoutes(app: Api, deps: RouteDeps): void {
+export function quotaRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): void {
   const quotas = deps.upstreams.quotas;
 
-  route(app, CONTROL, {
-    at: "GET /quotas",
-    operationId: "getQuotas",
+  route(app, CONTROL, "getQuotas", "GET /quotas", {
     access: { auth: "operator", scope: "org:read" },
-    params: EnvParams,
     response: ref(QuotasBody),
     handler: async ({ request, call }) => {
       const answer = await quotas.getQuotas({ environment: environmentRef(request.params) }, call);
@@ -23,11 +21,8 @@ export function quotaRoutes(app: Api, deps: RouteDeps): void {
     },
   });
 
-  route(app, CONTROL, {
-    at: "PATCH /quotas",
-    operationId: "updateQuotas",
+  route(app, CONTROL, "updateQuotas", "PATCH /quotas", {
     access: { auth: "operator", scope: "quotas:write", idempotency: "required" },
-    params: EnvParams,
     body: Type.Object(
       {
         expected_revision: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }),

@@ -3,9 +3,10 @@ import { Type } from "@sinclair/typebox";
 import { pageOf } from "../../http/paging.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
+import type { ENV_PREFIX } from "../environment.js";
 import { environmentRef } from "../environment.js";
 import { type Api, route } from "../route.js";
-import { EnvParams, Page, PageQuery, ref } from "../schemas.js";
+import { Page, PageQuery, ref } from "../schemas.js";
 import { CONTROL } from "./plane.js";
 import {
   ProgramBody,
@@ -27,14 +28,11 @@ const SubjectItem = Type.Object(
 );
 
 /** #5 `POST ENV/subjects/batch`, `GET ENV/subjects/{subject_id}`, `POST/GET ENV/programs` (under ENV). */
-export function subjectRoutes(app: Api, deps: RouteDeps): void {
+export function subjectRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): void {
   const subjects = deps.upstreams.subjects;
 
-  route(app, CONTROL, {
-    at: "POST /subjects/batch",
-    operationId: "importSubjects",
+  route(app, CONTROL, "importSubjects", "POST /subjects/batch", {
     access: { auth: "operator", scope: "subjects:write", idempotency: "required" },
-    params: EnvParams,
     body: Type.Object(
       { items: Type.Array(SubjectItem, { minItems: 1, maxItems: 100 }) },
       { additionalProperties: false },
@@ -54,11 +52,8 @@ export function subjectRoutes(app: Api, deps: RouteDeps): void {
     },
   });
 
-  route(app, CONTROL, {
-    at: "GET /subjects/:subject_id",
-    operationId: "getSubject",
+  route(app, CONTROL, "getSubject", "GET /subjects/:subject_id", {
     access: { auth: "operator", scope: "org:read" },
-    params: Type.Composite([EnvParams, Type.Object({ subject_id: Type.String() })]),
     response: ref(SubjectBody),
     handler: async ({ request, call }) => {
       const answer = await subjects.getSubject(
@@ -69,11 +64,8 @@ export function subjectRoutes(app: Api, deps: RouteDeps): void {
     },
   });
 
-  route(app, CONTROL, {
-    at: "POST /programs",
-    operationId: "createProgram",
+  route(app, CONTROL, "createProgram", "POST /programs", {
     access: { auth: "operator", scope: "subjects:write", idempotency: "required" },
-    params: EnvParams,
     body: Type.Object(
       { name: Type.String({ minLength: 1, maxLength: 200 }) },
       { additionalProperties: false },
@@ -90,11 +82,8 @@ export function subjectRoutes(app: Api, deps: RouteDeps): void {
     },
   });
 
-  route(app, CONTROL, {
-    at: "GET /programs",
-    operationId: "listPrograms",
+  route(app, CONTROL, "listPrograms", "GET /programs", {
     access: { auth: "operator", scope: "org:read" },
-    params: EnvParams,
     querystring: PageQuery,
     response: Page(ProgramBody, "ProgramPage"),
     handler: ({ request, call }) =>

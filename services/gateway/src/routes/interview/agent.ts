@@ -2,12 +2,12 @@ import { Type } from "@sinclair/typebox";
 import { iso } from "../../http/timestamps.js";
 import { RequestValidationError } from "../../validation/json-body.js";
 import type { RouteDeps } from "../deps.js";
-import { environmentRef } from "../environment.js";
+import { type ENV_PREFIX, environmentRef } from "../environment.js";
 import { type Api, route } from "../route.js";
-import { EnvParams, ref } from "../schemas.js";
+import { ref } from "../schemas.js";
 import { CommandHead, commandProblems, commandRunner } from "./commands.js";
 import { INTERVIEW } from "./plane.js";
-import { agentRef, EvaluationParams, Name, SessionBody, sessionRequest } from "./requests.js";
+import { agentRef, Name, SessionBody, sessionRequest } from "./requests.js";
 import { AgentAck, AgentPrices, AgentSession, InterviewState } from "./resources.js";
 import { agentSessionJson, interviewJson, priceJson } from "./wire.js";
 
@@ -15,14 +15,11 @@ import { agentSessionJson, interviewJson, priceJson } from "./wire.js";
  * The operator's side of the agent (docs/interview.md#the-agent-protocol), under ENV: agent sessions and the price table
  * that estimated costs are computed from.
  */
-export function agentSetupRoutes(app: Api, deps: RouteDeps): void {
+export function agentSetupRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): void {
   const agent = deps.upstreams.interview.agent;
 
-  route(app, INTERVIEW, {
-    at: "POST /evaluations/:evaluation_id/agent-sessions",
-    operationId: "createAgentSession",
+  route(app, INTERVIEW, "createAgentSession", "POST /evaluations/:evaluation_id/agent-sessions", {
     access: { auth: "operator", scope: "interviews:agent", idempotency: "required" },
-    params: EvaluationParams,
     body: SessionBody(900),
     status: 201,
     response: ref(AgentSession),
@@ -33,11 +30,8 @@ export function agentSetupRoutes(app: Api, deps: RouteDeps): void {
     },
   });
 
-  route(app, INTERVIEW, {
-    at: "PUT /agent-prices",
-    operationId: "putAgentPrices",
+  route(app, INTERVIEW, "putAgentPrices", "PUT /agent-prices", {
     access: { auth: "operator", scope: "evaluations:write", idempotency: "optional" },
-    params: EnvParams,
     body: Type.Object(
       {
         prices: Type.Array(
@@ -70,13 +64,11 @@ export function agentSetupRoutes(app: Api, deps: RouteDeps): void {
 }
 
 /** `/v1/agent/interview` (docs/interview.md#the-agent-protocol): the agent's HTTP mirror of its socket. */
-export function agentRoutes(app: Api, deps: RouteDeps): void {
+export function agentRoutes(app: Api<"/v1/agent">, deps: RouteDeps): void {
   const agent = deps.upstreams.interview.agent;
   const run = commandRunner(deps);
 
-  route(app, INTERVIEW, {
-    at: "GET /interview",
-    operationId: "getAgentInterview",
+  route(app, INTERVIEW, "getAgentInterview", "GET /interview", {
     access: { auth: "agent" },
     response: ref(InterviewState),
     handler: async ({ request, call }) => {
@@ -85,9 +77,7 @@ export function agentRoutes(app: Api, deps: RouteDeps): void {
     },
   });
 
-  route(app, INTERVIEW, {
-    at: "POST /interview/commands",
-    operationId: "runAgentCommand",
+  route(app, INTERVIEW, "runAgentCommand", "POST /interview/commands", {
     access: { auth: "agent", idempotency: "none" },
     body: CommandHead,
     response: ref(AgentAck),

@@ -2,9 +2,10 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Type } from "@sinclair/typebox";
 import { RequestValidationError } from "../../validation/json-body.js";
 import type { RouteDeps } from "../deps.js";
+import type { ENV_PREFIX } from "../environment.js";
 import { environmentRef } from "../environment.js";
 import { type Api, route } from "../route.js";
-import { DateTime, EnvParams, ref } from "../schemas.js";
+import { DateTime, ref } from "../schemas.js";
 import { INTERVIEW } from "./plane.js";
 import { AnalyticsSummary } from "./resources.js";
 import { summaryJson } from "./wire.js";
@@ -28,12 +29,9 @@ function windowProblem(startsAt: Date, endsAt: Date, input: string) {
 }
 
 /** `GET ENV/analytics/summary?starts_at&ends_at` (scope `analytics:read`). */
-export function analyticsRoutes(app: Api, deps: RouteDeps): void {
-  route(app, INTERVIEW, {
-    at: "GET /analytics/summary",
-    operationId: "getAnalyticsSummary",
+export function analyticsRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): void {
+  route(app, INTERVIEW, "getAnalyticsSummary", "GET /analytics/summary", {
     access: { auth: "operator", scope: "analytics:read" },
-    params: EnvParams,
     querystring: Type.Object({ starts_at: DateTime, ends_at: DateTime }),
     response: ref(AnalyticsSummary),
     handler: async ({ request, call }) => {

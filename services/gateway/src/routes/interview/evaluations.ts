@@ -1,11 +1,12 @@
 import { Type } from "@sinclair/typebox";
 import { pageOf } from "../../http/paging.js";
 import type { RouteDeps } from "../deps.js";
+import type { ENV_PREFIX } from "../environment.js";
 import { environmentRef } from "../environment.js";
 import { type Api, route } from "../route.js";
-import { EnvParams, Page, PageQuery, ref, Uuid } from "../schemas.js";
+import { Page, PageQuery, ref, Uuid } from "../schemas.js";
 import { INTERVIEW } from "./plane.js";
-import { EvaluationParams, evaluationRef, SeqPageQuery, SessionBody, sessionRequest } from "./requests.js";
+import { evaluationRef, SeqPageQuery, SessionBody, sessionRequest } from "./requests.js";
 import { BehavioralEvent, Evaluation, EvaluationInterview, ParticipantSession } from "./resources.js";
 import {
   behavioralEventJson,
@@ -18,14 +19,11 @@ import {
  * `ENV/evaluations` (docs/interview.md): evaluations, their participant sessions, the operator's view
  * of their interview and their behavioral events. Scopes `evaluations:write` / `evaluations:read`.
  */
-export function evaluationRoutes(app: Api, deps: RouteDeps): void {
+export function evaluationRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): void {
   const evaluations = deps.upstreams.interview.evaluations;
 
-  route(app, INTERVIEW, {
-    at: "POST /evaluations",
-    operationId: "createEvaluation",
+  route(app, INTERVIEW, "createEvaluation", "POST /evaluations", {
     access: { auth: "operator", scope: "evaluations:write", idempotency: "required" },
-    params: EnvParams,
     body: Type.Object(
       { subject_id: Uuid, bundle_id: Uuid, program_id: Type.Optional(Uuid) },
       { additionalProperties: false },
@@ -48,11 +46,8 @@ export function evaluationRoutes(app: Api, deps: RouteDeps): void {
     },
   });
 
-  route(app, INTERVIEW, {
-    at: "GET /evaluations/:evaluation_id",
-    operationId: "getEvaluation",
+  route(app, INTERVIEW, "getEvaluation", "GET /evaluations/:evaluation_id", {
     access: { auth: "operator", scope: "evaluations:read" },
-    params: EvaluationParams,
     response: ref(Evaluation),
     handler: async ({ request, call }) => {
       const answer = await evaluations.getEvaluation(evaluationRef(request.params), call);
@@ -60,11 +55,8 @@ export function evaluationRoutes(app: Api, deps: RouteDeps): void {
     },
   });
 
-  route(app, INTERVIEW, {
-    at: "POST /evaluations/:evaluation_id/participant-sessions",
-    operationId: "createParticipantSession",
+  route(app, INTERVIEW, "createParticipantSession", "POST /evaluations/:evaluation_id/participant-sessions", {
     access: { auth: "operator", scope: "evaluations:write", idempotency: "required" },
-    params: EvaluationParams,
     // A JSON body is required, as FastAPI requires a body model: `{}` takes the default TTL.
     body: SessionBody(3600),
     status: 201,
@@ -76,11 +68,8 @@ export function evaluationRoutes(app: Api, deps: RouteDeps): void {
     },
   });
 
-  route(app, INTERVIEW, {
-    at: "GET /evaluations/:evaluation_id/interview",
-    operationId: "getEvaluationInterview",
+  route(app, INTERVIEW, "getEvaluationInterview", "GET /evaluations/:evaluation_id/interview", {
     access: { auth: "operator", scope: "evaluations:read" },
-    params: EvaluationParams,
     querystring: SeqPageQuery,
     response: ref(EvaluationInterview),
     handler: async ({ request, call }) => {
@@ -96,11 +85,8 @@ export function evaluationRoutes(app: Api, deps: RouteDeps): void {
     },
   });
 
-  route(app, INTERVIEW, {
-    at: "GET /evaluations/:evaluation_id/behavioral-events",
-    operationId: "listBehavioralEvents",
+  route(app, INTERVIEW, "listBehavioralEvents", "GET /evaluations/:evaluation_id/behavioral-events", {
     access: { auth: "operator", scope: "evaluations:read" },
-    params: EvaluationParams,
     querystring: PageQuery,
     response: Page(BehavioralEvent, "BehavioralEventPage"),
     handler: ({ request, call }) =>

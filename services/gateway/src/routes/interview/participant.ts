@@ -22,12 +22,10 @@ const BehavioralEventIn = Type.Object(
 );
 
 /** `/v1/participant/interview/*` (docs/interview.md): start, consent, answers, finish, events, transcript. */
-export function participantRoutes(app: Api, deps: RouteDeps): void {
+export function participantRoutes(app: Api<"/v1/participant">, deps: RouteDeps): void {
   const participant = deps.upstreams.interview.participant;
 
-  route(app, INTERVIEW, {
-    at: "POST /interview/start",
-    operationId: "startInterview",
+  route(app, INTERVIEW, "startInterview", "POST /interview/start", {
     access: STEP,
     response: ref(InterviewStart),
     errors: STEP_ERRORS,
@@ -37,16 +35,12 @@ export function participantRoutes(app: Api, deps: RouteDeps): void {
     },
   });
 
-  interviewStep(app, deps.hub, {
-    url: "/interview/consent",
-    operationId: "consentToInterview",
+  interviewStep(app, deps.hub, "consentToInterview", "/interview/consent", {
     body: Type.Object({ consented: Type.Literal(true) }, { additionalProperties: false }),
     take: ({ request, call }) => participant.consent({ participant: participantRef(request) }, call),
   });
 
-  interviewStep(app, deps.hub, {
-    url: "/interview/answers",
-    operationId: "submitAnswer",
+  interviewStep(app, deps.hub, "submitAnswer", "/interview/answers", {
     body: Type.Object(
       // Any JSON object: the interview plane checks it against the question's input.
       { question_id: Name, answer: Type.Unsafe<JsonObject>(Type.Record(Type.String(), Type.Unknown())) },
@@ -63,15 +57,11 @@ export function participantRoutes(app: Api, deps: RouteDeps): void {
       ),
   });
 
-  interviewStep(app, deps.hub, {
-    url: "/interview/finish",
-    operationId: "finishInterview",
+  interviewStep(app, deps.hub, "finishInterview", "/interview/finish", {
     take: ({ request, call }) => participant.finishInterview({ participant: participantRef(request) }, call),
   });
 
-  route(app, INTERVIEW, {
-    at: "POST /interview/events",
-    operationId: "recordBehavioralEvents",
+  route(app, INTERVIEW, "recordBehavioralEvents", "POST /interview/events", {
     access: STEP,
     body: Type.Object(
       { events: Type.Array(BehavioralEventIn, { minItems: 1 }) },
@@ -97,9 +87,7 @@ export function participantRoutes(app: Api, deps: RouteDeps): void {
     },
   });
 
-  route(app, INTERVIEW, {
-    at: "GET /interview/transcript",
-    operationId: "getTranscript",
+  route(app, INTERVIEW, "getTranscript", "GET /interview/transcript", {
     access: { auth: "participant" },
     querystring: SeqPageQuery,
     response: ref(TranscriptPage),

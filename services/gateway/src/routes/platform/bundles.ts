@@ -3,8 +3,9 @@ import { pageOf } from "../../http/paging.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
 import { type Api, route } from "../route.js";
-import { AppParams, Page, PageQuery, ref } from "../schemas.js";
+import { Page, PageQuery, ref } from "../schemas.js";
 import { FreeObject } from "../wire.js";
+import type { APP_PREFIX } from "./app.js";
 import { type AppPath, appRef, authoredBy } from "./app.js";
 import { PLATFORM } from "./plane.js";
 import {
@@ -16,22 +17,17 @@ import {
   ComponentVersionIds,
 } from "./wire.js";
 
-const BundleParams = Type.Composite([AppParams, Type.Object({ bundle_id: Type.String() })]);
-
 /** The bundle a path names, as the bundle RPCs take it. */
 function bundleRef(params: AppPath & { bundle_id: string }) {
   return { app: appRef(params), bundleId: params.bundle_id };
 }
 
 /** `APP/bundles`: create, #8 list, get, #9 status and #10 preview. */
-export async function bundleRoutes(app: Api, deps: RouteDeps): Promise<void> {
+export async function bundleRoutes(app: Api<typeof APP_PREFIX>, deps: RouteDeps): Promise<void> {
   const bundles = deps.upstreams.platform.bundles;
 
-  route(app, PLATFORM, {
-    at: "POST /bundles",
-    operationId: "createBundle",
+  route(app, PLATFORM, "createBundle", "POST /bundles", {
     access: { auth: "operator", scope: "bundles:write", idempotency: "required" },
-    params: AppParams,
     body: Type.Object(
       { name: Type.String({ minLength: 1, maxLength: 200 }), ...ComponentVersionIds },
       { additionalProperties: false },
@@ -54,11 +50,8 @@ export async function bundleRoutes(app: Api, deps: RouteDeps): Promise<void> {
     },
   });
 
-  route(app, PLATFORM, {
-    at: "GET /bundles",
-    operationId: "listBundles",
+  route(app, PLATFORM, "listBundles", "GET /bundles", {
     access: { auth: "operator", scope: "bundles:read" },
-    params: AppParams,
     querystring: Type.Composite([
       PageQuery,
       Type.Object({ status: Type.Optional(StringEnum(BUNDLE_STATUSES)) }),
@@ -74,21 +67,15 @@ export async function bundleRoutes(app: Api, deps: RouteDeps): Promise<void> {
       ),
   });
 
-  route(app, PLATFORM, {
-    at: "GET /bundles/:bundle_id",
-    operationId: "getBundle",
+  route(app, PLATFORM, "getBundle", "GET /bundles/:bundle_id", {
     access: { auth: "operator", scope: "bundles:read" },
-    params: BundleParams,
     response: ref(Bundle),
     handler: async ({ request, call }) =>
       bundleJson((await bundles.getBundle(bundleRef(request.params), call)).bundle),
   });
 
-  route(app, PLATFORM, {
-    at: "POST /bundles/:bundle_id/status",
-    operationId: "changeBundleStatus",
+  route(app, PLATFORM, "changeBundleStatus", "POST /bundles/:bundle_id/status", {
     access: { auth: "operator", scope: "bundles:write", idempotency: "required" },
-    params: BundleParams,
     body: Type.Object({ status: StringEnum(BUNDLE_STATUSES) }, { additionalProperties: false }),
     response: ref(Bundle),
     errors: [409],
@@ -101,12 +88,9 @@ export async function bundleRoutes(app: Api, deps: RouteDeps): Promise<void> {
     },
   });
 
-  route(app, PLATFORM, {
-    at: "POST /bundles/:bundle_id/preview",
-    operationId: "previewBundle",
+  route(app, PLATFORM, "previewBundle", "POST /bundles/:bundle_id/preview", {
     // Preview writes nothing, so it takes no Idempotency-Key (docs/idempotency.md), though one is honoured.
     access: { auth: "operator", scope: "bundles:read", idempotency: "optional" },
-    params: BundleParams,
     body: Type.Object(
       {
         answers: FreeObject,

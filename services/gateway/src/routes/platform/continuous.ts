@@ -1,20 +1,18 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
+import type { ENV_PREFIX } from "../environment.js";
 import { environmentRef } from "../environment.js";
 import { type Api, route } from "../route.js";
-import { DateTime, EnvParams, ref, Uuid } from "../schemas.js";
+import { DateTime, ref, Uuid } from "../schemas.js";
 import { FreeObject } from "../wire.js";
 import { PLATFORM } from "./plane.js";
 import { ContinuousAnswerReceipt, receiptJson } from "./wire.js";
 
 /** #7 `POST ENV/continuous-evaluation/answers`: 201 when recorded, 200 with the first receipt when repeated. */
-export async function continuousRoutes(app: Api, deps: RouteDeps): Promise<void> {
-  route(app, PLATFORM, {
-    at: "POST /continuous-evaluation/answers",
-    operationId: "recordContinuousAnswer",
+export async function continuousRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): Promise<void> {
+  route(app, PLATFORM, "recordContinuousAnswer", "POST /continuous-evaluation/answers", {
     access: { auth: "operator", scope: "continuous:write", idempotency: "required" },
-    params: EnvParams,
     body: Type.Object(
       {
         answer: FreeObject,

@@ -3,7 +3,8 @@ import { Type } from "@sinclair/typebox";
 import { RequestValidationError } from "../../validation/json-body.js";
 import type { RouteDeps } from "../deps.js";
 import { type Api, route } from "../route.js";
-import { AppParams, ref } from "../schemas.js";
+import { ref } from "../schemas.js";
+import type { APP_PREFIX } from "./app.js";
 import { type AppPath, appRef, authoredBy } from "./app.js";
 import { ContentInput } from "./contents.js";
 import { PLATFORM } from "./plane.js";
@@ -55,8 +56,6 @@ function refuseRepeats(definitions: DefinitionFields[]): void {
   if (items.length > 0) throw new RequestValidationError(items);
 }
 
-const TemplateParams = Type.Composite([AppParams, Type.Object({ template_id: Type.String() })]);
-
 /** The template a path names, as the template RPCs take it. */
 function templateRef(params: AppPath & { template_id: string }) {
   return { app: appRef(params), templateId: params.template_id };
@@ -64,14 +63,11 @@ function templateRef(params: AppPath & { template_id: string }) {
 const write = { auth: "operator", scope: "templates:write", idempotency: "required" } as const;
 
 /** `APP/templates`: create, get, add a definition's next revision, #11 clone. */
-export async function templateRoutes(app: Api, deps: RouteDeps): Promise<void> {
+export async function templateRoutes(app: Api<typeof APP_PREFIX>, deps: RouteDeps): Promise<void> {
   const templates = deps.upstreams.platform.templates;
 
-  route(app, PLATFORM, {
-    at: "POST /templates",
-    operationId: "createTemplate",
+  route(app, PLATFORM, "createTemplate", "POST /templates", {
     access: write,
-    params: AppParams,
     body: Type.Object(
       {
         name: Type.String({ minLength: 1, maxLength: 200 }),
@@ -97,21 +93,15 @@ export async function templateRoutes(app: Api, deps: RouteDeps): Promise<void> {
     },
   });
 
-  route(app, PLATFORM, {
-    at: "GET /templates/:template_id",
-    operationId: "getTemplate",
+  route(app, PLATFORM, "getTemplate", "GET /templates/:template_id", {
     access: { auth: "operator", scope: ["bundles:read", "templates:write"] },
-    params: TemplateParams,
     response: ref(Template),
     handler: async ({ request, call }) =>
       templateJson((await templates.getTemplate(templateRef(request.params), call)).template),
   });
 
-  route(app, PLATFORM, {
-    at: "POST /templates/:template_id/definitions",
-    operationId: "addTemplateDefinition",
+  route(app, PLATFORM, "addTemplateDefinition", "POST /templates/:template_id/definitions", {
     access: write,
-    params: TemplateParams,
     body: DefinitionInput,
     status: 201,
     response: ref(TemplateDefinition),
@@ -128,11 +118,8 @@ export async function templateRoutes(app: Api, deps: RouteDeps): Promise<void> {
     },
   });
 
-  route(app, PLATFORM, {
-    at: "POST /templates/:template_id/clone",
-    operationId: "cloneTemplate",
+  route(app, PLATFORM, "cloneTemplate", "POST /templates/:template_id/clone", {
     access: write,
-    params: TemplateParams,
     body: Type.Object(
       { business_id_prefix: Type.String({ pattern: "^[a-z0-9](?:[a-z0-9_-]{0,126}[a-z0-9])?$" }) },
       { additionalProperties: false },

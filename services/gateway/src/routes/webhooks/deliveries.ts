@@ -2,9 +2,10 @@ import { Type } from "@sinclair/typebox";
 import { pageOf } from "../../http/paging.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
+import type { ENV_PREFIX } from "../environment.js";
 import { type EnvPath, environmentRef } from "../environment.js";
 import { type Api, route } from "../route.js";
-import { EnvParams, Page, PageQuery, ref, Uuid } from "../schemas.js";
+import { Page, PageQuery, ref, Uuid } from "../schemas.js";
 import { WEBHOOKS } from "./plane.js";
 import {
   DELIVERY_STATUSES,
@@ -14,22 +15,17 @@ import {
   WebhookDeliveryWithAttempts,
 } from "./wire.js";
 
-const DeliveryParams = Type.Composite([EnvParams, Type.Object({ delivery_id: Type.String() })]);
-
 /** The delivery a path names, as the delivery RPCs take it. */
 function deliveryRef(params: EnvPath & { delivery_id: string }) {
   return { environment: environmentRef(params), deliveryId: params.delivery_id };
 }
 
 /** `ENV/webhook-deliveries`: #13 list (by `status`, `endpoint_id`), get with attempts, #14 replay. */
-export async function webhookDeliveryRoutes(app: Api, deps: RouteDeps): Promise<void> {
+export async function webhookDeliveryRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): Promise<void> {
   const deliveries = deps.upstreams.webhooks.deliveries;
 
-  route(app, WEBHOOKS, {
-    at: "GET /webhook-deliveries",
-    operationId: "listWebhookDeliveries",
+  route(app, WEBHOOKS, "listWebhookDeliveries", "GET /webhook-deliveries", {
     access: { auth: "operator", scope: "webhooks:read" },
-    params: EnvParams,
     querystring: Type.Composite([
       PageQuery,
       Type.Object({
@@ -53,21 +49,15 @@ export async function webhookDeliveryRoutes(app: Api, deps: RouteDeps): Promise<
     },
   });
 
-  route(app, WEBHOOKS, {
-    at: "GET /webhook-deliveries/:delivery_id",
-    operationId: "getWebhookDelivery",
+  route(app, WEBHOOKS, "getWebhookDelivery", "GET /webhook-deliveries/:delivery_id", {
     access: { auth: "operator", scope: "webhooks:read" },
-    params: DeliveryParams,
     response: ref(WebhookDeliveryWithAttempts),
     handler: async ({ request, call }) =>
       deliveryWithAttemptsJson((await deliveries.getDelivery(deliveryRef(request.params), call)).delivery),
   });
 
-  route(app, WEBHOOKS, {
-    at: "POST /webhook-deliveries/:delivery_id/replay",
-    operationId: "replayWebhookDelivery",
+  route(app, WEBHOOKS, "replayWebhookDelivery", "POST /webhook-deliveries/:delivery_id/replay", {
     access: { auth: "operator", scope: "webhooks:write", idempotency: "required" },
-    params: DeliveryParams,
     response: ref(WebhookDelivery),
     handler: async ({ request, call }) =>
       deliveryJson((await deliveries.replayDelivery(deliveryRef(request.params), call)).delivery),

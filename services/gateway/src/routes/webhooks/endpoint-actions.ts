@@ -1,9 +1,10 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
+import type { ENV_PREFIX } from "../environment.js";
 import { type Api, route } from "../route.js";
 import { DateTime, ref } from "../schemas.js";
-import { EndpointParams, endpointRef, WRITE } from "./endpoint-path.js";
+import { endpointRef, WRITE } from "./endpoint-path.js";
 import { WEBHOOKS } from "./plane.js";
 import {
   deliveryJson,
@@ -14,34 +15,28 @@ import {
 } from "./wire.js";
 
 /** `ENV/webhooks/{id}/…`: rotate an endpoint's secret, send it a test event, recover its failures. */
-export async function webhookEndpointActionRoutes(app: Api, deps: RouteDeps): Promise<void> {
+export async function webhookEndpointActionRoutes(
+  app: Api<typeof ENV_PREFIX>,
+  deps: RouteDeps,
+): Promise<void> {
   const endpoints = deps.upstreams.webhooks.endpoints;
 
-  route(app, WEBHOOKS, {
-    at: "POST /webhooks/:id/rotate-secret",
-    operationId: "rotateWebhookSecret",
+  route(app, WEBHOOKS, "rotateWebhookSecret", "POST /webhooks/:id/rotate-secret", {
     access: WRITE,
-    params: EndpointParams,
     response: ref(WebhookEndpointCreated),
     handler: async ({ request, call }) =>
       endpointWithSecretJson(await endpoints.rotateSecret(endpointRef(request.params), call)),
   });
 
-  route(app, WEBHOOKS, {
-    at: "POST /webhooks/:id/test",
-    operationId: "testWebhookEndpoint",
+  route(app, WEBHOOKS, "testWebhookEndpoint", "POST /webhooks/:id/test", {
     access: WRITE,
-    params: EndpointParams,
     response: ref(WebhookDelivery),
     handler: async ({ request, call }) =>
       deliveryJson((await endpoints.testEndpoint(endpointRef(request.params), call)).delivery),
   });
 
-  route(app, WEBHOOKS, {
-    at: "POST /webhooks/:id/recover",
-    operationId: "recoverWebhookDeliveries",
+  route(app, WEBHOOKS, "recoverWebhookDeliveries", "POST /webhooks/:id/recover", {
     access: WRITE,
-    params: EndpointParams,
     body: Type.Object(
       { since: DateTime, dry_run: Type.Optional(Type.Boolean({ default: false })) },
       { additionalProperties: false },

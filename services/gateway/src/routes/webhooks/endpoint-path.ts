@@ -1,9 +1,4 @@
-import { Type } from "@sinclair/typebox";
 import { type EnvPath, environmentRef } from "../environment.js";
-import { EnvParams } from "../schemas.js";
-
-/** The path parameters of one endpoint's routes (`ENV/webhooks/{id}…`). */
-export const EndpointParams = Type.Composite([EnvParams, Type.Object({ id: Type.String() })]);
 
 /** The endpoint a path names, as every endpoint RPC takes it. */
 export function endpointRef(params: EnvPath & { id: string }) {

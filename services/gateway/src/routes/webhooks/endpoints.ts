@@ -2,10 +2,11 @@ import { Type } from "@sinclair/typebox";
 import { pageOf } from "../../http/paging.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
+import type { ENV_PREFIX } from "../environment.js";
 import { environmentRef } from "../environment.js";
 import { type Api, route } from "../route.js";
-import { EnvParams, Page, PageQuery, ref } from "../schemas.js";
-import { EndpointParams, endpointRef, READ, WRITE } from "./endpoint-path.js";
+import { Page, PageQuery, ref } from "../schemas.js";
+import { endpointRef, READ, WRITE } from "./endpoint-path.js";
 import { refusingFields } from "./field-refusals.js";
 import { WEBHOOKS } from "./plane.js";
 import {
@@ -20,14 +21,11 @@ const EventTypes = Type.Array(StringEnum(EVENT_TYPES), { minItems: 1, maxItems: 
 const Url = Type.String({ minLength: 1, maxLength: 2048 });
 
 /** `ENV/webhooks`: create, list, get, change and delete an endpoint. */
-export async function webhookEndpointRoutes(app: Api, deps: RouteDeps): Promise<void> {
+export async function webhookEndpointRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): Promise<void> {
   const endpoints = deps.upstreams.webhooks.endpoints;
 
-  route(app, WEBHOOKS, {
-    at: "POST /webhooks",
-    operationId: "createWebhookEndpoint",
+  route(app, WEBHOOKS, "createWebhookEndpoint", "POST /webhooks", {
     access: WRITE,
-    params: EnvParams,
     body: Type.Object(
       {
         url: Url,
@@ -56,11 +54,8 @@ export async function webhookEndpointRoutes(app: Api, deps: RouteDeps): Promise<
     },
   });
 
-  route(app, WEBHOOKS, {
-    at: "GET /webhooks",
-    operationId: "listWebhookEndpoints",
+  route(app, WEBHOOKS, "listWebhookEndpoints", "GET /webhooks", {
     access: READ,
-    params: EnvParams,
     querystring: PageQuery,
     response: Page(WebhookEndpoint, "WebhookEndpointPage"),
     handler: ({ request, call }) =>
@@ -72,21 +67,15 @@ export async function webhookEndpointRoutes(app: Api, deps: RouteDeps): Promise<
       ),
   });
 
-  route(app, WEBHOOKS, {
-    at: "GET /webhooks/:id",
-    operationId: "getWebhookEndpoint",
+  route(app, WEBHOOKS, "getWebhookEndpoint", "GET /webhooks/:id", {
     access: READ,
-    params: EndpointParams,
     response: ref(WebhookEndpoint),
     handler: async ({ request, call }) =>
       endpointJson((await endpoints.getEndpoint(endpointRef(request.params), call)).endpoint),
   });
 
-  route(app, WEBHOOKS, {
-    at: "PATCH /webhooks/:id",
-    operationId: "updateWebhookEndpoint",
+  route(app, WEBHOOKS, "updateWebhookEndpoint", "PATCH /webhooks/:id", {
     access: WRITE,
-    params: EndpointParams,
     body: Type.Object(
       {
         url: Type.Optional(Url),
@@ -113,11 +102,8 @@ export async function webhookEndpointRoutes(app: Api, deps: RouteDeps): Promise<
     },
   });
 
-  route(app, WEBHOOKS, {
-    at: "DELETE /webhooks/:id",
-    operationId: "deleteWebhookEndpoint",
+  route(app, WEBHOOKS, "deleteWebhookEndpoint", "DELETE /webhooks/:id", {
     access: WRITE,
-    params: EndpointParams,
     status: 204,
     handler: async ({ request, call }) => {
       await endpoints.deleteEndpoint(endpointRef(request.params), call);
