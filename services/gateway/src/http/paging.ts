@@ -47,7 +47,7 @@ export function pageBody<T>(
 }
 
 /** The list RPCs' answers: a page of messages and where the next one starts. */
-type UpstreamPage<M> = { items: M[]; page?: PageInfo };
+export type UpstreamPage<M> = { items: M[]; page?: PageInfo };
 
 /**
  * A cursor list's answer (docs/paging.md): the page the request's `limit` and `cursor` ask for,

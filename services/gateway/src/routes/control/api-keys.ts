@@ -1,13 +1,13 @@
 import { AGENT_SCOPE, AppError, grants, SCOPES, type Scope } from "@evalp/kit";
 import { Type } from "@sinclair/typebox";
-import { pageOf } from "../../http/paging.js";
 import { RequestValidationError } from "../../validation/json-body.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
 import type { ENV_PREFIX } from "../environment.js";
 import { environmentRef } from "../environment.js";
+import { resources } from "../resource.js";
 import { type Api, route } from "../route.js";
-import { Page, PageQuery, ref } from "../schemas.js";
+import { Page, ref } from "../schemas.js";
 import { CONTROL } from "./plane.js";
 import { ApiKeyCreated, ApiKeySummary, apiKeyJson } from "./wire.js";
 
@@ -49,6 +49,7 @@ function checkRequestedScopes(held: string[], requested: Scope[]): Scope[] {
 /** `POST/GET ENV/api-keys` and `POST ENV/api-keys/{key_id}/revoke` (under the ENV prefix). */
 export function apiKeyRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): void {
   const apiKeys = deps.upstreams.apiKeys;
+  const { list } = resources(app, CONTROL, deps.cursors);
 
   route(app, CONTROL, "createApiKey", "POST /api-keys", {
     access: { auth: "operator", scope: "keys:write", idempotency: "required" },
@@ -70,17 +71,11 @@ export function apiKeyRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): void
     },
   });
 
-  route(app, CONTROL, "listApiKeys", "GET /api-keys", {
-    access: { auth: "operator", scope: "keys:write" },
-    querystring: PageQuery,
-    response: Page(ApiKeySummary, "ApiKeyPage"),
-    handler: ({ request, call }) =>
-      pageOf(
-        request,
-        deps.cursors,
-        (page) => apiKeys.listApiKeys({ environment: environmentRef(request.params), page }, call),
-        apiKeyJson,
-      ),
+  list("listApiKeys", "GET /api-keys", {
+    scope: "keys:write",
+    page: Page(ApiKeySummary, "ApiKeyPage"),
+    rpc: ({ params }, page, call) => apiKeys.listApiKeys({ environment: environmentRef(params), page }, call),
+    json: apiKeyJson,
   });
 
   route(app, CONTROL, "revokeApiKey", "POST /api-keys/:key_id/revoke", {

@@ -1,14 +1,15 @@
 import { Type } from "@sinclair/typebox";
-import { pageOf } from "../../http/paging.js";
 import type { RouteDeps } from "../deps.js";
+import { resources } from "../resource.js";
 import { type Api, route } from "../route.js";
-import { Page, PageQuery, ref } from "../schemas.js";
+import { Page, ref } from "../schemas.js";
 import { CONTROL } from "./plane.js";
 import { Application, appJson, EnvironmentBody, environmentJson, Slug } from "./wire.js";
 
 /** `ORG/apps` and `APP/environments` (docs/endpoints.md): an organization's apps and their environments. */
 export async function appRoutes(app: Api<"/v1">, deps: RouteDeps): Promise<void> {
   const organizations = deps.upstreams.organizations;
+  const { list } = resources(app, CONTROL, deps.cursors);
 
   route(app, CONTROL, "createApp", "POST /organizations/:organization_id/apps", {
     access: { auth: "operator", scope: "apps:write", idempotency: "required" },
@@ -38,17 +39,12 @@ export async function appRoutes(app: Api<"/v1">, deps: RouteDeps): Promise<void>
     },
   });
 
-  route(app, CONTROL, "listApps", "GET /organizations/:organization_id/apps", {
-    access: { auth: "operator", scope: "org:read" },
-    querystring: PageQuery,
-    response: Page(Application, "AppPage"),
-    handler: ({ request, call }) =>
-      pageOf(
-        request,
-        deps.cursors,
-        (page) => organizations.listApps({ organizationId: request.params.organization_id, page }, call),
-        appJson,
-      ),
+  list("listApps", "GET /organizations/:organization_id/apps", {
+    scope: "org:read",
+    page: Page(Application, "AppPage"),
+    rpc: ({ params }, page, call) =>
+      organizations.listApps({ organizationId: params.organization_id, page }, call),
+    json: appJson,
   });
 
   route(app, CONTROL, "getApp", "GET /organizations/:organization_id/apps/:app_id", {
@@ -80,19 +76,14 @@ export async function appRoutes(app: Api<"/v1">, deps: RouteDeps): Promise<void>
     },
   });
 
-  route(app, CONTROL, "listEnvironments", "GET /organizations/:organization_id/apps/:app_id/environments", {
-    access: { auth: "operator", scope: "org:read" },
-    querystring: PageQuery,
-    response: Page(EnvironmentBody, "EnvironmentPage"),
-    handler: ({ request, call }) => {
-      const { organization_id, app_id } = request.params;
-      return pageOf(
-        request,
-        deps.cursors,
-        (page) =>
-          organizations.listEnvironments({ organizationId: organization_id, appId: app_id, page }, call),
-        environmentJson,
-      );
-    },
+  list("listEnvironments", "GET /organizations/:organization_id/apps/:app_id/environments", {
+    scope: "org:read",
+    page: Page(EnvironmentBody, "EnvironmentPage"),
+    rpc: ({ params }, page, call) =>
+      organizations.listEnvironments(
+        { organizationId: params.organization_id, appId: params.app_id, page },
+        call,
+      ),
+    json: environmentJson,
   });
 }

@@ -1,10 +1,10 @@
 import { ROLES } from "@evalp/kit";
 import { Type } from "@sinclair/typebox";
-import { pageOf } from "../../http/paging.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
+import { resources } from "../resource.js";
 import { type Api, route } from "../route.js";
-import { Page, PageQuery, ref } from "../schemas.js";
+import { Page, ref } from "../schemas.js";
 import { CONTROL } from "./plane.js";
 import {
   InvitationAcceptance,
@@ -17,6 +17,7 @@ import {
 /** #2 `POST ORG/memberships`, `GET ORG/memberships` and #3 `POST /v1/invitations/accept`. */
 export function membershipRoutes(app: Api<"/v1">, deps: RouteDeps): void {
   const memberships = deps.upstreams.memberships;
+  const { list } = resources(app, CONTROL, deps.cursors);
 
   route(app, CONTROL, "createMembership", "POST /organizations/:organization_id/memberships", {
     access: { auth: "operator", scope: "org:admin", idempotency: "required", changesPrincipals: "all" },
@@ -40,17 +41,12 @@ export function membershipRoutes(app: Api<"/v1">, deps: RouteDeps): void {
     },
   });
 
-  route(app, CONTROL, "listMemberships", "GET /organizations/:organization_id/memberships", {
-    access: { auth: "operator", scope: "org:read" },
-    querystring: PageQuery,
-    response: Page(MembershipBody, "MembershipPage"),
-    handler: ({ request, call }) =>
-      pageOf(
-        request,
-        deps.cursors,
-        (page) => memberships.listMemberships({ organizationId: request.params.organization_id, page }, call),
-        membershipJson,
-      ),
+  list("listMemberships", "GET /organizations/:organization_id/memberships", {
+    scope: "org:read",
+    page: Page(MembershipBody, "MembershipPage"),
+    rpc: ({ params }, page, call) =>
+      memberships.listMemberships({ organizationId: params.organization_id, page }, call),
+    json: membershipJson,
   });
 
   route(app, CONTROL, "acceptInvitation", "POST /invitations/accept", {

@@ -1,12 +1,12 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import { Type } from "@sinclair/typebox";
-import { pageOf } from "../../http/paging.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
 import type { ENV_PREFIX } from "../environment.js";
 import { environmentRef } from "../environment.js";
+import { resources } from "../resource.js";
 import { type Api, route } from "../route.js";
-import { Page, PageQuery, ref } from "../schemas.js";
+import { Page, ref } from "../schemas.js";
 import { CONTROL } from "./plane.js";
 import {
   ProgramBody,
@@ -30,6 +30,7 @@ const SubjectItem = Type.Object(
 /** #5 `POST ENV/subjects/batch`, `GET ENV/subjects/{subject_id}`, `POST/GET ENV/programs` (under ENV). */
 export function subjectRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): void {
   const subjects = deps.upstreams.subjects;
+  const { list } = resources(app, CONTROL, deps.cursors);
 
   route(app, CONTROL, "importSubjects", "POST /subjects/batch", {
     access: { auth: "operator", scope: "subjects:write", idempotency: "required" },
@@ -82,16 +83,11 @@ export function subjectRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): voi
     },
   });
 
-  route(app, CONTROL, "listPrograms", "GET /programs", {
-    access: { auth: "operator", scope: "org:read" },
-    querystring: PageQuery,
-    response: Page(ProgramBody, "ProgramPage"),
-    handler: ({ request, call }) =>
-      pageOf(
-        request,
-        deps.cursors,
-        (page) => subjects.listPrograms({ environment: environmentRef(request.params), page }, call),
-        programJson,
-      ),
+  list("listPrograms", "GET /programs", {
+    scope: "org:read",
+    page: Page(ProgramBody, "ProgramPage"),
+    rpc: ({ params }, page, call) =>
+      subjects.listPrograms({ environment: environmentRef(params), page }, call),
+    json: programJson,
   });
 }

@@ -1,10 +1,10 @@
 import { Type } from "@sinclair/typebox";
-import { pageOf } from "../../http/paging.js";
 import type { RouteDeps } from "../deps.js";
 import type { ENV_PREFIX } from "../environment.js";
 import { environmentRef } from "../environment.js";
+import { resources } from "../resource.js";
 import { type Api, route } from "../route.js";
-import { Page, PageQuery, ref, Uuid } from "../schemas.js";
+import { Page, ref, Uuid } from "../schemas.js";
 import { INTERVIEW } from "./plane.js";
 import { evaluationRef, SeqPageQuery, SessionBody, sessionRequest } from "./requests.js";
 import { BehavioralEvent, Evaluation, EvaluationInterview, ParticipantSession } from "./resources.js";
@@ -21,6 +21,7 @@ import {
  */
 export function evaluationRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): void {
   const evaluations = deps.upstreams.interview.evaluations;
+  const { list } = resources(app, INTERVIEW, deps.cursors);
 
   route(app, INTERVIEW, "createEvaluation", "POST /evaluations", {
     access: { auth: "operator", scope: "evaluations:write", idempotency: "required" },
@@ -85,16 +86,11 @@ export function evaluationRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): 
     },
   });
 
-  route(app, INTERVIEW, "listBehavioralEvents", "GET /evaluations/:evaluation_id/behavioral-events", {
-    access: { auth: "operator", scope: "evaluations:read" },
-    querystring: PageQuery,
-    response: Page(BehavioralEvent, "BehavioralEventPage"),
-    handler: ({ request, call }) =>
-      pageOf(
-        request,
-        deps.cursors,
-        (page) => evaluations.listBehavioralEvents({ ...evaluationRef(request.params), page }, call),
-        behavioralEventJson,
-      ),
+  list("listBehavioralEvents", "GET /evaluations/:evaluation_id/behavioral-events", {
+    scope: "evaluations:read",
+    page: Page(BehavioralEvent, "BehavioralEventPage"),
+    rpc: ({ params }, page, call) =>
+      evaluations.listBehavioralEvents({ ...evaluationRef(params), page }, call),
+    json: behavioralEventJson,
   });
 }

@@ -1,11 +1,11 @@
 import { Type } from "@sinclair/typebox";
-import { pageOf } from "../../http/paging.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
 import type { ENV_PREFIX } from "../environment.js";
 import { environmentRef } from "../environment.js";
+import { resources } from "../resource.js";
 import { type Api, route } from "../route.js";
-import { Page, PageQuery, ref } from "../schemas.js";
+import { Page, ref } from "../schemas.js";
 import { endpointRef, READ, WRITE } from "./endpoint-path.js";
 import { refusingFields } from "./field-refusals.js";
 import { WEBHOOKS } from "./plane.js";
@@ -23,6 +23,7 @@ const Url = Type.String({ minLength: 1, maxLength: 2048 });
 /** `ENV/webhooks`: create, list, get, change and delete an endpoint. */
 export async function webhookEndpointRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): Promise<void> {
   const endpoints = deps.upstreams.webhooks.endpoints;
+  const { list } = resources(app, WEBHOOKS, deps.cursors);
 
   route(app, WEBHOOKS, "createWebhookEndpoint", "POST /webhooks", {
     access: WRITE,
@@ -54,17 +55,12 @@ export async function webhookEndpointRoutes(app: Api<typeof ENV_PREFIX>, deps: R
     },
   });
 
-  route(app, WEBHOOKS, "listWebhookEndpoints", "GET /webhooks", {
-    access: READ,
-    querystring: PageQuery,
-    response: Page(WebhookEndpoint, "WebhookEndpointPage"),
-    handler: ({ request, call }) =>
-      pageOf(
-        request,
-        deps.cursors,
-        (page) => endpoints.listEndpoints({ environment: environmentRef(request.params), page }, call),
-        endpointJson,
-      ),
+  list("listWebhookEndpoints", "GET /webhooks", {
+    scope: "webhooks:read",
+    page: Page(WebhookEndpoint, "WebhookEndpointPage"),
+    rpc: ({ params }, page, call) =>
+      endpoints.listEndpoints({ environment: environmentRef(params), page }, call),
+    json: endpointJson,
   });
 
   route(app, WEBHOOKS, "getWebhookEndpoint", "GET /webhooks/:id", {
