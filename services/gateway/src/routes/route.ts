@@ -163,7 +163,8 @@ export function route<
   // Whether an Idempotency-Key is honoured (plugins/idempotency.ts: not declared is "none").
   const idempotent =
     method !== "GET" && (spec.access.idempotency === "required" || spec.access.idempotency === "optional");
-  app.route({
+  type Params = PathParams<FullPath<Prefix, Where>>;
+  app.route<{ Params: Static<Params>; Querystring: Static<Q>; Body: Static<B> }>({
     method,
     url,
     config: { access: spec.access },
@@ -188,12 +189,7 @@ export function route<
       },
     },
     handler: async (request, reply) => {
-      const context = {
-        request: request as RouteContext<PathParams<FullPath<Prefix, Where>>, Q, B>["request"],
-        reply,
-        call: callOptions(request),
-      };
-      const body = await spec.handler(context);
+      const body = await spec.handler({ request, reply, call: callOptions(request) });
       if (reply.sent) return reply;
       // A 204 is sent as an empty string, not as nothing: the idempotency plugin stores (and a
       // retry with the same key replays) only an answer that was sent with a payload.
