@@ -110,6 +110,31 @@ function message(name: string, schema: JsonObject) {
 const channelMessages = (channel: string, names: string[]) =>
   names.map((name) => ({ $ref: `#/channels/${channel}/messages/${name}` }));
 
+/** The credential each door is opened with. */
+const TOKEN = { participant: "connectionToken", agent: "agentToken" } as const;
+
+/**
+ * An operation on a door's channel: what it sends or receives, and the messages of its reply
+ * when it has one (`[messages, reply]`).
+ */
+function operation(
+  action: "send" | "receive",
+  channel: keyof typeof TOKEN,
+  summary: string,
+  [messages, reply]: [string[], string[]?],
+) {
+  // A new object each time: a serializer may write a shared one as an anchor and its alias.
+  const at = () => ({ $ref: `#/channels/${channel}` });
+  return {
+    action,
+    channel: at(),
+    summary,
+    security: [{ $ref: `#/components/securitySchemes/${TOKEN[channel]}` }],
+    messages: channelMessages(channel, messages),
+    ...(reply ? { reply: { channel: at(), messages: channelMessages(channel, reply) } } : {}),
+  };
+}
+
 /**
  * The AsyncAPI 3.1 document of the realtime doors at `realtimeUrl` (the participant door's URL the
  * platform hands out; the agent's is beside it), built from the OpenAPI document `openapi`.
@@ -206,42 +231,28 @@ export function realtimeDocument(openapi: OpenApiComponents, realtimeUrl: string
       },
     },
     operations: {
-      receiveUtterance: {
-        action: "receive",
-        channel: { $ref: "#/channels/participant" },
-        summary: "The participant sends an utterance.",
-        security: [{ $ref: "#/components/securitySchemes/connectionToken" }],
-        messages: channelMessages("participant", ["UtteranceFrame"]),
-        reply: {
-          channel: { $ref: "#/channels/participant" },
-          messages: channelMessages("participant", ["EntryFrame", "ErrorFrame"]),
-        },
-      },
-      sendParticipantFrames: {
-        action: "send",
-        channel: { $ref: "#/channels/participant" },
-        summary: "The platform pushes the agent's turns and each new revision of the interview.",
-        security: [{ $ref: "#/components/securitySchemes/connectionToken" }],
-        messages: channelMessages("participant", ["EntryFrame", "StateFrame", "ErrorFrame"]),
-      },
-      receiveCommand: {
-        action: "receive",
-        channel: { $ref: "#/channels/agent" },
-        summary: "The agent sends a command (the same as `POST /v1/agent/interview/commands`).",
-        security: [{ $ref: "#/components/securitySchemes/agentToken" }],
-        messages: channelMessages("agent", commandNames),
-        reply: {
-          channel: { $ref: "#/channels/agent" },
-          messages: channelMessages("agent", ["AgentAck", "ErrorFrame"]),
-        },
-      },
-      sendAgentFrames: {
-        action: "send",
-        channel: { $ref: "#/channels/agent" },
-        summary: "The platform pushes each new revision of the interview, and ends a superseded session.",
-        security: [{ $ref: "#/components/securitySchemes/agentToken" }],
-        messages: channelMessages("agent", ["StateFrame", "ErrorFrame"]),
-      },
+      receiveUtterance: operation("receive", "participant", "The participant sends an utterance.", [
+        ["UtteranceFrame"],
+        ["EntryFrame", "ErrorFrame"],
+      ]),
+      sendParticipantFrames: operation(
+        "send",
+        "participant",
+        "The platform pushes the agent's turns and each new revision of the interview.",
+        [["EntryFrame", "StateFrame", "ErrorFrame"]],
+      ),
+      receiveCommand: operation(
+        "receive",
+        "agent",
+        "The agent sends a command (the same as `POST /v1/agent/interview/commands`).",
+        [commandNames, ["AgentAck", "ErrorFrame"]],
+      ),
+      sendAgentFrames: operation(
+        "send",
+        "agent",
+        "The platform pushes each new revision of the interview, and ends a superseded session.",
+        [["StateFrame", "ErrorFrame"]],
+      ),
     },
     components: {
       schemas,
