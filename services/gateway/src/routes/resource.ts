@@ -1,20 +1,18 @@
 import type { Scope } from "@evalp/kit";
 import type { PageRequest } from "@evalp/proto/common/v1/page";
-import type { Static, TSchema } from "@sinclair/typebox";
+import type { Static, TObject, TSchema } from "@sinclair/typebox";
 import type { CursorCodec } from "../http/cursor.js";
 import { pageOf, type UpstreamPage } from "../http/paging.js";
 import type { Plane } from "./operations.js";
 import { type Api, type At, type FullPath, type PathParams, type RouteContext, route } from "./route.js";
-import { PageQuery } from "./schemas.js";
+import { Page, PageQuery } from "./schemas.js";
+import { wireOf } from "./wire.js";
 
 /** An operator's read under `scope`. */
 export const reads = (scope: Scope) => ({ auth: "operator", scope }) as const;
 
 /** An operator's write under `scope`: it takes an Idempotency-Key (docs/idempotency.md). */
 export const writes = (scope: Scope) => ({ auth: "operator", scope, idempotency: "required" }) as const;
-
-/** A page envelope's schema (`Page(item, name)`), whose items a list's `json` gives. */
-type PageSchema = TSchema & { static: { items: unknown[] } };
 
 /** What a list route is given of its request: typed by its path and its query. */
 type ListRequest<Prefix extends string, Where extends At> = RouteContext<
@@ -25,38 +23,39 @@ type ListRequest<Prefix extends string, Where extends At> = RouteContext<
 
 /**
  * A cursor list (docs/paging.md): a read of one scope, answered by one list RPC whose items are
- * mapped to the wire one by one. Its query is the page's (a list with filters of its own declares
- * its route itself).
+ * put on the wire one by one, by their schema's wire form unless `json` says otherwise. Its page
+ * is named after its item (`App`: `AppPage`); its query is the page's (a list with filters of its
+ * own declares its route itself).
  */
-export type ListSpec<Prefix extends string, Where extends At, R extends PageSchema, M> = {
+export type ListSpec<Prefix extends string, Where extends At, T extends TObject, M> = {
   scope: Scope;
-  page: R;
+  item: T;
   rpc: (
     request: ListRequest<Prefix, Where>,
     page: PageRequest,
     call: RouteContext<TSchema, TSchema, TSchema>["call"],
   ) => Promise<UpstreamPage<M>>;
-  json: (message: M) => Static<R>["items"][number];
+  json?: (message: M) => Static<T>;
 };
 
 /**
  * The routes of a plane's plugin that follow one pattern each, declared in a line or three: a
- * list is its operation, its place, its scope, its RPC and its item's wire form.
+ * list is its operation, its place, its scope, its item and its RPC.
  */
 export function resources<Prefix extends string>(app: Api<Prefix>, plane: Plane, cursors: CursorCodec) {
   return {
-    list<Where extends At, R extends PageSchema, M>(
+    list<Where extends At, T extends TObject, M extends object>(
       operationId: string,
       at: Where,
-      spec: ListSpec<Prefix, Where, R, M>,
+      spec: ListSpec<Prefix, Where, T, M>,
     ): void {
-      // The page is typed by `json`, which gives its items: the envelope is built here, alike for all.
-      route<Prefix, Where, typeof PageQuery, TSchema, TSchema>(app, plane, operationId, at, {
+      const json = spec.json ?? wireOf(spec.item);
+      route(app, plane, operationId, at, {
         access: reads(spec.scope),
         querystring: PageQuery,
-        response: spec.page,
+        response: Page(spec.item, `${spec.item.$id}Page`),
         handler: ({ request, call }) =>
-          pageOf(request, cursors, (page) => spec.rpc(request, page, call), spec.json),
+          pageOf(request, cursors, (page) => spec.rpc(request, page, call), json),
       });
     },
   };

@@ -60,7 +60,13 @@ export type RouteContext<P extends TSchema, Q extends TSchema, B extends TSchema
  * `operations.md`'s, by operationId; `status` and `response` are its success, and the error
  * responses are derived (the ones every route can give, plus `errors`).
  */
-export type RouteSpec<P extends TSchema, Q extends TSchema, B extends TSchema, R extends TSchema> = {
+export type RouteSpec<
+  P extends TSchema,
+  Q extends TSchema,
+  B extends TSchema,
+  R extends TSchema,
+  A = unknown,
+> = {
   /** How it is reached; a connection token opens only the realtime door, a WebSocket (no route). */
   access: RouteAccess & { auth: HttpAuth };
   querystring?: Q;
@@ -76,8 +82,23 @@ export type RouteSpec<P extends TSchema, Q extends TSchema, B extends TSchema, R
   response?: R;
   /** Error statuses beyond the common ones (401, 403, 404, 422, 429, 503), e.g. 409 or 410. */
   errors?: number[];
-  handler: (context: RouteContext<P, Q, B>) => Promise<R extends TSchema ? Static<R> | undefined : undefined>;
-};
+} & Answer<P, Q, B, R, A>;
+
+/**
+ * How a route answers: most make one RPC and put its answer on the wire (`rpc`, then `json`);
+ * the others, which check, combine or reply themselves, say it all in a `handler`.
+ */
+type Answer<P extends TSchema, Q extends TSchema, B extends TSchema, R extends TSchema, A> =
+  | {
+      handler: (context: RouteContext<P, Q, B>) => Promise<Static<R> | undefined>;
+      rpc?: never;
+      json?: never;
+    }
+  | {
+      rpc: (request: RouteContext<P, Q, B>["request"], call: RouteContext<P, Q, B>["call"]) => Promise<A>;
+      json: (answer: A) => Static<R>;
+      handler?: never;
+    };
 
 /** The schema of a path's parameters, in the path's order (none: no schema). */
 export function pathParams<Path extends string>(path: Path): PathParams<Path> | undefined {
@@ -148,12 +169,13 @@ export function route<
   Q extends TSchema = TSchema,
   B extends TSchema = TSchema,
   R extends TSchema = TSchema,
+  A = unknown,
 >(
   app: Api<Prefix>,
   plane: Plane,
   operationId: string,
   at: Where,
-  spec: RouteSpec<PathParams<FullPath<Prefix, Where>>, Q, B, R>,
+  spec: RouteSpec<PathParams<FullPath<Prefix, Where>>, Q, B, R, A>,
 ): void {
   const [method, url] = methodAndPath(at);
   const params = pathParams(`${app.prefix}${url}`);
@@ -189,7 +211,10 @@ export function route<
       },
     },
     handler: async (request, reply) => {
-      const body = await spec.handler({ request, reply, call: callOptions(request) });
+      const call = callOptions(request);
+      const body = spec.handler
+        ? await spec.handler({ request, reply, call })
+        : spec.json(await spec.rpc(request, call));
       if (reply.sent) return reply;
       // A 204 is sent as an empty string, not as nothing: the idempotency plugin stores (and a
       // retry with the same key replays) only an answer that was sent with a payload.

@@ -7,7 +7,7 @@ import type { ENV_PREFIX } from "../environment.js";
 import { environmentRef } from "../environment.js";
 import { resources } from "../resource.js";
 import { type Api, route } from "../route.js";
-import { Page, ref } from "../schemas.js";
+import { ref } from "../schemas.js";
 import { CONTROL } from "./plane.js";
 import { ApiKeyCreated, ApiKeySummary, apiKeyJson } from "./wire.js";
 
@@ -73,9 +73,8 @@ export function apiKeyRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): void
 
   list("listApiKeys", "GET /api-keys", {
     scope: "keys:write",
-    page: Page(ApiKeySummary, "ApiKeyPage"),
+    item: ApiKeySummary,
     rpc: ({ params }, page, call) => apiKeys.listApiKeys({ environment: environmentRef(params), page }, call),
-    json: apiKeyJson,
   });
 
   route(app, CONTROL, "revokeApiKey", "POST /api-keys/:key_id/revoke", {

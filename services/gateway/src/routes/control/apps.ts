@@ -2,7 +2,7 @@ import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
 import { resources } from "../resource.js";
 import { type Api, route } from "../route.js";
-import { Page, ref } from "../schemas.js";
+import { ref } from "../schemas.js";
 import { CONTROL } from "./plane.js";
 import { Application, appJson, EnvironmentBody, environmentJson, Slug } from "./wire.js";
 
@@ -24,37 +24,32 @@ export async function appRoutes(app: Api<"/v1">, deps: RouteDeps): Promise<void>
     status: 201,
     response: ref(Application),
     errors: [409],
-    handler: async ({ request, call }) => {
-      const { body } = request;
-      const answer = await organizations.createApp(
+    rpc: ({ params, body }, call) =>
+      organizations.createApp(
         {
-          organizationId: request.params.organization_id,
+          organizationId: params.organization_id,
           slug: body.slug,
           name: body.name,
           description: body.description ?? undefined,
         },
         call,
-      );
-      return appJson(answer.app);
-    },
+      ),
+    json: (answer) => appJson(answer.app),
   });
 
   list("listApps", "GET /organizations/:organization_id/apps", {
     scope: "org:read",
-    page: Page(Application, "AppPage"),
+    item: Application,
     rpc: ({ params }, page, call) =>
       organizations.listApps({ organizationId: params.organization_id, page }, call),
-    json: appJson,
   });
 
   route(app, CONTROL, "getApp", "GET /organizations/:organization_id/apps/:app_id", {
     access: { auth: "operator", scope: "org:read" },
     response: ref(Application),
-    handler: async ({ request, call }) => {
-      const { organization_id, app_id } = request.params;
-      const answer = await organizations.getApp({ organizationId: organization_id, appId: app_id }, call);
-      return appJson(answer.app);
-    },
+    rpc: ({ params }, call) =>
+      organizations.getApp({ organizationId: params.organization_id, appId: params.app_id }, call),
+    json: (answer) => appJson(answer.app),
   });
 
   route(app, CONTROL, "createEnvironment", "POST /organizations/:organization_id/apps/:app_id/environments", {
@@ -66,24 +61,21 @@ export async function appRoutes(app: Api<"/v1">, deps: RouteDeps): Promise<void>
     status: 201,
     response: ref(EnvironmentBody),
     errors: [409],
-    handler: async ({ request, call }) => {
-      const { organization_id, app_id } = request.params;
-      const answer = await organizations.createEnvironment(
-        { organizationId: organization_id, appId: app_id, slug: request.body.slug, name: request.body.name },
+    rpc: ({ params, body }, call) =>
+      organizations.createEnvironment(
+        { organizationId: params.organization_id, appId: params.app_id, slug: body.slug, name: body.name },
         call,
-      );
-      return environmentJson(answer.environment);
-    },
+      ),
+    json: (answer) => environmentJson(answer.environment),
   });
 
   list("listEnvironments", "GET /organizations/:organization_id/apps/:app_id/environments", {
     scope: "org:read",
-    page: Page(EnvironmentBody, "EnvironmentPage"),
+    item: EnvironmentBody,
     rpc: ({ params }, page, call) =>
       organizations.listEnvironments(
         { organizationId: params.organization_id, appId: params.app_id, page },
         call,
       ),
-    json: environmentJson,
   });
 }

@@ -4,7 +4,7 @@ import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
 import { resources } from "../resource.js";
 import { type Api, route } from "../route.js";
-import { Page, ref } from "../schemas.js";
+import { ref } from "../schemas.js";
 import { CONTROL } from "./plane.js";
 import {
   InvitationAcceptance,
@@ -31,22 +31,19 @@ export function membershipRoutes(app: Api<"/v1">, deps: RouteDeps): void {
     status: 201,
     response: ref(MembershipBody),
     errors: [409],
-    handler: async ({ request, call }) => {
-      const { email, role } = request.body;
-      const answer = await memberships.createMembership(
-        { organizationId: request.params.organization_id, email, role: role ?? "member" },
+    rpc: ({ params, body }, call) =>
+      memberships.createMembership(
+        { organizationId: params.organization_id, email: body.email, role: body.role ?? "member" },
         call,
-      );
-      return membershipJson(answer.membership);
-    },
+      ),
+    json: (answer) => membershipJson(answer.membership),
   });
 
   list("listMemberships", "GET /organizations/:organization_id/memberships", {
     scope: "org:read",
-    page: Page(MembershipBody, "MembershipPage"),
+    item: MembershipBody,
     rpc: ({ params }, page, call) =>
       memberships.listMemberships({ organizationId: params.organization_id, page }, call),
-    json: membershipJson,
   });
 
   route(app, CONTROL, "acceptInvitation", "POST /invitations/accept", {
@@ -54,9 +51,7 @@ export function membershipRoutes(app: Api<"/v1">, deps: RouteDeps): void {
     body: TokenAndPassword,
     response: ref(InvitationAcceptance),
     errors: [410],
-    handler: async ({ request, call }) => {
-      const answer = await memberships.acceptInvitation(request.body, call);
-      return invitationAcceptanceJson(answer);
-    },
+    rpc: ({ body }, call) => memberships.acceptInvitation(body, call),
+    json: invitationAcceptanceJson,
   });
 }

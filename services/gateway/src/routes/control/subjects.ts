@@ -6,7 +6,7 @@ import type { ENV_PREFIX } from "../environment.js";
 import { environmentRef } from "../environment.js";
 import { resources } from "../resource.js";
 import { type Api, route } from "../route.js";
-import { Page, ref } from "../schemas.js";
+import { ref } from "../schemas.js";
 import { CONTROL } from "./plane.js";
 import {
   ProgramBody,
@@ -85,9 +85,8 @@ export function subjectRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): voi
 
   list("listPrograms", "GET /programs", {
     scope: "org:read",
-    page: Page(ProgramBody, "ProgramPage"),
+    item: ProgramBody,
     rpc: ({ params }, page, call) =>
       subjects.listPrograms({ environment: environmentRef(params), page }, call),
-    json: programJson,
   });
 }

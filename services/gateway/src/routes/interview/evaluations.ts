@@ -4,16 +4,11 @@ import type { ENV_PREFIX } from "../environment.js";
 import { environmentRef } from "../environment.js";
 import { resources } from "../resource.js";
 import { type Api, route } from "../route.js";
-import { Page, ref, Uuid } from "../schemas.js";
+import { ref, Uuid } from "../schemas.js";
 import { INTERVIEW } from "./plane.js";
 import { evaluationRef, SeqPageQuery, SessionBody, sessionRequest } from "./requests.js";
 import { BehavioralEvent, Evaluation, EvaluationInterview, ParticipantSession } from "./resources.js";
-import {
-  behavioralEventJson,
-  evaluationJson,
-  operatorInterviewJson,
-  participantSessionJson,
-} from "./wire.js";
+import { evaluationJson, operatorInterviewJson, participantSessionJson } from "./wire.js";
 
 /**
  * `ENV/evaluations` (docs/interview.md): evaluations, their participant sessions, the operator's view
@@ -88,9 +83,8 @@ export function evaluationRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): 
 
   list("listBehavioralEvents", "GET /evaluations/:evaluation_id/behavioral-events", {
     scope: "evaluations:read",
-    page: Page(BehavioralEvent, "BehavioralEventPage"),
+    item: BehavioralEvent,
     rpc: ({ params }, page, call) =>
       evaluations.listBehavioralEvents({ ...evaluationRef(params), page }, call),
-    json: behavioralEventJson,
   });
 }

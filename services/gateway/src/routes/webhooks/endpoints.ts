@@ -5,7 +5,7 @@ import type { ENV_PREFIX } from "../environment.js";
 import { environmentRef } from "../environment.js";
 import { resources } from "../resource.js";
 import { type Api, route } from "../route.js";
-import { Page, ref } from "../schemas.js";
+import { ref } from "../schemas.js";
 import { endpointRef, READ, WRITE } from "./endpoint-path.js";
 import { refusingFields } from "./field-refusals.js";
 import { WEBHOOKS } from "./plane.js";
@@ -57,10 +57,9 @@ export async function webhookEndpointRoutes(app: Api<typeof ENV_PREFIX>, deps: R
 
   list("listWebhookEndpoints", "GET /webhooks", {
     scope: "webhooks:read",
-    page: Page(WebhookEndpoint, "WebhookEndpointPage"),
+    item: WebhookEndpoint,
     rpc: ({ params }, page, call) =>
       endpoints.listEndpoints({ environment: environmentRef(params), page }, call),
-    json: endpointJson,
   });
 
   route(app, WEBHOOKS, "getWebhookEndpoint", "GET /webhooks/:id", {
