@@ -39,23 +39,33 @@ const ERROR_FRAME = {
   },
 };
 
-const ENTRY_FRAME = {
-  title: "EntryFrame",
-  description: "A transcript entry: the answer to the participant's utterance, or the agent's turn.",
-  type: "object",
-  required: ["type", "entry"],
-  additionalProperties: false,
-  properties: { type: { type: "string", const: "entry" }, entry: schemaRef(named(TranscriptEntry)) },
-};
+/** A pushed frame of type `type` that carries one named resource, `schema`, under `key`. */
+function carrying(title: string, description: string, type: string, key: string, schema: TSchema) {
+  return {
+    title,
+    description,
+    type: "object",
+    required: ["type", key],
+    additionalProperties: false,
+    properties: { type: { type: "string", const: type }, [key]: schemaRef(named(schema)) },
+  };
+}
 
-const STATE_FRAME = {
-  title: "StateFrame",
-  description: "The interview, pushed to both doors each time its revision changes.",
-  type: "object",
-  required: ["type", "interview"],
-  additionalProperties: false,
-  properties: { type: { type: "string", const: "state" }, interview: schemaRef(named(Interview)) },
-};
+const ENTRY_FRAME = carrying(
+  "EntryFrame",
+  "A transcript entry: the answer to the participant's utterance, or the agent's turn.",
+  "entry",
+  "entry",
+  TranscriptEntry,
+);
+
+const STATE_FRAME = carrying(
+  "StateFrame",
+  "The interview, pushed to both doors each time its revision changes.",
+  "state",
+  "interview",
+  Interview,
+);
 
 /** A command's type as a component name: `consistency_follow_up` → `ConsistencyFollowUpCommand`. */
 const commandName = (type: string) =>
