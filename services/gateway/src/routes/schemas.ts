@@ -25,6 +25,9 @@ export const PageQuery = Type.Object({
   cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
 });
 
+/** A resource's display name, as it is created or renamed (organization, app, program, bundle…). */
+export const Name = Type.String({ minLength: 1, maxLength: 200 });
+
 export const Uuid = Type.String({ format: "uuid" });
 export const DateTime = Type.String({ format: "date-time" });
 

@@ -85,12 +85,8 @@ export function apiKeyRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): void
       changesPrincipals: { param: "key_id" },
     },
     response: ref(ApiKeySummary),
-    handler: async ({ request, call }) => {
-      const answer = await apiKeys.revokeApiKey(
-        { environment: environmentRef(request.params), keyId: request.params.key_id },
-        call,
-      );
-      return apiKeyJson(answer.apiKey);
-    },
+    rpc: ({ params }, call) =>
+      apiKeys.revokeApiKey({ environment: environmentRef(params), keyId: params.key_id }, call),
+    json: (answer) => apiKeyJson(answer.apiKey),
   });
 }

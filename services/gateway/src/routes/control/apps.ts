@@ -2,7 +2,7 @@ import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
 import { resources } from "../resource.js";
 import { type Api, route } from "../route.js";
-import { ref } from "../schemas.js";
+import { Name, ref } from "../schemas.js";
 import { CONTROL } from "./plane.js";
 import { Application, appJson, EnvironmentBody, environmentJson, Slug } from "./wire.js";
 
@@ -16,7 +16,7 @@ export async function appRoutes(app: Api<"/v1">, deps: RouteDeps): Promise<void>
     body: Type.Object(
       {
         slug: Slug,
-        name: Type.String({ minLength: 1, maxLength: 200 }),
+        name: Name,
         description: Type.Optional(Type.Union([Type.String({ maxLength: 2000 }), Type.Null()])),
       },
       { additionalProperties: false },
@@ -54,10 +54,7 @@ export async function appRoutes(app: Api<"/v1">, deps: RouteDeps): Promise<void>
 
   route(app, CONTROL, "createEnvironment", "POST /organizations/:organization_id/apps/:app_id/environments", {
     access: { auth: "operator", scope: "apps:write", idempotency: "required" },
-    body: Type.Object(
-      { slug: Slug, name: Type.String({ minLength: 1, maxLength: 200 }) },
-      { additionalProperties: false },
-    ),
+    body: Type.Object({ slug: Slug, name: Name }, { additionalProperties: false }),
     status: 201,
     response: ref(EnvironmentBody),
     errors: [409],

@@ -6,7 +6,7 @@ import { iso } from "../../http/timestamps.js";
 import { SESSION_COOKIE } from "../../plugins/auth.js";
 import type { RouteDeps } from "../deps.js";
 import { type Api, route } from "../route.js";
-import { ref } from "../schemas.js";
+import { Name, ref } from "../schemas.js";
 import { AUTH } from "./plane.js";
 import { AccessToken, accessTokenJson, Password, SignupResult, signupJson } from "./wire.js";
 
@@ -34,7 +34,7 @@ export function authSessionRoutes(app: Api<"/auth">, deps: RouteDeps): void {
       {
         email: Type.String({ format: "email", maxLength: 320 }),
         password: Password,
-        organization_name: Type.String({ minLength: 1, maxLength: 200 }),
+        organization_name: Name,
       },
       { additionalProperties: false },
     ),

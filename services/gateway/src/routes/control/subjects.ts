@@ -6,7 +6,7 @@ import type { ENV_PREFIX } from "../environment.js";
 import { environmentRef } from "../environment.js";
 import { resources } from "../resource.js";
 import { type Api, route } from "../route.js";
-import { ref } from "../schemas.js";
+import { Name, ref } from "../schemas.js";
 import { CONTROL } from "./plane.js";
 import {
   ProgramBody,
@@ -39,48 +39,38 @@ export function subjectRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): voi
       { additionalProperties: false },
     ),
     response: ref(SubjectImport),
-    handler: async ({ request, call }) => {
-      const items = request.body.items.map((item) => ({
-        externalId: item.external_id,
-        identityMode: item.identity_mode,
-        profile: item.profile,
-      }));
-      const answer = await subjects.importSubjects(
-        { environment: environmentRef(request.params), items },
+    rpc: ({ params, body }, call) =>
+      subjects.importSubjects(
+        {
+          environment: environmentRef(params),
+          items: body.items.map((item) => ({
+            externalId: item.external_id,
+            identityMode: item.identity_mode,
+            profile: item.profile,
+          })),
+        },
         call,
-      );
-      return subjectImportJson(answer);
-    },
+      ),
+    json: subjectImportJson,
   });
 
   route(app, CONTROL, "getSubject", "GET /subjects/:subject_id", {
     access: { auth: "operator", scope: "org:read" },
     response: ref(SubjectBody),
-    handler: async ({ request, call }) => {
-      const answer = await subjects.getSubject(
-        { environment: environmentRef(request.params), subjectId: request.params.subject_id },
-        call,
-      );
-      return subjectJson(answer.subject);
-    },
+    rpc: ({ params }, call) =>
+      subjects.getSubject({ environment: environmentRef(params), subjectId: params.subject_id }, call),
+    json: (answer) => subjectJson(answer.subject),
   });
 
   route(app, CONTROL, "createProgram", "POST /programs", {
     access: { auth: "operator", scope: "subjects:write", idempotency: "required" },
-    body: Type.Object(
-      { name: Type.String({ minLength: 1, maxLength: 200 }) },
-      { additionalProperties: false },
-    ),
+    body: Type.Object({ name: Name }, { additionalProperties: false }),
     status: 201,
     response: ref(ProgramBody),
     errors: [409],
-    handler: async ({ request, call }) => {
-      const answer = await subjects.createProgram(
-        { environment: environmentRef(request.params), name: request.body.name },
-        call,
-      );
-      return programJson(answer.program);
-    },
+    rpc: ({ params, body }, call) =>
+      subjects.createProgram({ environment: environmentRef(params), name: body.name }, call),
+    json: (answer) => programJson(answer.program),
   });
 
   list("listPrograms", "GET /programs", {

@@ -27,28 +27,24 @@ export function evaluationRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): 
     status: 201,
     response: ref(Evaluation),
     errors: [409],
-    handler: async ({ request, call }) => {
-      const { body } = request;
-      const answer = await evaluations.createEvaluation(
+    rpc: ({ params, body }, call) =>
+      evaluations.createEvaluation(
         {
-          environment: environmentRef(request.params),
+          environment: environmentRef(params),
           subjectId: body.subject_id,
           bundleId: body.bundle_id,
           programId: body.program_id,
         },
         call,
-      );
-      return evaluationJson(answer.evaluation);
-    },
+      ),
+    json: (answer) => evaluationJson(answer.evaluation),
   });
 
   route(app, INTERVIEW, "getEvaluation", "GET /evaluations/:evaluation_id", {
     access: { auth: "operator", scope: "evaluations:read" },
     response: ref(Evaluation),
-    handler: async ({ request, call }) => {
-      const answer = await evaluations.getEvaluation(evaluationRef(request.params), call);
-      return evaluationJson(answer.evaluation);
-    },
+    rpc: ({ params }, call) => evaluations.getEvaluation(evaluationRef(params), call),
+    json: (answer) => evaluationJson(answer.evaluation),
   });
 
   route(app, INTERVIEW, "createParticipantSession", "POST /evaluations/:evaluation_id/participant-sessions", {
@@ -58,27 +54,20 @@ export function evaluationRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): 
     status: 201,
     response: ref(ParticipantSession),
     errors: [409],
-    handler: async ({ request, call }) => {
-      const answer = await evaluations.createParticipantSession(sessionRequest(request), call);
-      return participantSessionJson(answer);
-    },
+    rpc: (request, call) => evaluations.createParticipantSession(sessionRequest(request), call),
+    json: participantSessionJson,
   });
 
   route(app, INTERVIEW, "getEvaluationInterview", "GET /evaluations/:evaluation_id/interview", {
     access: { auth: "operator", scope: "evaluations:read" },
     querystring: SeqPageQuery,
     response: ref(EvaluationInterview),
-    handler: async ({ request, call }) => {
-      const answer = await evaluations.getEvaluationInterview(
-        {
-          ...evaluationRef(request.params),
-          afterSeq: BigInt(request.query.after_seq ?? 0),
-          limit: request.query.limit ?? 100,
-        },
+    rpc: ({ params, query }, call) =>
+      evaluations.getEvaluationInterview(
+        { ...evaluationRef(params), afterSeq: BigInt(query.after_seq ?? 0), limit: query.limit ?? 100 },
         call,
-      );
-      return operatorInterviewJson(answer.interview);
-    },
+      ),
+    json: (answer) => operatorInterviewJson(answer.interview),
   });
 
   list("listBehavioralEvents", "GET /evaluations/:evaluation_id/behavioral-events", {

@@ -3,7 +3,7 @@ import { pageOf } from "../../http/paging.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
 import { type Api, route } from "../route.js";
-import { Page, PageQuery, ref } from "../schemas.js";
+import { Name, Page, PageQuery, ref } from "../schemas.js";
 import { FreeObject } from "../wire.js";
 import type { APP_PREFIX } from "./app.js";
 import { type AppPath, appRef, authoredBy } from "./app.js";
@@ -28,10 +28,7 @@ export async function bundleRoutes(app: Api<typeof APP_PREFIX>, deps: RouteDeps)
 
   route(app, PLATFORM, "createBundle", "POST /bundles", {
     access: { auth: "operator", scope: "bundles:write", idempotency: "required" },
-    body: Type.Object(
-      { name: Type.String({ minLength: 1, maxLength: 200 }), ...ComponentVersionIds },
-      { additionalProperties: false },
-    ),
+    body: Type.Object({ name: Name, ...ComponentVersionIds }, { additionalProperties: false }),
     status: 201,
     response: ref(Bundle),
     handler: async ({ request, call }) => {

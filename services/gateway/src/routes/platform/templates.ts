@@ -3,7 +3,7 @@ import { Type } from "@sinclair/typebox";
 import { RequestValidationError } from "../../validation/json-body.js";
 import type { RouteDeps } from "../deps.js";
 import { type Api, route } from "../route.js";
-import { ref } from "../schemas.js";
+import { Name, ref } from "../schemas.js";
 import type { APP_PREFIX } from "./app.js";
 import { type AppPath, appRef, authoredBy } from "./app.js";
 import { ContentInput } from "./contents.js";
@@ -23,7 +23,7 @@ const DefinitionInput = Type.Object(
   {
     business_id: BusinessId,
     locale: Locale,
-    name: Type.String({ minLength: 1, maxLength: 200 }),
+    name: Name,
     content: ContentInput,
   },
   { additionalProperties: false },
@@ -70,7 +70,7 @@ export async function templateRoutes(app: Api<typeof APP_PREFIX>, deps: RouteDep
     access: write,
     body: Type.Object(
       {
-        name: Type.String({ minLength: 1, maxLength: 200 }),
+        name: Name,
         definitions: Type.Array(DefinitionInput, { minItems: 1, maxItems: 50 }),
       },
       { additionalProperties: false },
