@@ -1,6 +1,6 @@
 import type { Scope } from "@evalp/kit";
 import type { PageRequest } from "@evalp/proto/common/v1/page";
-import type { Static, TObject, TSchema } from "@sinclair/typebox";
+import type { TObject, TSchema } from "@sinclair/typebox";
 import type { CursorCodec } from "../http/cursor.js";
 import { pageOf, type UpstreamPage } from "../http/paging.js";
 import type { Plane } from "./operations.js";
@@ -14,7 +14,7 @@ export const reads = (scope: Scope) => ({ auth: "operator", scope }) as const;
 /** An operator's write under `scope`: it takes an Idempotency-Key (docs/idempotency.md). */
 export const writes = (scope: Scope) => ({ auth: "operator", scope, idempotency: "required" }) as const;
 
-/** What a list route is given of its request: typed by its path and its query. */
+/** What a list's RPC is given of its request: typed by its path and its query. */
 type ListRequest<Prefix extends string, Where extends At> = RouteContext<
   PathParams<FullPath<Prefix, Where>>,
   typeof PageQuery,
@@ -22,40 +22,32 @@ type ListRequest<Prefix extends string, Where extends At> = RouteContext<
 >["request"];
 
 /**
- * A cursor list (docs/paging.md): a read of one scope, answered by one list RPC whose items are
- * put on the wire one by one, by their schema's wire form unless `json` says otherwise. Its page
- * is named after its item (`App`: `AppPage`); its query is the page's (a list with filters of its
- * own declares its route itself).
- */
-export type ListSpec<Prefix extends string, Where extends At, T extends TObject, M> = {
-  scope: Scope;
-  item: T;
-  rpc: (
-    request: ListRequest<Prefix, Where>,
-    page: PageRequest,
-    call: RouteContext<TSchema, TSchema, TSchema>["call"],
-  ) => Promise<UpstreamPage<M>>;
-  json?: (message: M) => Static<T>;
-};
-
-/**
- * The routes of a plane's plugin that follow one pattern each, declared in a line or three: a
- * list is its operation, its place, its scope, its item and its RPC.
+ * The routes of a plane's plugin that follow one pattern each, declared in a line or three.
+ *
+ * A cursor list (docs/paging.md) is a read of one scope, answered by one list RPC whose items are
+ * put on the wire one by one by their schema's wire form; its page is named after its item
+ * (`App`: `AppPage`) and its query is the page's (a list with filters of its own, or whose items
+ * are mapped otherwise, declares its route itself).
  */
 export function resources<Prefix extends string>(app: Api<Prefix>, plane: Plane, cursors: CursorCodec) {
   return {
     list<Where extends At, T extends TObject, M extends object>(
       operationId: string,
       at: Where,
-      spec: ListSpec<Prefix, Where, T, M>,
+      scope: Scope,
+      item: T,
+      rpc: (
+        request: ListRequest<Prefix, Where>,
+        page: PageRequest,
+        call: RouteContext<TSchema, TSchema, TSchema>["call"],
+      ) => Promise<UpstreamPage<M>>,
     ): void {
-      const json = spec.json ?? wireOf(spec.item);
+      const json = wireOf(item);
       route(app, plane, operationId, at, {
-        access: reads(spec.scope),
+        access: reads(scope),
         querystring: PageQuery,
-        response: Page(spec.item, `${spec.item.$id}Page`),
-        handler: ({ request, call }) =>
-          pageOf(request, cursors, (page) => spec.rpc(request, page, call), json),
+        response: Page(item, `${item.$id}Page`),
+        handler: ({ request, call }) => pageOf(request, cursors, (page) => rpc(request, page, call), json),
       });
     },
   };

@@ -71,11 +71,9 @@ export function apiKeyRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): void
     },
   });
 
-  list("listApiKeys", "GET /api-keys", {
-    scope: "keys:write",
-    item: ApiKeySummary,
-    rpc: ({ params }, page, call) => apiKeys.listApiKeys({ environment: environmentRef(params), page }, call),
-  });
+  list("listApiKeys", "GET /api-keys", "keys:write", ApiKeySummary, ({ params }, page, call) =>
+    apiKeys.listApiKeys({ environment: environmentRef(params), page }, call),
+  );
 
   route(app, CONTROL, "revokeApiKey", "POST /api-keys/:key_id/revoke", {
     access: {

@@ -3,15 +3,16 @@ import type { RouteDeps } from "../deps.js";
 import { resources } from "../resource.js";
 import { type Api, route } from "../route.js";
 import { Name, ref } from "../schemas.js";
+import { type ORG_PREFIX, organizationRef } from "./organization.js";
 import { CONTROL } from "./plane.js";
 import { Application, appJson, EnvironmentBody, environmentJson, Slug } from "./wire.js";
 
 /** `ORG/apps` and `APP/environments` (docs/endpoints.md): an organization's apps and their environments. */
-export async function appRoutes(app: Api<"/v1">, deps: RouteDeps): Promise<void> {
+export async function appRoutes(app: Api<typeof ORG_PREFIX>, deps: RouteDeps): Promise<void> {
   const organizations = deps.upstreams.organizations;
   const { list } = resources(app, CONTROL, deps.cursors);
 
-  route(app, CONTROL, "createApp", "POST /organizations/:organization_id/apps", {
+  route(app, CONTROL, "createApp", "POST /apps", {
     access: { auth: "operator", scope: "apps:write", idempotency: "required" },
     body: Type.Object(
       {
@@ -27,7 +28,7 @@ export async function appRoutes(app: Api<"/v1">, deps: RouteDeps): Promise<void>
     rpc: ({ params, body }, call) =>
       organizations.createApp(
         {
-          organizationId: params.organization_id,
+          ...organizationRef(params),
           slug: body.slug,
           name: body.name,
           description: body.description ?? undefined,
@@ -37,22 +38,19 @@ export async function appRoutes(app: Api<"/v1">, deps: RouteDeps): Promise<void>
     json: (answer) => appJson(answer.app),
   });
 
-  list("listApps", "GET /organizations/:organization_id/apps", {
-    scope: "org:read",
-    item: Application,
-    rpc: ({ params }, page, call) =>
-      organizations.listApps({ organizationId: params.organization_id, page }, call),
-  });
+  list("listApps", "GET /apps", "org:read", Application, ({ params }, page, call) =>
+    organizations.listApps({ ...organizationRef(params), page }, call),
+  );
 
-  route(app, CONTROL, "getApp", "GET /organizations/:organization_id/apps/:app_id", {
+  route(app, CONTROL, "getApp", "GET /apps/:app_id", {
     access: { auth: "operator", scope: "org:read" },
     response: ref(Application),
     rpc: ({ params }, call) =>
-      organizations.getApp({ organizationId: params.organization_id, appId: params.app_id }, call),
+      organizations.getApp({ ...organizationRef(params), appId: params.app_id }, call),
     json: (answer) => appJson(answer.app),
   });
 
-  route(app, CONTROL, "createEnvironment", "POST /organizations/:organization_id/apps/:app_id/environments", {
+  route(app, CONTROL, "createEnvironment", "POST /apps/:app_id/environments", {
     access: { auth: "operator", scope: "apps:write", idempotency: "required" },
     body: Type.Object({ slug: Slug, name: Name }, { additionalProperties: false }),
     status: 201,
@@ -60,19 +58,18 @@ export async function appRoutes(app: Api<"/v1">, deps: RouteDeps): Promise<void>
     errors: [409],
     rpc: ({ params, body }, call) =>
       organizations.createEnvironment(
-        { organizationId: params.organization_id, appId: params.app_id, slug: body.slug, name: body.name },
+        { ...organizationRef(params), appId: params.app_id, slug: body.slug, name: body.name },
         call,
       ),
     json: (answer) => environmentJson(answer.environment),
   });
 
-  list("listEnvironments", "GET /organizations/:organization_id/apps/:app_id/environments", {
-    scope: "org:read",
-    item: EnvironmentBody,
-    rpc: ({ params }, page, call) =>
-      organizations.listEnvironments(
-        { organizationId: params.organization_id, appId: params.app_id, page },
-        call,
-      ),
-  });
+  list(
+    "listEnvironments",
+    "GET /apps/:app_id/environments",
+    "org:read",
+    EnvironmentBody,
+    ({ params }, page, call) =>
+      organizations.listEnvironments({ ...organizationRef(params), appId: params.app_id, page }, call),
+  );
 }

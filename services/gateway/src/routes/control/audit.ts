@@ -3,6 +3,7 @@ import { pageOf } from "../../http/paging.js";
 import type { RouteDeps } from "../deps.js";
 import { type Api, route } from "../route.js";
 import { Page, PageQuery } from "../schemas.js";
+import { type ORG_PREFIX, organizationRef } from "./organization.js";
 import { CONTROL } from "./plane.js";
 import { AuditEventBody, auditEventJson } from "./wire.js";
 
@@ -15,20 +16,19 @@ const AuditQuery = Type.Composite([
 ]);
 
 /** `GET ORG/audit-events` (AuditEventPage), filtered by `action` and `resource_type`. */
-export function auditRoutes(app: Api<"/v1">, deps: RouteDeps): void {
-  route(app, CONTROL, "listAuditEvents", "GET /organizations/:organization_id/audit-events", {
+export function auditRoutes(app: Api<typeof ORG_PREFIX>, deps: RouteDeps): void {
+  route(app, CONTROL, "listAuditEvents", "GET /audit-events", {
     access: { auth: "operator", scope: "audit:read" },
     querystring: AuditQuery,
     response: Page(AuditEventBody, "AuditEventPage"),
     handler: ({ request, call }) => {
-      const { organization_id } = request.params;
       const { action, resource_type } = request.query;
       return pageOf(
         request,
         deps.cursors,
         (page) =>
           deps.upstreams.audit.listAuditEvents(
-            { organizationId: organization_id, page, action, resourceType: resource_type },
+            { ...organizationRef(request.params), page, action, resourceType: resource_type },
             call,
           ),
         auditEventJson,

@@ -5,6 +5,7 @@ import type { RouteDeps } from "../deps.js";
 import { resources } from "../resource.js";
 import { type Api, route } from "../route.js";
 import { ref } from "../schemas.js";
+import { type ORG_PREFIX, organizationRef } from "./organization.js";
 import { CONTROL } from "./plane.js";
 import {
   InvitationAcceptance,
@@ -14,12 +15,12 @@ import {
   TokenAndPassword,
 } from "./wire.js";
 
-/** #2 `POST ORG/memberships`, `GET ORG/memberships` and #3 `POST /v1/invitations/accept`. */
-export function membershipRoutes(app: Api<"/v1">, deps: RouteDeps): void {
+/** #2 `POST ORG/memberships` and `GET ORG/memberships`. */
+export function membershipRoutes(app: Api<typeof ORG_PREFIX>, deps: RouteDeps): void {
   const memberships = deps.upstreams.memberships;
   const { list } = resources(app, CONTROL, deps.cursors);
 
-  route(app, CONTROL, "createMembership", "POST /organizations/:organization_id/memberships", {
+  route(app, CONTROL, "createMembership", "POST /memberships", {
     access: { auth: "operator", scope: "org:admin", idempotency: "required", changesPrincipals: "all" },
     body: Type.Object(
       {
@@ -33,18 +34,20 @@ export function membershipRoutes(app: Api<"/v1">, deps: RouteDeps): void {
     errors: [409],
     rpc: ({ params, body }, call) =>
       memberships.createMembership(
-        { organizationId: params.organization_id, email: body.email, role: body.role ?? "member" },
+        { ...organizationRef(params), email: body.email, role: body.role ?? "member" },
         call,
       ),
     json: (answer) => membershipJson(answer.membership),
   });
 
-  list("listMemberships", "GET /organizations/:organization_id/memberships", {
-    scope: "org:read",
-    item: MembershipBody,
-    rpc: ({ params }, page, call) =>
-      memberships.listMemberships({ organizationId: params.organization_id, page }, call),
-  });
+  list("listMemberships", "GET /memberships", "org:read", MembershipBody, ({ params }, page, call) =>
+    memberships.listMemberships({ ...organizationRef(params), page }, call),
+  );
+}
+
+/** #3 `POST /v1/invitations/accept`: an invited user joins with the token mailed to them. */
+export function invitationRoutes(app: Api<"/v1">, deps: RouteDeps): void {
+  const memberships = deps.upstreams.memberships;
 
   route(app, CONTROL, "acceptInvitation", "POST /invitations/accept", {
     access: { auth: "none", idempotency: "required", changesPrincipals: "all", hashesPassword: true },

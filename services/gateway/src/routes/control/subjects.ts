@@ -73,10 +73,7 @@ export function subjectRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): voi
     json: (answer) => programJson(answer.program),
   });
 
-  list("listPrograms", "GET /programs", {
-    scope: "org:read",
-    item: ProgramBody,
-    rpc: ({ params }, page, call) =>
-      subjects.listPrograms({ environment: environmentRef(params), page }, call),
-  });
+  list("listPrograms", "GET /programs", "org:read", ProgramBody, ({ params }, page, call) =>
+    subjects.listPrograms({ environment: environmentRef(params), page }, call),
+  );
 }

@@ -70,10 +70,11 @@ export function evaluationRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): 
     json: (answer) => operatorInterviewJson(answer.interview),
   });
 
-  list("listBehavioralEvents", "GET /evaluations/:evaluation_id/behavioral-events", {
-    scope: "evaluations:read",
-    item: BehavioralEvent,
-    rpc: ({ params }, page, call) =>
-      evaluations.listBehavioralEvents({ ...evaluationRef(params), page }, call),
-  });
+  list(
+    "listBehavioralEvents",
+    "GET /evaluations/:evaluation_id/behavioral-events",
+    "evaluations:read",
+    BehavioralEvent,
+    ({ params }, page, call) => evaluations.listBehavioralEvents({ ...evaluationRef(params), page }, call),
+  );
 }

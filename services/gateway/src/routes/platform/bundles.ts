@@ -6,7 +6,7 @@ import { type Api, route } from "../route.js";
 import { Name, Page, PageQuery, ref } from "../schemas.js";
 import { FreeObject } from "../wire.js";
 import type { APP_PREFIX } from "./app.js";
-import { type AppPath, appRef, authoredBy } from "./app.js";
+import { appRef, authoredBy, bundleRef } from "./app.js";
 import { PLATFORM } from "./plane.js";
 import {
   BUNDLE_STATUSES,
@@ -16,11 +16,6 @@ import {
   COMPONENT_FIELDS,
   ComponentVersionIds,
 } from "./wire.js";
-
-/** The bundle a path names, as the bundle RPCs take it. */
-function bundleRef(params: AppPath & { bundle_id: string }) {
-  return { app: appRef(params), bundleId: params.bundle_id };
-}
 
 /** `APP/bundles`: create, #8 list, get, #9 status and #10 preview. */
 export async function bundleRoutes(app: Api<typeof APP_PREFIX>, deps: RouteDeps): Promise<void> {

@@ -5,7 +5,7 @@ import type { RouteDeps } from "../deps.js";
 import { type Api, route } from "../route.js";
 import { Name, ref } from "../schemas.js";
 import type { APP_PREFIX } from "./app.js";
-import { type AppPath, appRef, authoredBy } from "./app.js";
+import { appRef, authoredBy, templateRef } from "./app.js";
 import { ContentInput } from "./contents.js";
 import { PLATFORM } from "./plane.js";
 import { definitionJson, Template, TemplateClone, TemplateDefinition, templateJson } from "./wire.js";
@@ -56,10 +56,6 @@ function refuseRepeats(definitions: DefinitionFields[]): void {
   if (items.length > 0) throw new RequestValidationError(items);
 }
 
-/** The template a path names, as the template RPCs take it. */
-function templateRef(params: AppPath & { template_id: string }) {
-  return { app: appRef(params), templateId: params.template_id };
-}
 const write = { auth: "operator", scope: "templates:write", idempotency: "required" } as const;
 
 /** `APP/templates`: create, get, add a definition's next revision, #11 clone. */

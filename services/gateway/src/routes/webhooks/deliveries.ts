@@ -3,9 +3,10 @@ import { pageOf } from "../../http/paging.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
 import type { ENV_PREFIX } from "../environment.js";
-import { type EnvPath, environmentRef } from "../environment.js";
+import { environmentRef } from "../environment.js";
 import { type Api, route } from "../route.js";
 import { Page, PageQuery, ref, Uuid } from "../schemas.js";
+import { deliveryRef } from "./paths.js";
 import { WEBHOOKS } from "./plane.js";
 import {
   DELIVERY_STATUSES,
@@ -14,11 +15,6 @@ import {
   WebhookDelivery,
   WebhookDeliveryWithAttempts,
 } from "./wire.js";
-
-/** The delivery a path names, as the delivery RPCs take it. */
-function deliveryRef(params: EnvPath & { delivery_id: string }) {
-  return { environment: environmentRef(params), deliveryId: params.delivery_id };
-}
 
 /** `ENV/webhook-deliveries`: #13 list (by `status`, `endpoint_id`), get with attempts, #14 replay. */
 export async function webhookDeliveryRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): Promise<void> {

@@ -6,8 +6,8 @@ import { environmentRef } from "../environment.js";
 import { resources } from "../resource.js";
 import { type Api, route } from "../route.js";
 import { ref } from "../schemas.js";
-import { endpointRef, READ, WRITE } from "./endpoint-path.js";
 import { refusingFields } from "./field-refusals.js";
+import { endpointRef, READ, WRITE } from "./paths.js";
 import { WEBHOOKS } from "./plane.js";
 import {
   EVENT_TYPES,
@@ -55,12 +55,9 @@ export async function webhookEndpointRoutes(app: Api<typeof ENV_PREFIX>, deps: R
     },
   });
 
-  list("listWebhookEndpoints", "GET /webhooks", {
-    scope: "webhooks:read",
-    item: WebhookEndpoint,
-    rpc: ({ params }, page, call) =>
-      endpoints.listEndpoints({ environment: environmentRef(params), page }, call),
-  });
+  list("listWebhookEndpoints", "GET /webhooks", "webhooks:read", WebhookEndpoint, ({ params }, page, call) =>
+    endpoints.listEndpoints({ environment: environmentRef(params), page }, call),
+  );
 
   route(app, WEBHOOKS, "getWebhookEndpoint", "GET /webhooks/:id", {
     access: READ,
