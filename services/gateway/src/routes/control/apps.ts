@@ -10,7 +10,7 @@ import { Application, appJson, EnvironmentBody, environmentJson, Slug } from "./
 /** `ORG/apps` and `APP/environments` (docs/endpoints.md): an organization's apps and their environments. */
 export async function appRoutes(app: Api<typeof ORG_PREFIX>, deps: RouteDeps): Promise<void> {
   const organizations = deps.upstreams.organizations;
-  const { list } = resources(app, CONTROL, deps.cursors);
+  const { list, read } = resources(app, CONTROL, deps.cursors);
 
   route(app, CONTROL, "createApp", "POST /apps", {
     access: { auth: "operator", scope: "apps:write", idempotency: "required" },
@@ -42,9 +42,7 @@ export async function appRoutes(app: Api<typeof ORG_PREFIX>, deps: RouteDeps): P
     organizations.listApps({ ...organizationRef(params), page }, call),
   );
 
-  route(app, CONTROL, "getApp", "GET /apps/:app_id", {
-    access: { auth: "operator", scope: "org:read" },
-    response: ref(Application),
+  read("getApp", "GET /apps/:app_id", "org:read", Application, {
     rpc: ({ params }, call) =>
       organizations.getApp({ ...organizationRef(params), appId: params.app_id }, call),
     json: (answer) => appJson(answer.app),

@@ -1,5 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
+import { resources } from "../resource.js";
 import { type Api, route } from "../route.js";
 import { Name, ref } from "../schemas.js";
 import { CONTROL } from "./plane.js";
@@ -7,6 +8,7 @@ import { OrganizationBody, organizationJson } from "./wire.js";
 
 /** `POST /v1/organizations` (sessions only; the caller becomes owner) and `GET ORG`. */
 export function organizationRoutes(app: Api<"/v1">, deps: RouteDeps): void {
+  const { read } = resources(app, CONTROL, deps.cursors);
   const organizations = deps.upstreams.organizations;
 
   route(app, CONTROL, "createOrganization", "POST /organizations", {
@@ -19,9 +21,7 @@ export function organizationRoutes(app: Api<"/v1">, deps: RouteDeps): void {
     json: (answer) => organizationJson(answer.organization),
   });
 
-  route(app, CONTROL, "getOrganization", "GET /organizations/:organization_id", {
-    access: { auth: "operator", scope: "org:read" },
-    response: ref(OrganizationBody),
+  read("getOrganization", "GET /organizations/:organization_id", "org:read", OrganizationBody, {
     rpc: ({ params }, call) =>
       organizations.getOrganization({ organizationId: params.organization_id }, call),
     json: (answer) => organizationJson(answer.organization),

@@ -30,7 +30,7 @@ const SubjectItem = Type.Object(
 /** #5 `POST ENV/subjects/batch`, `GET ENV/subjects/{subject_id}`, `POST/GET ENV/programs` (under ENV). */
 export function subjectRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): void {
   const subjects = deps.upstreams.subjects;
-  const { list } = resources(app, CONTROL, deps.cursors);
+  const { list, read } = resources(app, CONTROL, deps.cursors);
 
   route(app, CONTROL, "importSubjects", "POST /subjects/batch", {
     access: { auth: "operator", scope: "subjects:write", idempotency: "required" },
@@ -54,9 +54,7 @@ export function subjectRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): voi
     json: subjectImportJson,
   });
 
-  route(app, CONTROL, "getSubject", "GET /subjects/:subject_id", {
-    access: { auth: "operator", scope: "org:read" },
-    response: ref(SubjectBody),
+  read("getSubject", "GET /subjects/:subject_id", "org:read", SubjectBody, {
     rpc: ({ params }, call) =>
       subjects.getSubject({ environment: environmentRef(params), subjectId: params.subject_id }, call),
     json: (answer) => subjectJson(answer.subject),

@@ -16,7 +16,7 @@ import { evaluationJson, operatorInterviewJson, participantSessionJson } from ".
  */
 export function evaluationRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): void {
   const evaluations = deps.upstreams.interview.evaluations;
-  const { list } = resources(app, INTERVIEW, deps.cursors);
+  const { list, read } = resources(app, INTERVIEW, deps.cursors);
 
   route(app, INTERVIEW, "createEvaluation", "POST /evaluations", {
     access: { auth: "operator", scope: "evaluations:write", idempotency: "required" },
@@ -40,9 +40,7 @@ export function evaluationRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): 
     json: (answer) => evaluationJson(answer.evaluation),
   });
 
-  route(app, INTERVIEW, "getEvaluation", "GET /evaluations/:evaluation_id", {
-    access: { auth: "operator", scope: "evaluations:read" },
-    response: ref(Evaluation),
+  read("getEvaluation", "GET /evaluations/:evaluation_id", "evaluations:read", Evaluation, {
     rpc: ({ params }, call) => evaluations.getEvaluation(evaluationRef(params), call),
     json: (answer) => evaluationJson(answer.evaluation),
   });

@@ -1,9 +1,9 @@
 import { Type } from "@sinclair/typebox";
-import { pageOf } from "../../http/paging.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
+import { resources } from "../resource.js";
 import { type Api, route } from "../route.js";
-import { Name, Page, PageQuery, ref } from "../schemas.js";
+import { Name, ref } from "../schemas.js";
 import { FreeObject } from "../wire.js";
 import type { APP_PREFIX } from "./app.js";
 import { appRef, authoredBy, bundleRef } from "./app.js";
@@ -20,6 +20,7 @@ import {
 /** `APP/bundles`: create, #8 list, get, #9 status and #10 preview. */
 export async function bundleRoutes(app: Api<typeof APP_PREFIX>, deps: RouteDeps): Promise<void> {
   const bundles = deps.upstreams.platform.bundles;
+  const { filteredList, read } = resources(app, PLATFORM, deps.cursors);
 
   route(app, PLATFORM, "createBundle", "POST /bundles", {
     access: { auth: "operator", scope: "bundles:write", idempotency: "required" },
@@ -42,28 +43,18 @@ export async function bundleRoutes(app: Api<typeof APP_PREFIX>, deps: RouteDeps)
     },
   });
 
-  route(app, PLATFORM, "listBundles", "GET /bundles", {
-    access: { auth: "operator", scope: "bundles:read" },
-    querystring: Type.Composite([
-      PageQuery,
-      Type.Object({ status: Type.Optional(StringEnum(BUNDLE_STATUSES)) }),
-    ]),
-    response: Page(Bundle, "BundlePage"),
-    handler: ({ request, call }) =>
-      pageOf(
-        request,
-        deps.cursors,
-        (page) =>
-          bundles.listBundles({ app: appRef(request.params), page, status: request.query.status }, call),
-        bundleJson,
-      ),
-  });
+  filteredList(
+    "listBundles",
+    "GET /bundles",
+    "bundles:read",
+    { item: Bundle, filters: { status: Type.Optional(StringEnum(BUNDLE_STATUSES)) }, json: bundleJson },
+    ({ params, query }, page, call) =>
+      bundles.listBundles({ app: appRef(params), page, status: query.status }, call),
+  );
 
-  route(app, PLATFORM, "getBundle", "GET /bundles/:bundle_id", {
-    access: { auth: "operator", scope: "bundles:read" },
-    response: ref(Bundle),
-    handler: async ({ request, call }) =>
-      bundleJson((await bundles.getBundle(bundleRef(request.params), call)).bundle),
+  read("getBundle", "GET /bundles/:bundle_id", "bundles:read", Bundle, {
+    rpc: ({ params }, call) => bundles.getBundle(bundleRef(params), call),
+    json: (answer) => bundleJson(answer.bundle),
   });
 
   route(app, PLATFORM, "changeBundleStatus", "POST /bundles/:bundle_id/status", {

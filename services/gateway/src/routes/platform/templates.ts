@@ -2,6 +2,7 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { Type } from "@sinclair/typebox";
 import { RequestValidationError } from "../../validation/json-body.js";
 import type { RouteDeps } from "../deps.js";
+import { resources } from "../resource.js";
 import { type Api, route } from "../route.js";
 import { Name, ref } from "../schemas.js";
 import type { APP_PREFIX } from "./app.js";
@@ -60,6 +61,7 @@ const write = { auth: "operator", scope: "templates:write", idempotency: "requir
 
 /** `APP/templates`: create, get, add a definition's next revision, #11 clone. */
 export async function templateRoutes(app: Api<typeof APP_PREFIX>, deps: RouteDeps): Promise<void> {
+  const { read } = resources(app, PLATFORM, deps.cursors);
   const templates = deps.upstreams.platform.templates;
 
   route(app, PLATFORM, "createTemplate", "POST /templates", {
@@ -89,11 +91,9 @@ export async function templateRoutes(app: Api<typeof APP_PREFIX>, deps: RouteDep
     },
   });
 
-  route(app, PLATFORM, "getTemplate", "GET /templates/:template_id", {
-    access: { auth: "operator", scope: ["bundles:read", "templates:write"] },
-    response: ref(Template),
-    handler: async ({ request, call }) =>
-      templateJson((await templates.getTemplate(templateRef(request.params), call)).template),
+  read("getTemplate", "GET /templates/:template_id", ["bundles:read", "templates:write"], Template, {
+    rpc: ({ params }, call) => templates.getTemplate(templateRef(params), call),
+    json: (answer) => templateJson(answer.template),
   });
 
   route(app, PLATFORM, "addTemplateDefinition", "POST /templates/:template_id/definitions", {

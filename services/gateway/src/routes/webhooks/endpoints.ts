@@ -7,7 +7,7 @@ import { resources } from "../resource.js";
 import { type Api, route } from "../route.js";
 import { ref } from "../schemas.js";
 import { refusingFields } from "./field-refusals.js";
-import { endpointRef, READ, WRITE } from "./paths.js";
+import { endpointRef, WRITE } from "./paths.js";
 import { WEBHOOKS } from "./plane.js";
 import {
   EVENT_TYPES,
@@ -23,7 +23,7 @@ const Url = Type.String({ minLength: 1, maxLength: 2048 });
 /** `ENV/webhooks`: create, list, get, change and delete an endpoint. */
 export async function webhookEndpointRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): Promise<void> {
   const endpoints = deps.upstreams.webhooks.endpoints;
-  const { list } = resources(app, WEBHOOKS, deps.cursors);
+  const { list, read } = resources(app, WEBHOOKS, deps.cursors);
 
   route(app, WEBHOOKS, "createWebhookEndpoint", "POST /webhooks", {
     access: WRITE,
@@ -59,11 +59,9 @@ export async function webhookEndpointRoutes(app: Api<typeof ENV_PREFIX>, deps: R
     endpoints.listEndpoints({ environment: environmentRef(params), page }, call),
   );
 
-  route(app, WEBHOOKS, "getWebhookEndpoint", "GET /webhooks/:id", {
-    access: READ,
-    response: ref(WebhookEndpoint),
-    handler: async ({ request, call }) =>
-      endpointJson((await endpoints.getEndpoint(endpointRef(request.params), call)).endpoint),
+  read("getWebhookEndpoint", "GET /webhooks/:id", "webhooks:read", WebhookEndpoint, {
+    rpc: ({ params }, call) => endpoints.getEndpoint(endpointRef(params), call),
+    json: (answer) => endpointJson(answer.endpoint),
   });
 
   route(app, WEBHOOKS, "updateWebhookEndpoint", "PATCH /webhooks/:id", {
