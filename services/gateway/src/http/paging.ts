@@ -47,18 +47,29 @@ export function pageBody<T>(
 }
 
 /** The list RPCs' answers: a page of messages and where the next one starts. */
-type UpstreamPage<M> = { items: M[]; page?: PageInfo };
+export type UpstreamPage<M> = { items: M[]; page?: PageInfo };
+
+/**
+ * A list's `limit` and `cursor`, read from its query after validation (which checked their shape
+ * against PageQuery): a list's query may carry filters of its own beside them.
+ */
+function pageQueryOf(query: unknown): { limit?: number; cursor?: string } {
+  if (typeof query !== "object" || query === null) return {};
+  const limit = "limit" in query && typeof query.limit === "number" ? query.limit : undefined;
+  const cursor = "cursor" in query && typeof query.cursor === "string" ? query.cursor : undefined;
+  return { limit, cursor };
+}
 
 /**
  * A cursor list's answer (docs/paging.md): the page the request's `limit` and `cursor` ask for,
  * fetched by `list`, its items mapped to the wire by `json`.
  */
 export async function pageOf<M, J>(
-  request: FastifyRequest & { query: { limit?: number; cursor?: string } },
+  request: FastifyRequest,
   cursors: CursorCodec,
   list: (page: PageRequest) => Promise<UpstreamPage<M>>,
   json: (message: M) => J,
 ) {
-  const answer = await list(pageRequest(request, cursors, request.query));
+  const answer = await list(pageRequest(request, cursors, pageQueryOf(request.query)));
   return pageBody(request, cursors, answer.items.map(json), answer.page);
 }

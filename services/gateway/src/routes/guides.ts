@@ -2,28 +2,18 @@ import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { notFound } from "@evalp/kit";
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
+import guides from "./guides.json" with { type: "json" };
 import { errorResponses, textResponse } from "./responses.js";
 
 /**
- * The guides of `docs/` the gateway serves, by file name, with what each is about. A fixed list:
- * a page is served only when its name is here, so no request can name another file.
+ * The guides of `docs/` the gateway serves, by file name, with what each is about (guides.json,
+ * data beside this file). A fixed list: a page is served only when its name is here, so no
+ * request can name another file.
  */
-export const GUIDES = [
-  { page: "README.md", title: "Index of the guides" },
-  { page: "http.md", title: "HTTP rules: bodies, request ids, limits, rate limiting" },
-  { page: "errors.md", title: "Errors: the two bodies and every code" },
-  { page: "authentication.md", title: "Credentials, scopes, sessions and tokens" },
-  { page: "idempotency.md", title: "Idempotency-Key: safe retries" },
-  { page: "paging.md", title: "Paging: cursors and sequence numbers" },
-  { page: "endpoints.md", title: "The endpoints, plane by plane" },
-  { page: "webhooks.md", title: "Webhooks: events, delivery, retries and signatures" },
-  { page: "expressions.md", title: "Expressions, scorecards and component contents" },
-  { page: "interview.md", title: "Interviews: the participant, the agent and the realtime doors" },
-  { page: "configuration.md", title: "Configuration: every environment setting" },
-  { page: "journey.md", title: "A client's journey, end to end" },
-] as const;
+export const GUIDES: ReadonlyArray<{ page: string; title: string }> = guides;
 
 /** Where the guides are served; a page's address is this plus its name. */
 export const GUIDES_PATH = "/docs/guides";
@@ -51,7 +41,7 @@ export function registerGuideRoutes(app: FastifyInstance, directory = guidesDire
   const pages = new Map<string, string>(
     GUIDES.map(({ page }) => [page, readFileSync(join(directory, page), "utf8")]),
   );
-  app.route({
+  app.withTypeProvider<TypeBoxTypeProvider>().route({
     method: "GET",
     url: `${GUIDES_PATH}/:page`,
     config: { access: { auth: "none" } },
@@ -71,7 +61,7 @@ export function registerGuideRoutes(app: FastifyInstance, directory = guidesDire
       },
     },
     handler: async (request, reply) => {
-      const { page } = request.params as { page: string };
+      const { page } = request.params;
       const text = pages.get(page);
       if (text === undefined) throw notFound("guide", { page });
       return reply.type("text/markdown; charset=utf-8").send(text);

@@ -2,6 +2,7 @@ import { ERROR_CATALOG } from "@evalp/kit";
 import { type TSchema, Type } from "@sinclair/typebox";
 import type { RouteAccess } from "../http/principal.js";
 import { ref } from "./schemas.js";
+import { named } from "./wire.js";
 
 /** The application error body (docs/errors.md); `code` is one of the catalog's. */
 export const ApplicationError = Type.Object(
@@ -13,7 +14,7 @@ export const ApplicationError = Type.Object(
       request_id: Type.String(),
     }),
   },
-  { $id: "ApplicationError", title: "ApplicationError", description: "An error (docs/errors.md)." },
+  named("ApplicationError", "An error (docs/errors.md)."),
 );
 
 /** The validation error body (docs/errors.md): one item per problem of the request. */
@@ -29,11 +30,7 @@ export const ValidationError = Type.Object(
       }),
     ),
   },
-  {
-    $id: "ValidationError",
-    title: "ValidationError",
-    description: "What is wrong with a request, item by item (docs/errors.md).",
-  },
+  named("ValidationError", "What is wrong with a request, item by item (docs/errors.md)."),
 );
 
 const text = (description: string) => ({ type: "string", description });

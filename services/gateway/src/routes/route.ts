@@ -1,5 +1,5 @@
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import { type Static, type TObject, type TSchema, Type } from "@sinclair/typebox";
+import { type Static, type TObject, type TSchema, type TString, Type } from "@sinclair/typebox";
 import type {
   FastifyInstance,
   FastifyReply,
@@ -10,19 +10,41 @@ import type {
 } from "fastify";
 import { callOptions } from "../http/call.js";
 import type { RouteAccess } from "../http/principal.js";
+import type { Plane } from "./operations.js";
 import { errorResponses, successResponse } from "./responses.js";
 import { IdempotentHeaders, OptionalIdempotencyHeaders } from "./schemas.js";
 
-/** The gateway's Fastify instance with request and reply types inferred from TypeBox schemas. */
-export type Api = FastifyInstance<
+/**
+ * The gateway's Fastify instance with request and reply types inferred from TypeBox schemas, in
+ * a plugin under `Prefix`: a route's path parameters are those of the prefix and of its path.
+ */
+export type Api<Prefix extends string = string> = FastifyInstance<
   RawServerDefault,
   RawRequestDefaultExpression,
   RawReplyDefaultExpression,
   FastifyInstance["log"],
   TypeBoxTypeProvider
->;
+> & { readonly prefix: Prefix };
 
 type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+
+/** Where a route is: its method and its path, relative to its plugin's prefix (`"GET /apps/:app_id"`). */
+export type At = `${Method} /${string}`;
+
+/** The names of a path's `:name` parameters. */
+type ParamNames<Path extends string> = Path extends `${string}:${infer Name}/${infer Rest}`
+  ? Name | ParamNames<`/${Rest}`>
+  : Path extends `${string}:${infer Name}`
+    ? Name
+    : never;
+
+/** A route's path parameters, every one a string (the auth plugin checks the shape of ids: 404). */
+export type PathParams<Path extends string> = TObject<{ [Name in ParamNames<Path>]: TString }>;
+
+/** The path of a route `at` under `Prefix`. */
+export type FullPath<Prefix extends string, Where extends At> = Where extends `${Method} ${infer Path}`
+  ? `${Prefix}${Path}`
+  : never;
 
 /** What a route's handler is given: its typed request, its reply, and the call options of its RPCs. */
 export type RouteContext<P extends TSchema, Q extends TSchema, B extends TSchema> = {
@@ -33,55 +55,81 @@ export type RouteContext<P extends TSchema, Q extends TSchema, B extends TSchema
 };
 
 /**
- * A route as the API declares it: everything the document and the plugins need, and the few
- * lines that are its own. `responses` are its successes (status → body schema and what it means);
- * the error responses are derived (the ones every route can give, plus `errors`).
+ * A route as the API declares it: everything the plugins need, and the few lines that are its
+ * own. Its prose (summary, description, what each success means) is its plane's
+ * `operations.md`'s, by operationId; `status` and `response` are its success, and the error
+ * responses are derived (the ones every route can give, plus `errors`).
  */
-export type RouteSpec<P extends TSchema, Q extends TSchema, B extends TSchema, R extends TSchema> = {
-  method: Method;
-  /** Relative to the plugin's prefix. */
-  url: string;
-  operationId: string;
-  summary: string;
-  /** What it does, its errors and idempotency, for the document. */
-  description: string;
+export type RouteSpec<
+  P extends TSchema,
+  Q extends TSchema,
+  B extends TSchema,
+  R extends TSchema,
+  A = unknown,
+> = {
   /** How it is reached; a connection token opens only the realtime door, a WebSocket (no route). */
   access: RouteAccess & { auth: HttpAuth };
-  params?: P;
   querystring?: Q;
   body?: B;
   /** Other headers than Idempotency-Key, which the access's `idempotency` declares. */
   headers?: TObject;
-  /** The success status (200 unless given) and its body (none for 204). */
+  /**
+   * The success status (200 unless given) and its body (none for 204). Other success statuses
+   * the prose gives (e.g. 200 for a repeat of a 201) are sent by the handler itself, with the
+   * same body (`await reply.code(…).send(…)`).
+   */
   status?: 200 | 201 | 202 | 204;
   response?: R;
-  /** What the success response means. */
-  responseDescription: string;
-  /**
-   * Other success statuses, with the same body, that the handler sends itself
-   * (`await reply.code(…).send(…)`), and what each means: e.g. 200 for a repeat of a 201.
-   */
-  otherSuccesses?: Partial<Record<200 | 201 | 202, string>>;
   /** Error statuses beyond the common ones (401, 403, 404, 422, 429, 503), e.g. 409 or 410. */
   errors?: number[];
-  handler: (context: RouteContext<P, Q, B>) => Promise<R extends TSchema ? Static<R> | undefined : undefined>;
-};
+} & Answer<P, Q, B, R, A>;
+
+/**
+ * How a route answers: most make one RPC and put its answer on the wire (`rpc`, then `json`);
+ * the others, which check, combine or reply themselves, say it all in a `handler`.
+ */
+type Answer<P extends TSchema, Q extends TSchema, B extends TSchema, R extends TSchema, A> =
+  | {
+      handler: (context: RouteContext<P, Q, B>) => Promise<Static<R> | undefined>;
+      rpc?: never;
+      json?: never;
+    }
+  | {
+      rpc: (request: RouteContext<P, Q, B>["request"], call: RouteContext<P, Q, B>["call"]) => Promise<A>;
+      json: (answer: A) => Static<R>;
+      handler?: never;
+    };
+
+/** The schema of a path's parameters, in the path's order (none: no schema). */
+export function pathParams<Path extends string>(path: Path): PathParams<Path> | undefined {
+  const names = [...path.matchAll(/:(\w+)/g)].map(([, name]) => name ?? "");
+  if (names.length === 0) return undefined;
+  // The properties are the names the type reads from the same path.
+  return Type.Object(Object.fromEntries(names.map((name) => [name, Type.String()]))) as PathParams<Path>;
+}
 
 /**
  * Registers `routes` as a plugin under `prefix` (path parameters included), typed by the TypeBox
  * provider: a plane's routes are written relative to where they live.
  */
-export async function under(
+export async function under<Prefix extends string>(
   app: FastifyInstance,
-  prefix: string,
-  routes: (api: Api) => Promise<void> | void,
+  prefix: Prefix,
+  routes: (api: Api<Prefix>) => Promise<void> | void,
 ): Promise<void> {
   await app.register(
     async (scope) => {
-      await routes(scope.withTypeProvider<TypeBoxTypeProvider>());
+      const api: Api = scope.withTypeProvider<TypeBoxTypeProvider>();
+      if (!isUnder(api, prefix)) throw new Error(`routes under ${prefix} are registered at ${api.prefix}`);
+      await routes(api);
     },
     { prefix },
   );
+}
+
+/** Whether `api` is a plugin under exactly `prefix` (not nested in another prefix). */
+function isUnder<Prefix extends string>(api: Api, prefix: Prefix): api is Api<Prefix> {
+  return api.prefix === prefix;
 }
 
 type HttpAuth = Exclude<RouteAccess["auth"], "connection">;
@@ -116,50 +164,70 @@ export function headersOf(spec: { method: Method; access: RouteAccess; headers?:
  * sent with the declared success status.
  */
 export function route<
-  P extends TSchema = TSchema,
+  Prefix extends string,
+  Where extends At,
   Q extends TSchema = TSchema,
   B extends TSchema = TSchema,
   R extends TSchema = TSchema,
->(app: Api, tag: string, spec: RouteSpec<P, Q, B, R>): void {
+  A = unknown,
+>(
+  app: Api<Prefix>,
+  plane: Plane,
+  operationId: string,
+  at: Where,
+  spec: RouteSpec<PathParams<FullPath<Prefix, Where>>, Q, B, R, A>,
+): void {
+  const [method, url] = methodAndPath(at);
+  const params = pathParams(`${app.prefix}${url}`);
   const status = spec.status ?? 200;
+  const { summary, description, responses } = plane.prose(operationId);
+  if (!responses[status]) throw new Error(`${operationId}: its prose has no ${status} response`);
   // Whether an Idempotency-Key is honoured (plugins/idempotency.ts: not declared is "none").
   const idempotent =
-    spec.method !== "GET" &&
-    (spec.access.idempotency === "required" || spec.access.idempotency === "optional");
-  app.route({
-    method: spec.method,
-    url: spec.url,
+    method !== "GET" && (spec.access.idempotency === "required" || spec.access.idempotency === "optional");
+  type Params = PathParams<FullPath<Prefix, Where>>;
+  app.route<{ Params: Static<Params>; Querystring: Static<Q>; Body: Static<B> }>({
+    method,
+    url,
     config: { access: spec.access },
     schema: {
-      tags: [tag],
-      operationId: spec.operationId,
-      summary: spec.summary,
-      description: spec.description,
+      tags: [plane.tag],
+      operationId,
+      summary,
+      description,
       security: SECURITY[spec.access.auth],
-      ...(spec.params ? { params: spec.params } : {}),
+      ...(params ? { params } : {}),
       ...(spec.querystring ? { querystring: spec.querystring } : {}),
       ...(spec.body ? { body: spec.body } : {}),
-      ...headersOf(spec),
+      ...headersOf({ method, access: spec.access, headers: spec.headers }),
       response: {
         ...Object.fromEntries(
-          Object.entries({ ...spec.otherSuccesses, [status]: spec.responseDescription }).map(
-            ([code, description]) => [code, successResponse(description, spec.response, idempotent)],
-          ),
+          Object.entries(responses).map(([code, meaning = ""]) => [
+            code,
+            successResponse(meaning, spec.response, idempotent),
+          ]),
         ),
         ...errorResponses(spec.access, spec.body !== undefined, spec.errors ?? [], idempotent),
       },
     },
     handler: async (request, reply) => {
-      const context = {
-        request: request as RouteContext<P, Q, B>["request"],
-        reply,
-        call: callOptions(request),
-      };
-      const body = await spec.handler(context);
+      const call = callOptions(request);
+      const body = spec.handler
+        ? await spec.handler({ request, reply, call })
+        : spec.json(await spec.rpc(request, call));
       if (reply.sent) return reply;
       // A 204 is sent as an empty string, not as nothing: the idempotency plugin stores (and a
       // retry with the same key replays) only an answer that was sent with a payload.
       return reply.code(status).send(status === 204 ? "" : body);
     },
   });
+}
+
+const METHODS: readonly Method[] = ["GET", "POST", "PUT", "PATCH", "DELETE"];
+
+/** `"GET /apps/:app_id"` as its method and its path. */
+function methodAndPath(at: At): [Method, string] {
+  const method = METHODS.find((candidate) => at.startsWith(`${candidate} `));
+  if (!method) throw new Error(`a route is declared at "${at}": no method`);
+  return [method, at.slice(method.length + 1)];
 }

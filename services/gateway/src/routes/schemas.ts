@@ -25,6 +25,9 @@ export const PageQuery = Type.Object({
   cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
 });
 
+/** A resource's display name, as it is created or renamed (organization, app, program, bundle…). */
+export const Name = Type.String({ minLength: 1, maxLength: 200 });
+
 export const Uuid = Type.String({ format: "uuid" });
 export const DateTime = Type.String({ format: "date-time" });
 
@@ -38,12 +41,3 @@ export function Page<T extends TSchema>(item: T, name: string) {
     { title: name },
   );
 }
-
-/** Path parameters of the ORG / APP / ENV prefixes (ids are checked for shape by the auth plugin: 404). */
-export const OrgParams = Type.Object({ organization_id: Type.String() });
-export const AppParams = Type.Object({ organization_id: Type.String(), app_id: Type.String() });
-export const EnvParams = Type.Object({
-  organization_id: Type.String(),
-  app_id: Type.String(),
-  environment_id: Type.String(),
-});

@@ -1,15 +1,15 @@
 import { AGENT_SCOPE, AppError, grants, SCOPES, type Scope } from "@evalp/kit";
 import { Type } from "@sinclair/typebox";
-import { pageOf } from "../../http/paging.js";
 import { RequestValidationError } from "../../validation/json-body.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
+import type { ENV_PREFIX } from "../environment.js";
 import { environmentRef } from "../environment.js";
+import { resources } from "../resource.js";
 import { type Api, route } from "../route.js";
-import { EnvParams, Page, PageQuery, ref } from "../schemas.js";
+import { ref } from "../schemas.js";
+import { CONTROL } from "./plane.js";
 import { ApiKeyCreated, ApiKeySummary, apiKeyJson } from "./wire.js";
-
-const TAG = "control";
 
 const CreateApiKeyBody = Type.Object(
   {
@@ -47,24 +47,15 @@ function checkRequestedScopes(held: string[], requested: Scope[]): Scope[] {
 }
 
 /** `POST/GET ENV/api-keys` and `POST ENV/api-keys/{key_id}/revoke` (under the ENV prefix). */
-export function apiKeyRoutes(app: Api, deps: RouteDeps): void {
+export function apiKeyRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): void {
   const apiKeys = deps.upstreams.apiKeys;
+  const { list } = resources(app, CONTROL, deps.cursors);
 
-  route(app, TAG, {
-    method: "POST",
-    url: "/api-keys",
-    operationId: "createApiKey",
-    summary: "Create an API key",
-    description:
-      "Creates an API key of the environment with the scopes given; the whole key is in this " +
-      "answer only, as `secret`. A key cannot have a scope its creator lacks (403 `forbidden`), " +
-      "and `interviews:agent` is granted alone (422). Requires `keys:write` and an Idempotency-Key.",
+  route(app, CONTROL, "createApiKey", "POST /api-keys", {
     access: { auth: "operator", scope: "keys:write", idempotency: "required" },
-    params: EnvParams,
     body: CreateApiKeyBody,
     status: 201,
     response: ref(ApiKeyCreated),
-    responseDescription: "The key, created, with its secret.",
     handler: async ({ request, call }) => {
       const scopes = checkRequestedScopes(request.access?.scopes ?? [], request.body.scopes);
       const answer = await apiKeys.createApiKey(
@@ -80,51 +71,20 @@ export function apiKeyRoutes(app: Api, deps: RouteDeps): void {
     },
   });
 
-  route(app, TAG, {
-    method: "GET",
-    url: "/api-keys",
-    operationId: "listApiKeys",
-    summary: "List API keys",
-    description:
-      "The environment's API keys, revoked ones included, newest first, a page at a time " +
-      "(docs/paging.md); never their secrets. Requires `keys:write`.",
-    access: { auth: "operator", scope: "keys:write" },
-    params: EnvParams,
-    querystring: PageQuery,
-    response: Page(ApiKeySummary, "ApiKeyPage"),
-    responseDescription: "A page of API keys.",
-    handler: ({ request, call }) =>
-      pageOf(
-        request,
-        deps.cursors,
-        (page) => apiKeys.listApiKeys({ environment: environmentRef(request.params), page }, call),
-        apiKeyJson,
-      ),
-  });
+  list("listApiKeys", "GET /api-keys", "keys:write", ApiKeySummary, ({ params }, page, call) =>
+    apiKeys.listApiKeys({ environment: environmentRef(params), page }, call),
+  );
 
-  route(app, TAG, {
-    method: "POST",
-    url: "/api-keys/:key_id/revoke",
-    operationId: "revokeApiKey",
-    summary: "Revoke an API key",
-    description:
-      "Revokes the key at once: from then on it gets 401 `api_key_revoked`. Requires " +
-      "`keys:write` and an Idempotency-Key.",
+  route(app, CONTROL, "revokeApiKey", "POST /api-keys/:key_id/revoke", {
     access: {
       auth: "operator",
       scope: "keys:write",
       idempotency: "required",
       changesPrincipals: { param: "key_id" },
     },
-    params: Type.Composite([EnvParams, Type.Object({ key_id: Type.String() })]),
     response: ref(ApiKeySummary),
-    responseDescription: "The key, revoked.",
-    handler: async ({ request, call }) => {
-      const answer = await apiKeys.revokeApiKey(
-        { environment: environmentRef(request.params), keyId: request.params.key_id },
-        call,
-      );
-      return apiKeyJson(answer.apiKey);
-    },
+    rpc: ({ params }, call) =>
+      apiKeys.revokeApiKey({ environment: environmentRef(params), keyId: params.key_id }, call),
+    json: (answer) => apiKeyJson(answer.apiKey),
   });
 }

@@ -1,47 +1,31 @@
 import { Type } from "@sinclair/typebox";
-import { pageOf } from "../../http/paging.js";
 import type { RouteDeps } from "../deps.js";
-import { type Api, route } from "../route.js";
-import { OrgParams, Page, PageQuery } from "../schemas.js";
+import { resources } from "../resource.js";
+import type { Api } from "../route.js";
+import { type ORG_PREFIX, organizationRef } from "./organization.js";
+import { CONTROL } from "./plane.js";
 import { AuditEventBody, auditEventJson } from "./wire.js";
 
-const AuditQuery = Type.Composite([
-  PageQuery,
-  Type.Object({
-    action: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-    resource_type: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-  }),
-]);
+/** An audit list's filters: one action, one kind of resource. */
+const AuditFilters = {
+  action: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  resource_type: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+};
 
 /** `GET ORG/audit-events` (AuditEventPage), filtered by `action` and `resource_type`. */
-export function auditRoutes(app: Api, deps: RouteDeps): void {
-  route(app, "control", {
-    method: "GET",
-    url: "/organizations/:organization_id/audit-events",
-    operationId: "listAuditEvents",
-    summary: "List audit events",
-    description:
-      "The organization's audit trail: a record of every change made in it, with who made it " +
-      "and the request's id, newest first, a page at a time (docs/paging.md), filtered by `action` " +
-      "and `resource_type` when given. Requires `audit:read`.",
-    access: { auth: "operator", scope: "audit:read" },
-    params: OrgParams,
-    querystring: AuditQuery,
-    response: Page(AuditEventBody, "AuditEventPage"),
-    responseDescription: "A page of audit events.",
-    handler: ({ request, call }) => {
-      const { organization_id } = request.params;
-      const { action, resource_type } = request.query;
-      return pageOf(
-        request,
-        deps.cursors,
-        (page) =>
-          deps.upstreams.audit.listAuditEvents(
-            { organizationId: organization_id, page, action, resourceType: resource_type },
-            call,
-          ),
-        auditEventJson,
-      );
-    },
-  });
+export function auditRoutes(app: Api<typeof ORG_PREFIX>, deps: RouteDeps): void {
+  const { filteredList } = resources(app, CONTROL, deps.cursors);
+  const audit = deps.upstreams.audit;
+
+  filteredList(
+    "listAuditEvents",
+    "GET /audit-events",
+    "audit:read",
+    { item: AuditEventBody, filters: AuditFilters, json: auditEventJson },
+    ({ params, query }, page, call) =>
+      audit.listAuditEvents(
+        { ...organizationRef(params), page, action: query.action, resourceType: query.resource_type },
+        call,
+      ),
+  );
 }

@@ -6,13 +6,12 @@ import { iso } from "../../http/timestamps.js";
 import { SESSION_COOKIE } from "../../plugins/auth.js";
 import type { RouteDeps } from "../deps.js";
 import { type Api, route } from "../route.js";
-import { ref } from "../schemas.js";
+import { Name, ref } from "../schemas.js";
+import { AUTH } from "./plane.js";
 import { AccessToken, accessTokenJson, Password, SignupResult, signupJson } from "./wire.js";
 
-const TAG = "auth";
-
 /** `/auth/signup`, `/auth/login` and `/auth/logout`: the only routes that create or end sessions. */
-export function authSessionRoutes(app: Api, deps: RouteDeps): void {
+export function authSessionRoutes(app: Api<"/auth">, deps: RouteDeps): void {
   // Secure unless in development (docs/authentication.md); set and cleared with the same attributes.
   const cookie = {
     httpOnly: true,
@@ -29,27 +28,18 @@ export function authSessionRoutes(app: Api, deps: RouteDeps): void {
     return expiresAt;
   }
 
-  route(app, TAG, {
-    method: "POST",
-    url: "/signup",
-    operationId: "signUp",
-    summary: "Sign up",
-    description:
-      "Creates a user, their organization (the user is its owner) and a first access token, " +
-      "which is also set as the session cookie. An email already taken: 409 `already_exists`. " +
-      "404 when sign-up is turned off. Needs no credential; an Idempotency-Key is honoured when sent.",
+  route(app, AUTH, "signUp", "POST /signup", {
     access: { auth: "none", idempotency: "optional", hashesPassword: true },
     body: Type.Object(
       {
         email: Type.String({ format: "email", maxLength: 320 }),
         password: Password,
-        organization_name: Type.String({ minLength: 1, maxLength: 200 }),
+        organization_name: Name,
       },
       { additionalProperties: false },
     ),
     status: 201,
     response: ref(SignupResult),
-    responseDescription: "The user and organization, created, and an access token.",
     errors: [409],
     handler: async ({ request, reply, call }) => {
       if (!deps.config.SIGNUP_ENABLED)
@@ -60,15 +50,7 @@ export function authSessionRoutes(app: Api, deps: RouteDeps): void {
     },
   });
 
-  route(app, TAG, {
-    method: "POST",
-    url: "/login",
-    operationId: "logIn",
-    summary: "Log in",
-    description:
-      "Exchanges an email and password for an access token (12 h), also set as the session " +
-      "cookie. A wrong email or password: 401 `invalid_credentials`. Attempts are limited per " +
-      "email and per client address (429). Needs no credential; an Idempotency-Key is honoured when sent.",
+  route(app, AUTH, "logIn", "POST /login", {
     access: { auth: "none", idempotency: "optional" },
     body: Type.Object(
       {
@@ -78,7 +60,6 @@ export function authSessionRoutes(app: Api, deps: RouteDeps): void {
       { additionalProperties: false },
     ),
     response: ref(AccessToken),
-    responseDescription: "A new session's access token.",
     errors: [401],
     handler: async ({ request, reply, call }) => {
       await deps.attempts.check("login", request.body.email, request.ip);
@@ -87,17 +68,9 @@ export function authSessionRoutes(app: Api, deps: RouteDeps): void {
     },
   });
 
-  route(app, TAG, {
-    method: "POST",
-    url: "/logout",
-    operationId: "logOut",
-    summary: "Log out",
-    description:
-      "Revokes the access token presented (bearer or cookie) and clears the cookie. Sessions " +
-      "only: an API key gets 403. An Idempotency-Key is honoured when sent.",
+  route(app, AUTH, "logOut", "POST /logout", {
     access: { auth: "session", idempotency: "optional", changesPrincipals: "credential" },
     status: 204,
-    responseDescription: "The session has ended.",
     handler: async ({ request, reply, call }) => {
       await auth.logout({ accessToken: request.credential ?? "" }, call);
       reply.clearCookie(SESSION_COOKIE, cookie);

@@ -7,7 +7,8 @@ import { apiKeyRoutes } from "./api-keys.js";
 import { appRoutes } from "./apps.js";
 import { auditRoutes } from "./audit.js";
 import { authSessionRoutes } from "./auth-session.js";
-import { membershipRoutes } from "./memberships.js";
+import { invitationRoutes, membershipRoutes } from "./memberships.js";
+import { ORG_PREFIX } from "./organization.js";
 import { organizationRoutes } from "./organizations.js";
 import { passwordResetRoutes } from "./password-reset.js";
 import { principalRoutes } from "./principal.js";
@@ -26,6 +27,9 @@ export async function registerControlRoutes(app: FastifyInstance, deps: RouteDep
     principalRoutes(api);
     activeOrganizationRoutes(api, deps);
     organizationRoutes(api, deps);
+    invitationRoutes(api, deps);
+  });
+  await under(app, ORG_PREFIX, async (api) => {
     membershipRoutes(api, deps);
     auditRoutes(api, deps);
     await appRoutes(api, deps);

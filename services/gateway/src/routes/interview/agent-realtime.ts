@@ -22,7 +22,7 @@ function fromFrame(error: AppError): AppError {
 }
 
 /** `GET /v1/agent/realtime` (docs/interview.md#the-agent-protocol): the agent's WebSocket, described by `createAgentSession`. */
-export function agentRealtimeRoutes(app: Api, deps: RouteDeps): void {
+export function agentRealtimeRoutes(app: Api<"/v1/agent">, deps: RouteDeps): void {
   const agent = deps.upstreams.interview.agent;
   const hub = deps.hub;
   const run = commandRunner(deps);

@@ -2,10 +2,11 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Type } from "@sinclair/typebox";
 import { RequestValidationError } from "../../validation/json-body.js";
 import type { RouteDeps } from "../deps.js";
+import type { ENV_PREFIX } from "../environment.js";
 import { environmentRef } from "../environment.js";
 import { type Api, route } from "../route.js";
-import { DateTime, EnvParams, ref } from "../schemas.js";
-import { TAG } from "./requests.js";
+import { DateTime, ref } from "../schemas.js";
+import { INTERVIEW } from "./plane.js";
 import { AnalyticsSummary } from "./resources.js";
 import { summaryJson } from "./wire.js";
 
@@ -28,22 +29,11 @@ function windowProblem(startsAt: Date, endsAt: Date, input: string) {
 }
 
 /** `GET ENV/analytics/summary?starts_at&ends_at` (scope `analytics:read`). */
-export function analyticsRoutes(app: Api, deps: RouteDeps): void {
-  route(app, TAG, {
-    method: "GET",
-    url: "/analytics/summary",
-    operationId: "getAnalyticsSummary",
-    summary: "Summarize the environment's interviews",
-    description:
-      "The interviews started in [`starts_at`, `ends_at`): how many started and completed, the " +
-      "completion rate, medians and per-question metrics. `ends_at` must come after `starts_at`, at " +
-      "most 366 days later (422 otherwise). Below five started sessions the privacy floor applies: " +
-      "no per-question metrics and null medians. Requires `analytics:read`.",
+export function analyticsRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): void {
+  route(app, INTERVIEW, "getAnalyticsSummary", "GET /analytics/summary", {
     access: { auth: "operator", scope: "analytics:read" },
-    params: EnvParams,
     querystring: Type.Object({ starts_at: DateTime, ends_at: DateTime }),
     response: ref(AnalyticsSummary),
-    responseDescription: "The window's summary.",
     handler: async ({ request, call }) => {
       const startsAt = new Date(request.query.starts_at);
       const endsAt = new Date(request.query.ends_at);

@@ -4,24 +4,14 @@ import type { Api } from "../route.js";
 import { participantRef } from "./requests.js";
 import { interviewStep } from "./steps.js";
 
-const ProposalParams = Type.Object({ proposal_id: Type.String() });
-
 /**
  * `/v1/participant/interview/proposals/{id}/confirm|reject` (docs/interview.md#the-agent-protocol): the participant's
  * decision on the answer an agent proposed.
  */
-export function proposalRoutes(app: Api, deps: RouteDeps): void {
+export function proposalRoutes(app: Api<"/v1/participant">, deps: RouteDeps): void {
   const agent = deps.upstreams.interview.agent;
 
-  interviewStep(app, deps.hub, {
-    url: "/interview/proposals/:proposal_id/confirm",
-    operationId: "confirmProposal",
-    summary: "Confirm the pending proposal",
-    description:
-      "Confirms the answer the agent proposed: it is recorded (a correction when the question was " +
-      "answered already).",
-    params: ProposalParams,
-    responseDescription: "The interview with the answer recorded.",
+  interviewStep(app, deps.hub, "confirmProposal", "/interview/proposals/:proposal_id/confirm", {
     take: ({ request, call }) =>
       agent.resolveProposal(
         { participant: participantRef(request), proposalId: request.params.proposal_id, decision: "confirm" },
@@ -29,19 +19,11 @@ export function proposalRoutes(app: Api, deps: RouteDeps): void {
       ),
   });
 
-  interviewStep(app, deps.hub, {
-    url: "/interview/proposals/:proposal_id/reject",
-    operationId: "rejectProposal",
-    summary: "Reject the pending proposal",
-    description:
-      "Rejects the answer the agent proposed, with an optional reason: the question's `attempt` goes " +
-      "up by one and it is asked again.",
-    params: ProposalParams,
+  interviewStep(app, deps.hub, "rejectProposal", "/interview/proposals/:proposal_id/reject", {
     body: Type.Object(
       { reason: Type.Optional(Type.String({ minLength: 1, maxLength: 2000 })) },
       { additionalProperties: false },
     ),
-    responseDescription: "The interview with the proposal rejected.",
     take: ({ request, call }) =>
       agent.resolveProposal(
         {

@@ -39,23 +39,33 @@ const ERROR_FRAME = {
   },
 };
 
-const ENTRY_FRAME = {
-  title: "EntryFrame",
-  description: "A transcript entry: the answer to the participant's utterance, or the agent's turn.",
-  type: "object",
-  required: ["type", "entry"],
-  additionalProperties: false,
-  properties: { type: { type: "string", const: "entry" }, entry: schemaRef(named(TranscriptEntry)) },
-};
+/** A pushed frame of type `type` that carries one named resource, `schema`, under `key`. */
+function carrying(title: string, description: string, type: string, key: string, schema: TSchema) {
+  return {
+    title,
+    description,
+    type: "object",
+    required: ["type", key],
+    additionalProperties: false,
+    properties: { type: { type: "string", const: type }, [key]: schemaRef(named(schema)) },
+  };
+}
 
-const STATE_FRAME = {
-  title: "StateFrame",
-  description: "The interview, pushed to both doors each time its revision changes.",
-  type: "object",
-  required: ["type", "interview"],
-  additionalProperties: false,
-  properties: { type: { type: "string", const: "state" }, interview: schemaRef(named(Interview)) },
-};
+const ENTRY_FRAME = carrying(
+  "EntryFrame",
+  "A transcript entry: the answer to the participant's utterance, or the agent's turn.",
+  "entry",
+  "entry",
+  TranscriptEntry,
+);
+
+const STATE_FRAME = carrying(
+  "StateFrame",
+  "The interview, pushed to both doors each time its revision changes.",
+  "state",
+  "interview",
+  Interview,
+);
 
 /** A command's type as a component name: `consistency_follow_up` → `ConsistencyFollowUpCommand`. */
 const commandName = (type: string) =>
@@ -109,6 +119,31 @@ function message(name: string, schema: JsonObject) {
 /** `#/channels/<channel>/messages/<name>` for each name: an operation's messages. */
 const channelMessages = (channel: string, names: string[]) =>
   names.map((name) => ({ $ref: `#/channels/${channel}/messages/${name}` }));
+
+/** The credential each door is opened with. */
+const TOKEN = { participant: "connectionToken", agent: "agentToken" } as const;
+
+/**
+ * An operation on a door's channel: what it sends or receives, and the messages of its reply
+ * when it has one (`[messages, reply]`).
+ */
+function operation(
+  action: "send" | "receive",
+  channel: keyof typeof TOKEN,
+  summary: string,
+  [messages, reply]: [string[], string[]?],
+) {
+  // A new object each time: a serializer may write a shared one as an anchor and its alias.
+  const at = () => ({ $ref: `#/channels/${channel}` });
+  return {
+    action,
+    channel: at(),
+    summary,
+    security: [{ $ref: `#/components/securitySchemes/${TOKEN[channel]}` }],
+    messages: channelMessages(channel, messages),
+    ...(reply ? { reply: { channel: at(), messages: channelMessages(channel, reply) } } : {}),
+  };
+}
 
 /**
  * The AsyncAPI 3.1 document of the realtime doors at `realtimeUrl` (the participant door's URL the
@@ -206,42 +241,28 @@ export function realtimeDocument(openapi: OpenApiComponents, realtimeUrl: string
       },
     },
     operations: {
-      receiveUtterance: {
-        action: "receive",
-        channel: { $ref: "#/channels/participant" },
-        summary: "The participant sends an utterance.",
-        security: [{ $ref: "#/components/securitySchemes/connectionToken" }],
-        messages: channelMessages("participant", ["UtteranceFrame"]),
-        reply: {
-          channel: { $ref: "#/channels/participant" },
-          messages: channelMessages("participant", ["EntryFrame", "ErrorFrame"]),
-        },
-      },
-      sendParticipantFrames: {
-        action: "send",
-        channel: { $ref: "#/channels/participant" },
-        summary: "The platform pushes the agent's turns and each new revision of the interview.",
-        security: [{ $ref: "#/components/securitySchemes/connectionToken" }],
-        messages: channelMessages("participant", ["EntryFrame", "StateFrame", "ErrorFrame"]),
-      },
-      receiveCommand: {
-        action: "receive",
-        channel: { $ref: "#/channels/agent" },
-        summary: "The agent sends a command (the same as `POST /v1/agent/interview/commands`).",
-        security: [{ $ref: "#/components/securitySchemes/agentToken" }],
-        messages: channelMessages("agent", commandNames),
-        reply: {
-          channel: { $ref: "#/channels/agent" },
-          messages: channelMessages("agent", ["AgentAck", "ErrorFrame"]),
-        },
-      },
-      sendAgentFrames: {
-        action: "send",
-        channel: { $ref: "#/channels/agent" },
-        summary: "The platform pushes each new revision of the interview, and ends a superseded session.",
-        security: [{ $ref: "#/components/securitySchemes/agentToken" }],
-        messages: channelMessages("agent", ["StateFrame", "ErrorFrame"]),
-      },
+      receiveUtterance: operation("receive", "participant", "The participant sends an utterance.", [
+        ["UtteranceFrame"],
+        ["EntryFrame", "ErrorFrame"],
+      ]),
+      sendParticipantFrames: operation(
+        "send",
+        "participant",
+        "The platform pushes the agent's turns and each new revision of the interview.",
+        [["EntryFrame", "StateFrame", "ErrorFrame"]],
+      ),
+      receiveCommand: operation(
+        "receive",
+        "agent",
+        "The agent sends a command (the same as `POST /v1/agent/interview/commands`).",
+        [commandNames, ["AgentAck", "ErrorFrame"]],
+      ),
+      sendAgentFrames: operation(
+        "send",
+        "agent",
+        "The platform pushes each new revision of the interview, and ends a superseded session.",
+        [["StateFrame", "ErrorFrame"]],
+      ),
     },
     components: {
       schemas,

@@ -51,7 +51,7 @@ function utterance(text: string): { frame: Static<typeof UtteranceFrame> } | { e
  * handled one at a time, in order. The socket closes when the connection token expires.
  * `startInterview` describes it in the document.
  */
-export function realtimeRoutes(app: Api, deps: RouteDeps): void {
+export function realtimeRoutes(app: Api<"/v1/participant">, deps: RouteDeps): void {
   const participant = deps.upstreams.interview.participant;
 
   // Before the upgrade: a token whose session is unknown (401) or not started (404) gets no socket.

@@ -1,21 +1,17 @@
 import type { AgentRef } from "@evalp/proto/interview/v1/agent";
 import type { ParticipantRef } from "@evalp/proto/interview/v1/participant";
-import { type Static, Type } from "@sinclair/typebox";
+import { Type } from "@sinclair/typebox";
 import type { FastifyRequest } from "fastify";
-import { environmentRef } from "../environment.js";
-import { EnvParams } from "../schemas.js";
+import { type EnvPath, environmentRef } from "../environment.js";
 
 // What the interview plane's requests carry: their shared parameters, and the interview a
 // verified participant or agent token is bound to.
 
-/** The document's tag of the plane's operations. */
-export const TAG = "interview";
-
 /** Path parameters of `ENV/evaluations/:evaluation_id/…`. */
-export const EvaluationParams = Type.Composite([EnvParams, Type.Object({ evaluation_id: Type.String() })]);
+export type EvaluationPath = EnvPath & { evaluation_id: string };
 
 /** An evaluation as the interview plane's RPCs name it: its environment's path and its id. */
-export function evaluationRef(params: Static<typeof EvaluationParams>) {
+export function evaluationRef(params: EvaluationPath) {
   return { environment: environmentRef(params), evaluationId: params.evaluation_id };
 }
 
@@ -28,10 +24,7 @@ export function SessionBody(maxSeconds: number) {
 }
 
 /** What a new session of an evaluation is asked for: the evaluation and the session's lifetime. */
-export function sessionRequest(request: {
-  params: Static<typeof EvaluationParams>;
-  body: { ttl_seconds?: number };
-}) {
+export function sessionRequest(request: { params: EvaluationPath; body: { ttl_seconds?: number } }) {
   return { ...evaluationRef(request.params), ttlSeconds: request.body.ttl_seconds ?? 900 };
 }
 

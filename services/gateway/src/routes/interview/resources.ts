@@ -1,6 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import { DateTime, ref, Uuid } from "../schemas.js";
-import { FreeObject, nullable } from "../wire.js";
+import { FreeObject, named, nullable } from "../wire.js";
 
 // The interview plane's resources on the wire (docs/interview.md): their schemas, named components
 // of the document (`wire.ts` maps the RPC messages to them).
@@ -17,16 +17,15 @@ export const Evaluation = Type.Object(
     }),
     created_at: DateTime,
   },
-  { $id: "Evaluation", title: "Evaluation", description: "An evaluation of a subject on a bundle." },
+  named("Evaluation", "An evaluation of a subject on a bundle."),
 );
 
 export const ParticipantSession = Type.Object(
   { session_id: Uuid, participant_token: Type.String(), expires_at: DateTime },
-  {
-    $id: "ParticipantSession",
-    title: "ParticipantSession",
-    description: "A participant session of an evaluation; its participant token is shown this once.",
-  },
+  named(
+    "ParticipantSession",
+    "A participant session of an evaluation; its participant token is shown this once.",
+  ),
 );
 
 export const BehavioralEvent = Type.Object(
@@ -36,20 +35,12 @@ export const BehavioralEvent = Type.Object(
     question_id: nullable(Type.String()),
     elapsed_ms: nullable(Type.Number()),
   },
-  {
-    $id: "BehavioralEvent",
-    title: "BehavioralEvent",
-    description: "A participant's behavioral event (privacy-minimized).",
-  },
+  named("BehavioralEvent", "A participant's behavioral event (privacy-minimized)."),
 );
 
 export const BehavioralEventReceipt = Type.Object(
   { accepted: Type.Integer() },
-  {
-    $id: "BehavioralEventReceipt",
-    title: "BehavioralEventReceipt",
-    description: "How many events were recorded.",
-  },
+  named("BehavioralEventReceipt", "How many events were recorded."),
 );
 
 export const Question = Type.Object(
@@ -62,7 +53,7 @@ export const Question = Type.Object(
     min: Type.Optional(Type.Number()),
     max: Type.Optional(Type.Number()),
   },
-  { $id: "Question", title: "Question", description: "A question of the interview, as it is asked." },
+  named("Question", "A question of the interview, as it is asked."),
 );
 
 export const Proposal = Type.Object(
@@ -75,11 +66,7 @@ export const Proposal = Type.Object(
     previous_answer: Type.Optional(FreeObject),
     proposed_answer: Type.Optional(FreeObject),
   },
-  {
-    $id: "Proposal",
-    title: "Proposal",
-    description: "An answer the agent proposes, for the participant to confirm or reject.",
-  },
+  named("Proposal", "An answer the agent proposes, for the participant to confirm or reject."),
 );
 
 export const Scenario = Type.Object(
@@ -92,7 +79,7 @@ export const Scenario = Type.Object(
     max_follow_ups: Type.Integer(),
     criteria: Type.Array(Type.Object({ id: Type.String(), label: Type.String() })),
   },
-  { $id: "Scenario", title: "Scenario", description: "The scenario being explored, and its follow-ups." },
+  named("Scenario", "The scenario being explored, and its follow-ups."),
 );
 
 /** The interview's state as both sides see it (docs/interview.md#the-agent-protocol): the `interview` of every step. */
@@ -136,21 +123,16 @@ export const Interview = Type.Object(
     pending_proposal: Type.Optional(ref(Proposal)),
     scenario: Type.Optional(ref(Scenario)),
   },
-  {
-    $id: "ParticipantInterview",
-    title: "ParticipantInterview",
-    description: "The interview's state: where it stands, the question asked, progress and what is missing.",
-  },
+  named(
+    "ParticipantInterview",
+    "The interview's state: where it stands, the question asked, progress and what is missing.",
+  ),
 );
 
 /** `{"interview": …}`: what consent, answers, finish and a proposal's decision answer. */
 export const InterviewState = Type.Object(
   { interview: ref(Interview) },
-  {
-    $id: "ParticipantInterviewState",
-    title: "ParticipantInterviewState",
-    description: "The interview after a step.",
-  },
+  named("ParticipantInterviewState", "The interview after a step."),
 );
 
 export const InterviewStart = Type.Object(
@@ -162,11 +144,10 @@ export const InterviewStart = Type.Object(
     }),
     interview: ref(Interview),
   },
-  {
-    $id: "ParticipantInterviewStart",
-    title: "ParticipantInterviewStart",
-    description: "The interview, started or resumed, and a connection token for the realtime door.",
-  },
+  named(
+    "ParticipantInterviewStart",
+    "The interview, started or resumed, and a connection token for the realtime door.",
+  ),
 );
 
 export const TranscriptEntry = Type.Object(
@@ -180,16 +161,12 @@ export const TranscriptEntry = Type.Object(
     ended_at: Type.Optional(DateTime),
     interrupted: Type.Boolean(),
   },
-  { $id: "TranscriptEntry", title: "TranscriptEntry", description: "A question, an answer or an utterance." },
+  named("TranscriptEntry", "A question, an answer or an utterance."),
 );
 
 export const TranscriptPage = Type.Object(
   { items: Type.Array(ref(TranscriptEntry)), next_after_seq: Type.Integer() },
-  {
-    $id: "TranscriptPage",
-    title: "TranscriptPage",
-    description: "Transcript entries after a sequence number.",
-  },
+  named("TranscriptPage", "Transcript entries after a sequence number."),
 );
 
 export const InterviewEntry = Type.Object(
@@ -207,11 +184,7 @@ export const InterviewEntry = Type.Object(
     scenario_id: Type.Optional(Type.String()),
     section_id: Type.Optional(Type.String()),
   },
-  {
-    $id: "InterviewEntry",
-    title: "InterviewEntry",
-    description: "An entry of the interview's record, in order.",
-  },
+  named("InterviewEntry", "An entry of the interview's record, in order."),
 );
 
 export const InterviewMetrics = Type.Object(
@@ -231,11 +204,7 @@ export const InterviewMetrics = Type.Object(
     turn_latency_p50_ms: Type.Optional(Type.Number()),
     turn_latency_p95_ms: Type.Optional(Type.Number()),
   },
-  {
-    $id: "InterviewMetrics",
-    title: "InterviewMetrics",
-    description: "What the interview took: counts, usage, latency and cost.",
-  },
+  named("InterviewMetrics", "What the interview took: counts, usage, latency and cost."),
 );
 
 /** The interface's "Evaluation interview (operator view)". */
@@ -255,11 +224,7 @@ export const EvaluationInterview = Type.Object(
     entries: Type.Array(ref(InterviewEntry)),
     metrics: ref(InterviewMetrics),
   },
-  {
-    $id: "EvaluationInterview",
-    title: "EvaluationInterview",
-    description: "An evaluation's interview as its operator sees it.",
-  },
+  named("EvaluationInterview", "An evaluation's interview as its operator sees it."),
 );
 
 export const AnalyticsSummary = Type.Object(
@@ -275,11 +240,7 @@ export const AnalyticsSummary = Type.Object(
     question_metrics: Type.Array(FreeObject),
     privacy_floor_applied: Type.Boolean(),
   },
-  {
-    $id: "AnalyticsSummary",
-    title: "AnalyticsSummary",
-    description: "The interviews started in a window, summed up.",
-  },
+  named("AnalyticsSummary", "The interviews started in a window, summed up."),
 );
 
 export const AgentSession = Type.Object(
@@ -290,21 +251,17 @@ export const AgentSession = Type.Object(
     expires_at: DateTime,
     interview_id: Uuid,
   },
-  {
-    $id: "AgentSession",
-    title: "AgentSession",
-    description: "An agent session on an interview; its agent token is shown this once.",
-  },
+  named("AgentSession", "An agent session on an interview; its agent token is shown this once."),
 );
 
 export const AgentPrice = Type.Object(
   { provider: Type.String(), model: Type.String(), unit: Type.String(), usd_per_unit: Type.Number() },
-  { $id: "AgentPrice", title: "AgentPrice", description: "The price of a unit of a provider's model." },
+  named("AgentPrice", "The price of a unit of a provider's model."),
 );
 
 export const AgentPrices = Type.Object(
   { prices: Type.Array(ref(AgentPrice)), updated_at: DateTime },
-  { $id: "AgentPrices", title: "AgentPrices", description: "The environment's agent price table." },
+  named("AgentPrices", "The environment's agent price table."),
 );
 
 export const AgentAck = Type.Object(
@@ -314,11 +271,7 @@ export const AgentAck = Type.Object(
     entry: Type.Optional(ref(InterviewEntry)),
     interview: ref(Interview),
   },
-  {
-    $id: "AgentAck",
-    title: "AgentAck",
-    description: "A command's acknowledgement: its entry, if any, and the interview after it.",
-  },
+  named("AgentAck", "A command's acknowledgement: its entry, if any, and the interview after it."),
 );
 
 /** The named schemas of this plane, registered once with the app (components of the document). */

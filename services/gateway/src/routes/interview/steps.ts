@@ -1,9 +1,17 @@
 import type { Snapshot } from "@evalp/proto/interview/v1/interview";
 import type { TSchema } from "@sinclair/typebox";
 import type { InterviewHub } from "../../realtime/hub.js";
-import { type Api, type RouteContext, type RouteSpec, route } from "../route.js";
+import {
+  type Api,
+  type FullPath,
+  type PathParams,
+  type RouteContext,
+  type RouteSpec,
+  route,
+} from "../route.js";
 import { ref } from "../schemas.js";
-import { participantRef, TAG } from "./requests.js";
+import { INTERVIEW } from "./plane.js";
+import { participantRef } from "./requests.js";
 import { InterviewState } from "./resources.js";
 import { interviewJson } from "./wire.js";
 
@@ -12,10 +20,7 @@ export const STEP = { auth: "participant", idempotency: "optional" } as const;
 /** What every participant step may answer beyond the common errors: a step out of turn. */
 export const STEP_ERRORS = [409];
 
-type StepSpec<P extends TSchema, B extends TSchema> = Pick<
-  RouteSpec<P, TSchema, B, TSchema>,
-  "url" | "operationId" | "summary" | "description" | "params" | "body" | "responseDescription"
-> & {
+type StepSpec<P extends TSchema, B extends TSchema> = Pick<RouteSpec<P, TSchema, B, TSchema>, "body"> & {
   /** The step itself: the interview plane's answer, with the interview after it. */
   take: (context: RouteContext<P, TSchema, B>) => Promise<{ interview?: Snapshot }>;
 };
@@ -25,16 +30,16 @@ type StepSpec<P extends TSchema, B extends TSchema> = Pick<
  * POST answered `{"interview"}`, which is pushed to the interview's sockets when its revision
  * changed (docs/interview.md#the-agent-protocol).
  */
-export function interviewStep<P extends TSchema = TSchema, B extends TSchema = TSchema>(
-  app: Api,
+export function interviewStep<Prefix extends string, Path extends `/${string}`, B extends TSchema = TSchema>(
+  app: Api<Prefix>,
   hub: InterviewHub,
-  spec: StepSpec<P, B>,
+  operationId: string,
+  path: Path,
+  spec: StepSpec<PathParams<FullPath<Prefix, `POST ${Path}`>>, B>,
 ): void {
   const { take, ...declared } = spec;
-  route(app, TAG, {
+  route(app, INTERVIEW, operationId, `POST ${path}`, {
     ...declared,
-    method: "POST",
-    description: `${spec.description} An Idempotency-Key is honoured when sent.`,
     access: STEP,
     response: ref(InterviewState),
     errors: STEP_ERRORS,

@@ -11,6 +11,16 @@ export function appRef(params: AppPath) {
   return { organizationId: params.organization_id, appId: params.app_id };
 }
 
+/** The bundle a path names, as the bundle RPCs take it. */
+export function bundleRef(params: AppPath & { bundle_id: string }) {
+  return { app: appRef(params), bundleId: params.bundle_id };
+}
+
+/** The template a path names, as the template RPCs take it. */
+export function templateRef(params: AppPath & { template_id: string }) {
+  return { app: appRef(params), templateId: params.template_id };
+}
+
 /** Who creates a platform resource: the acting user, when a user (not a key) acts. */
 export function authoredBy(request: FastifyRequest) {
   return { createdByUserId: request.access?.principal.userId ?? undefined };

@@ -1,27 +1,18 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
+import type { ENV_PREFIX } from "../environment.js";
 import { environmentRef } from "../environment.js";
 import { type Api, route } from "../route.js";
-import { DateTime, EnvParams, ref, Uuid } from "../schemas.js";
+import { DateTime, ref, Uuid } from "../schemas.js";
 import { FreeObject } from "../wire.js";
+import { PLATFORM } from "./plane.js";
 import { ContinuousAnswerReceipt, receiptJson } from "./wire.js";
 
 /** #7 `POST ENV/continuous-evaluation/answers`: 201 when recorded, 200 with the first receipt when repeated. */
-export async function continuousRoutes(app: Api, deps: RouteDeps): Promise<void> {
-  route(app, "platform", {
-    method: "POST",
-    url: "/continuous-evaluation/answers",
-    operationId: "recordContinuousAnswer",
-    summary: "Record a continuous answer",
-    description:
-      "Records a subject's answer to a program's question outside an interview (201) and emits " +
-      "`continuous_answer.recorded`. The same (subject_id, program_id, client_answer_id) again, whatever " +
-      "its Idempotency-Key, answers 200 with the first receipt and `idempotent_replay` true when `answer` " +
-      "is equal, 409 `client_answer_conflict` when it is not. An unknown subject, program or delivery is " +
-      "404. Requires `continuous:write` and an Idempotency-Key.",
+export async function continuousRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): Promise<void> {
+  route(app, PLATFORM, "recordContinuousAnswer", "POST /continuous-evaluation/answers", {
     access: { auth: "operator", scope: "continuous:write", idempotency: "required" },
-    params: EnvParams,
     body: Type.Object(
       {
         answer: FreeObject,
@@ -36,8 +27,6 @@ export async function continuousRoutes(app: Api, deps: RouteDeps): Promise<void>
     ),
     status: 201,
     response: ref(ContinuousAnswerReceipt),
-    responseDescription: "The answer, recorded.",
-    otherSuccesses: { 200: "The receipt of the answer recorded first: this one repeats it." },
     errors: [409],
     handler: async ({ request, reply, call }) => {
       const { body } = request;

@@ -2,13 +2,14 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { Type } from "@sinclair/typebox";
 import { RequestValidationError } from "../../validation/json-body.js";
 import type { RouteDeps } from "../deps.js";
+import { resources } from "../resource.js";
 import { type Api, route } from "../route.js";
-import { AppParams, ref } from "../schemas.js";
-import { type AppPath, appRef, authoredBy } from "./app.js";
+import { Name, ref } from "../schemas.js";
+import type { APP_PREFIX } from "./app.js";
+import { appRef, authoredBy, templateRef } from "./app.js";
 import { ContentInput } from "./contents.js";
+import { PLATFORM } from "./plane.js";
 import { definitionJson, Template, TemplateClone, TemplateDefinition, templateJson } from "./wire.js";
-
-const TAG = "platform";
 
 /** Business ids: lower-case words joined by `.`, `_` or `-` (clones prefix them with `prefix.`). */
 const BusinessId = Type.String({
@@ -23,7 +24,7 @@ const DefinitionInput = Type.Object(
   {
     business_id: BusinessId,
     locale: Locale,
-    name: Type.String({ minLength: 1, maxLength: 200 }),
+    name: Name,
     content: ContentInput,
   },
   { additionalProperties: false },
@@ -56,40 +57,24 @@ function refuseRepeats(definitions: DefinitionFields[]): void {
   if (items.length > 0) throw new RequestValidationError(items);
 }
 
-const TemplateParams = Type.Composite([AppParams, Type.Object({ template_id: Type.String() })]);
-
-/** The template a path names, as the template RPCs take it. */
-function templateRef(params: AppPath & { template_id: string }) {
-  return { app: appRef(params), templateId: params.template_id };
-}
 const write = { auth: "operator", scope: "templates:write", idempotency: "required" } as const;
 
 /** `APP/templates`: create, get, add a definition's next revision, #11 clone. */
-export async function templateRoutes(app: Api, deps: RouteDeps): Promise<void> {
+export async function templateRoutes(app: Api<typeof APP_PREFIX>, deps: RouteDeps): Promise<void> {
+  const { read } = resources(app, PLATFORM, deps.cursors);
   const templates = deps.upstreams.platform.templates;
 
-  route(app, TAG, {
-    method: "POST",
-    url: "/templates",
-    operationId: "createTemplate",
-    summary: "Create a template",
-    description:
-      "Creates a template with its first definitions (1 to 50), each at revision 1. Only each content's " +
-      "`kind` is checked here; two definitions may not share (business_id, locale). `content_hash` is " +
-      "`sha256:` and the hex SHA-256 of the content's canonical JSON. Requires `templates:write` and an " +
-      "Idempotency-Key.",
+  route(app, PLATFORM, "createTemplate", "POST /templates", {
     access: write,
-    params: AppParams,
     body: Type.Object(
       {
-        name: Type.String({ minLength: 1, maxLength: 200 }),
+        name: Name,
         definitions: Type.Array(DefinitionInput, { minItems: 1, maxItems: 50 }),
       },
       { additionalProperties: false },
     ),
     status: 201,
     response: ref(Template),
-    responseDescription: "The template, created, with its definitions.",
     handler: async ({ request, call }) => {
       const { body } = request;
       refuseRepeats(body.definitions);
@@ -106,37 +91,16 @@ export async function templateRoutes(app: Api, deps: RouteDeps): Promise<void> {
     },
   });
 
-  route(app, TAG, {
-    method: "GET",
-    url: "/templates/:template_id",
-    operationId: "getTemplate",
-    summary: "Get a template",
-    description:
-      "A template of the app with every revision of its definitions. Requires `bundles:read` or " +
-      "`templates:write`.",
-    access: { auth: "operator", scope: ["bundles:read", "templates:write"] },
-    params: TemplateParams,
-    response: ref(Template),
-    responseDescription: "The template.",
-    handler: async ({ request, call }) =>
-      templateJson((await templates.getTemplate(templateRef(request.params), call)).template),
+  read("getTemplate", "GET /templates/:template_id", ["bundles:read", "templates:write"], Template, {
+    rpc: ({ params }, call) => templates.getTemplate(templateRef(params), call),
+    json: (answer) => templateJson(answer.template),
   });
 
-  route(app, TAG, {
-    method: "POST",
-    url: "/templates/:template_id/definitions",
-    operationId: "addTemplateDefinition",
-    summary: "Add a definition revision",
-    description:
-      "Adds a definition to the template: the next revision of its (business_id, locale), or revision 1 " +
-      "of a new one. Only the content's `kind` is checked here. Requires `templates:write` and an " +
-      "Idempotency-Key.",
+  route(app, PLATFORM, "addTemplateDefinition", "POST /templates/:template_id/definitions", {
     access: write,
-    params: TemplateParams,
     body: DefinitionInput,
     status: 201,
     response: ref(TemplateDefinition),
-    responseDescription: "The definition revision, created.",
     handler: async ({ request, call }) => {
       const answer = await templates.addDefinition(
         {
@@ -150,24 +114,14 @@ export async function templateRoutes(app: Api, deps: RouteDeps): Promise<void> {
     },
   });
 
-  route(app, TAG, {
-    method: "POST",
-    url: "/templates/:template_id/clone",
-    operationId: "cloneTemplate",
-    summary: "Clone a template",
-    description:
-      "Copies the latest revision of every (business_id, locale) of the template into a new template: new " +
-      "ids, `business_id` prefixed with `business_id_prefix` and a dot, revision 1, the same content and " +
-      "hash, unpublished. Requires `templates:write` and an Idempotency-Key.",
+  route(app, PLATFORM, "cloneTemplate", "POST /templates/:template_id/clone", {
     access: write,
-    params: TemplateParams,
     body: Type.Object(
       { business_id_prefix: Type.String({ pattern: "^[a-z0-9](?:[a-z0-9_-]{0,126}[a-z0-9])?$" }) },
       { additionalProperties: false },
     ),
     status: 201,
     response: ref(TemplateClone),
-    responseDescription: "The new template's id and its definitions.",
     handler: async ({ request, call }) => {
       const answer = await templates.cloneTemplate(
         {

@@ -2,10 +2,9 @@ import type { Bundle as BundleMessage } from "@evalp/proto/platform/v1/bundle";
 import type { RecordAnswerResponse } from "@evalp/proto/platform/v1/continuous";
 import type { Definition, Template as TemplateMessage } from "@evalp/proto/platform/v1/template";
 import { Type } from "@sinclair/typebox";
-import { iso } from "../../http/timestamps.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import { DateTime, ref, Uuid } from "../schemas.js";
-import { required } from "../wire.js";
+import { named, required, wireOf } from "../wire.js";
 import { COMPONENT_CONTENTS, ContentOutput } from "./contents.js";
 
 // The platform's resources on the wire: their schemas (named components of the document) and the
@@ -40,28 +39,18 @@ export const TemplateDefinition = Type.Object(
     created_by_user_id: Type.Optional(Uuid),
     published_at: Type.Optional(DateTime),
   },
-  {
-    $id: "TemplateDefinition",
-    title: "TemplateDefinition",
-    description: "One revision of a definition of a template: a component content in one locale.",
-  },
+  named(
+    "TemplateDefinition",
+    "One revision of a definition of a template: a component content in one locale.",
+  ),
 );
+
+/** The fields of a definition that only rename its message's; its content is mapped apart. */
+const definitionFields = wireOf(Type.Omit(TemplateDefinition, ["content"]));
 
 export function definitionJson(message: Definition | undefined) {
   const definition = required(message, "definition");
-  return {
-    id: definition.id,
-    app_id: definition.appId,
-    business_id: definition.businessId,
-    content: definition.content ?? {},
-    content_hash: definition.contentHash,
-    locale: definition.locale,
-    name: definition.name,
-    revision: definition.revision,
-    created_at: iso(definition.createdAt),
-    ...(definition.createdByUserId ? { created_by_user_id: definition.createdByUserId } : {}),
-    ...(definition.publishedAt ? { published_at: iso(definition.publishedAt) } : {}),
-  };
+  return { ...definitionFields(definition), content: definition.content ?? {} };
 }
 
 export const Template = Type.Object(
@@ -72,27 +61,20 @@ export const Template = Type.Object(
     created_at: DateTime,
     definitions: Type.Array(ref(TemplateDefinition)),
   },
-  { $id: "Template", title: "Template", description: "A template with every revision of its definitions." },
+  named("Template", "A template with every revision of its definitions."),
 );
+
+/** The fields of a template that only rename its message's; its definitions are mapped apart. */
+const templateFields = wireOf(Type.Omit(Template, ["definitions"]));
 
 export function templateJson(message: TemplateMessage | undefined) {
   const template = required(message, "template");
-  return {
-    id: template.id,
-    app_id: template.appId,
-    name: template.name,
-    created_at: iso(template.createdAt),
-    definitions: template.definitions.map(definitionJson),
-  };
+  return { ...templateFields(template), definitions: template.definitions.map(definitionJson) };
 }
 
 export const TemplateClone = Type.Object(
   { template_id: Uuid, definitions: Type.Array(ref(TemplateDefinition)) },
-  {
-    $id: "TemplateClone",
-    title: "TemplateClone",
-    description: "The new template of a clone and its definitions (revision 1 each).",
-  },
+  named("TemplateClone", "The new template of a clone and its definitions (revision 1 each)."),
 );
 
 export const Bundle = Type.Object(
@@ -109,27 +91,23 @@ export const Bundle = Type.Object(
     created_by_user_id: Type.Optional(Uuid),
     published_at: Type.Optional(DateTime),
   },
-  {
-    $id: "Bundle",
-    title: "Bundle",
-    description: "Six component versions (definition revisions) tied together, with a status.",
-  },
+  named("Bundle", "Six component versions (definition revisions) tied together, with a status."),
+);
+
+/** The fields of a bundle that only rename its message's; its six component ids are a map in it. */
+const bundleFields = wireOf(
+  Type.Omit(
+    Bundle,
+    COMPONENT_FIELDS.map(([field]) => field),
+  ),
 );
 
 export function bundleJson(message: BundleMessage | undefined) {
   const bundle = required(message, "bundle");
   const components = bundle.components;
   return {
-    id: bundle.id,
-    app_id: bundle.appId,
-    name: bundle.name,
-    status: bundle.status,
-    fingerprint: bundle.fingerprint,
-    revision: bundle.revision,
+    ...bundleFields(bundle),
     ...Object.fromEntries(COMPONENT_FIELDS.map(([field, proto]) => [field, components?.[proto] ?? ""])),
-    created_at: iso(bundle.createdAt),
-    ...(bundle.createdByUserId ? { created_by_user_id: bundle.createdByUserId } : {}),
-    ...(bundle.publishedAt ? { published_at: iso(bundle.publishedAt) } : {}),
   };
 }
 
@@ -138,11 +116,7 @@ export const BundlePreview = Type.Object(
     report: Type.Record(Type.String(), Type.Unknown(), { description: "The report (docs/expressions.md)." }),
     trace: Type.Record(Type.String(), Type.Unknown(), { description: "How each value was computed." }),
   },
-  {
-    $id: "BundlePreview",
-    title: "BundlePreview",
-    description: "What the bundle's scorecard makes of sample answers.",
-  },
+  named("BundlePreview", "What the bundle's scorecard makes of sample answers."),
 );
 
 export const ContinuousAnswerReceipt = Type.Object(
@@ -153,11 +127,10 @@ export const ContinuousAnswerReceipt = Type.Object(
     idempotent_replay: Type.Boolean(),
     delivery_id: Type.Optional(Uuid),
   },
-  {
-    $id: "ContinuousAnswerReceipt",
-    title: "ContinuousAnswerReceipt",
-    description: "The receipt of a continuous answer; `idempotent_replay` when it repeats the first.",
-  },
+  named(
+    "ContinuousAnswerReceipt",
+    "The receipt of a continuous answer; `idempotent_replay` when it repeats the first.",
+  ),
 );
 
 export function receiptJson(answer: RecordAnswerResponse) {

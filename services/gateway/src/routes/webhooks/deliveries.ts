@@ -1,10 +1,13 @@
 import { Type } from "@sinclair/typebox";
-import { pageOf } from "../../http/paging.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
-import { type EnvPath, environmentRef } from "../environment.js";
+import type { ENV_PREFIX } from "../environment.js";
+import { environmentRef } from "../environment.js";
+import { resources } from "../resource.js";
 import { type Api, route } from "../route.js";
-import { EnvParams, Page, PageQuery, ref, Uuid } from "../schemas.js";
+import { ref, Uuid } from "../schemas.js";
+import { deliveryRef } from "./paths.js";
+import { WEBHOOKS } from "./plane.js";
 import {
   DELIVERY_STATUSES,
   deliveryJson,
@@ -13,78 +16,41 @@ import {
   WebhookDeliveryWithAttempts,
 } from "./wire.js";
 
-const TAG = "webhooks";
-const DeliveryParams = Type.Composite([EnvParams, Type.Object({ delivery_id: Type.String() })]);
-
-/** The delivery a path names, as the delivery RPCs take it. */
-function deliveryRef(params: EnvPath & { delivery_id: string }) {
-  return { environment: environmentRef(params), deliveryId: params.delivery_id };
-}
-
 /** `ENV/webhook-deliveries`: #13 list (by `status`, `endpoint_id`), get with attempts, #14 replay. */
-export async function webhookDeliveryRoutes(app: Api, deps: RouteDeps): Promise<void> {
-  const deliveries = deps.upstreams.webhooks.deliveries;
+export async function webhookDeliveryRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): Promise<void> {
+  const { deliveries } = deps.upstreams.webhooks;
+  const { filteredList, read } = resources(app, WEBHOOKS, deps.cursors);
 
-  route(app, TAG, {
-    method: "GET",
-    url: "/webhook-deliveries",
-    operationId: "listWebhookDeliveries",
-    summary: "List webhook deliveries",
-    description:
-      "The environment's deliveries, newest first, a page at a time (docs/paging.md), optionally only those " +
-      "of one `status` or one `endpoint_id`. Requires `webhooks:read`.",
-    access: { auth: "operator", scope: "webhooks:read" },
-    params: EnvParams,
-    querystring: Type.Composite([
-      PageQuery,
-      Type.Object({
-        status: Type.Optional(StringEnum(DELIVERY_STATUSES)),
-        endpoint_id: Type.Optional(Uuid),
-      }),
-    ]),
-    response: Page(WebhookDelivery, "WebhookDeliveryPage"),
-    responseDescription: "A page of deliveries.",
-    handler: ({ request, call }) => {
-      const { status, endpoint_id } = request.query;
-      return pageOf(
-        request,
-        deps.cursors,
-        (page) =>
-          deliveries.listDeliveries(
-            { environment: environmentRef(request.params), page, status, endpointId: endpoint_id },
-            call,
-          ),
-        deliveryJson,
-      );
+  filteredList(
+    "listWebhookDeliveries",
+    "GET /webhook-deliveries",
+    "webhooks:read",
+    {
+      item: WebhookDelivery,
+      filters: { status: Type.Optional(StringEnum(DELIVERY_STATUSES)), endpoint_id: Type.Optional(Uuid) },
+      json: deliveryJson,
     },
-  });
+    ({ params, query }, page, call) =>
+      deliveries.listDeliveries(
+        { environment: environmentRef(params), page, status: query.status, endpointId: query.endpoint_id },
+        call,
+      ),
+  );
 
-  route(app, TAG, {
-    method: "GET",
-    url: "/webhook-deliveries/:delivery_id",
-    operationId: "getWebhookDelivery",
-    summary: "Get a webhook delivery",
-    description: "One delivery of the environment with every attempt made. Requires `webhooks:read`.",
-    access: { auth: "operator", scope: "webhooks:read" },
-    params: DeliveryParams,
-    response: ref(WebhookDeliveryWithAttempts),
-    responseDescription: "The delivery and its attempts.",
-    handler: async ({ request, call }) =>
-      deliveryWithAttemptsJson((await deliveries.getDelivery(deliveryRef(request.params), call)).delivery),
-  });
+  read(
+    "getWebhookDelivery",
+    "GET /webhook-deliveries/:delivery_id",
+    "webhooks:read",
+    WebhookDeliveryWithAttempts,
+    {
+      rpc: ({ params }, call) => deliveries.getDelivery(deliveryRef(params), call),
+      json: (answer) => deliveryWithAttemptsJson(answer.delivery),
+    },
+  );
 
-  route(app, TAG, {
-    method: "POST",
-    url: "/webhook-deliveries/:delivery_id/replay",
-    operationId: "replayWebhookDelivery",
-    summary: "Replay a webhook delivery",
-    description:
-      "Sets the delivery, whatever its status, `pending` again and attempts it at once; `attempt_count` " +
-      "keeps counting. Requires `webhooks:write` and an Idempotency-Key.",
+  route(app, WEBHOOKS, "replayWebhookDelivery", "POST /webhook-deliveries/:delivery_id/replay", {
     access: { auth: "operator", scope: "webhooks:write", idempotency: "required" },
-    params: DeliveryParams,
     response: ref(WebhookDelivery),
-    responseDescription: "The delivery, pending again.",
     handler: async ({ request, call }) =>
       deliveryJson((await deliveries.replayDelivery(deliveryRef(request.params), call)).delivery),
   });

@@ -1,12 +1,14 @@
 import { Type } from "@sinclair/typebox";
-import { pageOf } from "../../http/paging.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
+import type { ENV_PREFIX } from "../environment.js";
 import { environmentRef } from "../environment.js";
+import { resources } from "../resource.js";
 import { type Api, route } from "../route.js";
-import { EnvParams, Page, PageQuery, ref } from "../schemas.js";
-import { EndpointParams, endpointRef, READ, WRITE } from "./endpoint-path.js";
+import { ref } from "../schemas.js";
 import { refusingFields } from "./field-refusals.js";
+import { endpointRef, WRITE } from "./paths.js";
+import { WEBHOOKS } from "./plane.js";
 import {
   EVENT_TYPES,
   endpointJson,
@@ -15,26 +17,16 @@ import {
   WebhookEndpointCreated,
 } from "./wire.js";
 
-const TAG = "webhooks";
 const EventTypes = Type.Array(StringEnum(EVENT_TYPES), { minItems: 1, maxItems: 50 });
 const Url = Type.String({ minLength: 1, maxLength: 2048 });
 
 /** `ENV/webhooks`: create, list, get, change and delete an endpoint. */
-export async function webhookEndpointRoutes(app: Api, deps: RouteDeps): Promise<void> {
+export async function webhookEndpointRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): Promise<void> {
   const endpoints = deps.upstreams.webhooks.endpoints;
+  const { list, read } = resources(app, WEBHOOKS, deps.cursors);
 
-  route(app, TAG, {
-    method: "POST",
-    url: "/webhooks",
-    operationId: "createWebhookEndpoint",
-    summary: "Create a webhook endpoint",
-    description:
-      "Registers an endpoint for the environment's events of `event_types` (`*`: all). Its signing " +
-      "`secret` (`whsec_` and base64 of 24 to 64 bytes) is generated when not given and shown in this " +
-      "answer only. A private or non-HTTPS target is refused item by item (422); past the " +
-      "`webhook_endpoints` quota, 409 `quota_exceeded`. Requires `webhooks:write` and an Idempotency-Key.",
+  route(app, WEBHOOKS, "createWebhookEndpoint", "POST /webhooks", {
     access: WRITE,
-    params: EnvParams,
     body: Type.Object(
       {
         url: Url,
@@ -46,7 +38,6 @@ export async function webhookEndpointRoutes(app: Api, deps: RouteDeps): Promise<
     ),
     status: 201,
     response: ref(WebhookEndpointCreated),
-    responseDescription: "The endpoint, created, with its secret.",
     errors: [409],
     handler: async ({ request, call }) => {
       const { url, event_types, enabled, secret } = request.body;
@@ -64,53 +55,17 @@ export async function webhookEndpointRoutes(app: Api, deps: RouteDeps): Promise<
     },
   });
 
-  route(app, TAG, {
-    method: "GET",
-    url: "/webhooks",
-    operationId: "listWebhookEndpoints",
-    summary: "List webhook endpoints",
-    description:
-      "The environment's endpoints, newest first, a page at a time (docs/paging.md), never with their " +
-      "secrets. Requires `webhooks:read`.",
-    access: READ,
-    params: EnvParams,
-    querystring: PageQuery,
-    response: Page(WebhookEndpoint, "WebhookEndpointPage"),
-    responseDescription: "A page of endpoints.",
-    handler: ({ request, call }) =>
-      pageOf(
-        request,
-        deps.cursors,
-        (page) => endpoints.listEndpoints({ environment: environmentRef(request.params), page }, call),
-        endpointJson,
-      ),
+  list("listWebhookEndpoints", "GET /webhooks", "webhooks:read", WebhookEndpoint, ({ params }, page, call) =>
+    endpoints.listEndpoints({ environment: environmentRef(params), page }, call),
+  );
+
+  read("getWebhookEndpoint", "GET /webhooks/:id", "webhooks:read", WebhookEndpoint, {
+    rpc: ({ params }, call) => endpoints.getEndpoint(endpointRef(params), call),
+    json: (answer) => endpointJson(answer.endpoint),
   });
 
-  route(app, TAG, {
-    method: "GET",
-    url: "/webhooks/:id",
-    operationId: "getWebhookEndpoint",
-    summary: "Get a webhook endpoint",
-    description: "One endpoint of the environment, without its secret. Requires `webhooks:read`.",
-    access: READ,
-    params: EndpointParams,
-    response: ref(WebhookEndpoint),
-    responseDescription: "The endpoint.",
-    handler: async ({ request, call }) =>
-      endpointJson((await endpoints.getEndpoint(endpointRef(request.params), call)).endpoint),
-  });
-
-  route(app, TAG, {
-    method: "PATCH",
-    url: "/webhooks/:id",
-    operationId: "updateWebhookEndpoint",
-    summary: "Change a webhook endpoint",
-    description:
-      "Changes the fields given. Disabling sets `disabled_at` and dead-letters the endpoint's waiting " +
-      "deliveries; enabling clears it. A refused target is 422, item by item. Requires `webhooks:write` " +
-      "and an Idempotency-Key.",
+  route(app, WEBHOOKS, "updateWebhookEndpoint", "PATCH /webhooks/:id", {
     access: WRITE,
-    params: EndpointParams,
     body: Type.Object(
       {
         url: Type.Optional(Url),
@@ -120,7 +75,6 @@ export async function webhookEndpointRoutes(app: Api, deps: RouteDeps): Promise<
       { additionalProperties: false },
     ),
     response: ref(WebhookEndpoint),
-    responseDescription: "The endpoint, changed.",
     handler: async ({ request, call }) => {
       const { url, event_types, enabled } = request.body;
       const updated = endpoints.updateEndpoint(
@@ -138,18 +92,9 @@ export async function webhookEndpointRoutes(app: Api, deps: RouteDeps): Promise<
     },
   });
 
-  route(app, TAG, {
-    method: "DELETE",
-    url: "/webhooks/:id",
-    operationId: "deleteWebhookEndpoint",
-    summary: "Delete a webhook endpoint",
-    description:
-      "Deletes the endpoint: it is sent nothing more and no longer counts against `webhook_endpoints`. " +
-      "Requires `webhooks:write` and an Idempotency-Key.",
+  route(app, WEBHOOKS, "deleteWebhookEndpoint", "DELETE /webhooks/:id", {
     access: WRITE,
-    params: EndpointParams,
     status: 204,
-    responseDescription: "The endpoint, deleted.",
     handler: async ({ request, call }) => {
       await endpoints.deleteEndpoint(endpointRef(request.params), call);
       return undefined;

@@ -3,7 +3,7 @@ import type { Endpoint } from "@evalp/proto/webhooks/v1/endpoint";
 import { Type } from "@sinclair/typebox";
 import { StringEnum } from "../../validation/request-validator.js";
 import { DateTime, ref, Uuid } from "../schemas.js";
-import { wireOf } from "../wire.js";
+import { named, wireOf } from "../wire.js";
 
 // The webhooks plane's resources on the wire: their schemas (named components of the document) and
 // the mappers from the RPC messages. Optional fields are absent rather than null (interface `(o)`).
@@ -36,11 +36,13 @@ const EndpointFields = {
   disabled_at: Type.Optional(DateTime),
 };
 
-export const WebhookEndpoint = Type.Object(EndpointFields, {
-  $id: "WebhookEndpoint",
-  title: "WebhookEndpoint",
-  description: "Where an environment's events of the chosen types are delivered (never with its secret).",
-});
+export const WebhookEndpoint = Type.Object(
+  EndpointFields,
+  named(
+    "WebhookEndpoint",
+    "Where an environment's events of the chosen types are delivered (never with its secret).",
+  ),
+);
 
 export const WebhookEndpointCreated = Type.Object(
   { ...EndpointFields, secret: Type.String() },
@@ -75,11 +77,10 @@ const DeliveryFields = {
   response_status: Type.Optional(Type.Integer()),
 };
 
-export const WebhookDelivery = Type.Object(DeliveryFields, {
-  $id: "WebhookDelivery",
-  title: "WebhookDelivery",
-  description: "One event's delivery to one endpoint, and where its attempts stand.",
-});
+export const WebhookDelivery = Type.Object(
+  DeliveryFields,
+  named("WebhookDelivery", "One event's delivery to one endpoint, and where its attempts stand."),
+);
 
 export const WebhookDeliveryAttempt = Type.Object(
   {
@@ -88,20 +89,15 @@ export const WebhookDeliveryAttempt = Type.Object(
     error: Type.Optional(Type.String()),
     duration_ms: Type.Integer(),
   },
-  {
-    $id: "WebhookDeliveryAttempt",
-    title: "WebhookDeliveryAttempt",
-    description: "One attempt of a delivery: the receiver's status, or the error that stood for it.",
-  },
+  named(
+    "WebhookDeliveryAttempt",
+    "One attempt of a delivery: the receiver's status, or the error that stood for it.",
+  ),
 );
 
 export const WebhookDeliveryWithAttempts = Type.Object(
   { ...DeliveryFields, attempts: Type.Array(ref(WebhookDeliveryAttempt)) },
-  {
-    $id: "WebhookDeliveryWithAttempts",
-    title: "WebhookDeliveryWithAttempts",
-    description: "A delivery with every attempt made, oldest first.",
-  },
+  named("WebhookDeliveryWithAttempts", "A delivery with every attempt made, oldest first."),
 );
 
 export const deliveryJson = wireOf(WebhookDelivery);
@@ -114,11 +110,7 @@ export function deliveryWithAttemptsJson(delivery: Delivery | undefined) {
 
 export const WebhookRecovery = Type.Object(
   { count: Type.Integer({ description: "The deliveries re-queued (or that would be, on a dry run)." }) },
-  {
-    $id: "WebhookRecovery",
-    title: "WebhookRecovery",
-    description: "What a recovery re-queued.",
-  },
+  named("WebhookRecovery", "What a recovery re-queued."),
 );
 
 /** The named schemas of this plane, registered once with the app (components of the document). */

@@ -1,0 +1,4 @@
+import { type Plane, plane } from "../operations.js";
+
+/** The interview plane's tag, and its operations' prose (operations.md beside its routes). */
+export const INTERVIEW: Plane = plane("interview", new URL("./operations.md", import.meta.url));
