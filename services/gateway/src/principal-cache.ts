@@ -45,6 +45,8 @@ const sha256 = (text: string) => createHash("sha256").update(text).digest("base6
 export type PrincipalCache = {
   /** The principal of a credential, from the cache or from `resolve` (whose errors pass through). */
   lookup(credential: string, resolve: () => Promise<Principal>): Promise<Principal>;
+  /** The principal of a credential if the cache holds it (what `lookup` would answer at once), else undefined. */
+  peek(credential: string): Principal | undefined;
   /** Forgets what a change touched, here and (over the channel) on every other gateway. */
   forget(change: PrincipalChange): Promise<void>;
   close(): Promise<void>;
@@ -103,6 +105,10 @@ export function createPrincipalCache(options: {
   }
 
   return {
+    peek(credential) {
+      const hit = listening ? entries.get(sha256(credential)) : undefined;
+      return hit && hit.until > Date.now() ? hit.principal : undefined;
+    },
     async lookup(credential, resolve) {
       const now = Date.now();
       const key = sha256(credential);
