@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import type { Redis } from "ioredis";
 import { LRUCache } from "lru-cache";
 import type { Logger } from "pino";
@@ -22,7 +22,7 @@ export type PrincipalChange =
 /** How a change travels between gateways: never the credential itself, only its SHA-256. */
 type ChangeMessage = { credential_sha256?: string; user_id?: string; principal_id?: string };
 
-const sha256 = (text: string) => createHash("sha256").update(text).digest("base64url");
+const sha256 = (text: string) => hash("sha256", text, "base64url");
 
 /**
  * Resolved principals by credential, so that a request does not ask control who its caller is

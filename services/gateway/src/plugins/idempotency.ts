@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import { AppError } from "@evalp/kit";
 import canonicalize from "canonicalize";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
@@ -31,12 +31,12 @@ const REPLAYED_HEADERS = ["location", "retry-after"];
 /** SHA-256 of method, path and the canonical JSON (RFC 8785) of the body (docs/idempotency.md). */
 export function requestFingerprint(method: string, path: string, body: unknown): string {
   const canonical = body === undefined ? "" : (canonicalize(body) ?? "");
-  return createHash("sha256").update(`${method}\n${path}\n${canonical}`).digest("hex");
+  return hash("sha256", `${method}\n${path}\n${canonical}`, "hex");
 }
 
 /** The Redis identity of one key in its scope (docs/idempotency.md: organization, method, route). */
 export function idempotencyId(scope: string, method: string, route: string, key: string): string {
-  return createHash("sha256").update(`${scope}\n${method}\n${route}\n${key}`).digest("hex");
+  return hash("sha256", `${scope}\n${method}\n${route}\n${key}`, "hex");
 }
 
 /**

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import { AppError } from "@evalp/kit";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Redis } from "ioredis";
@@ -143,7 +143,7 @@ export function registerRateLimit(
       const address = request.addressUncounted ? addressParts(request) : undefined;
       request.addressUncounted = undefined;
       const credentialKey = credential
-        ? `${prefix}rl:cred:${createHash("sha256").update(credential).digest("hex").slice(0, 32)}`
+        ? `${prefix}rl:cred:${hash("sha256", credential, "hex").slice(0, 32)}`
         : undefined;
       if (!credentialKey && !address && !claim) return undefined;
       let admitted: Admitted;
