@@ -1,12 +1,15 @@
 import { createHash, randomUUID } from "node:crypto";
+import { idempotencyId } from "@evalp/gateway";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiClient, apiClient } from "./support/client.js";
-import { createKey, createTenant, expectError, type Tenant } from "./support/fixtures.js";
+import { createKey, createTenant, expectError, ik, type Tenant } from "./support/fixtures.js";
 import { type Stack, startStack } from "./support/stack.js";
 
 const LEGACY_KEY = `legacy-${randomUUID()}`;
 const LEGACY_ENVIRONMENT = randomUUID();
 const RATE_LIMIT = 8;
+/** The route pattern of an environment's endpoints, as Idempotency-Key scopes name it. */
+const ENV_ROUTE = "/v1/organizations/:organization_id/apps/:app_id/environments/:environment_id";
 
 let stack: Stack;
 let api: ApiClient;
@@ -84,6 +87,58 @@ describe("rate limit (RATE_LIMIT_PER_MINUTE)", () => {
     expect(limited.headers.get("ratelimit-remaining")).toBe("0");
     // Another credential has its own budget.
     expect((await api.get("/v1/auth/principal", { token: tenant.token })).status).toBe(200);
+  });
+
+  it("counts idempotent requests and their replays alike, and a request it refuses claims no key", async () => {
+    const key = await createKey(api, tenant, ["subjects:write"], "importer");
+    const url = `${tenant.env}/subjects/batch`;
+    const body = (externalId: string) => ({
+      items: [{ external_id: externalId, identity_mode: "anonymous", profile: {} }],
+    });
+    const first = ik();
+    const ran = await api.post(url, body("limited-1"), { token: key.secret, idempotencyKey: first });
+    expect(ran.status).toBe(200);
+    expect(ran.headers.get("ratelimit-remaining")).toBe(String(RATE_LIMIT - 1));
+    const replayed = await api.post(url, body("limited-1"), { token: key.secret, idempotencyKey: first });
+    expect(replayed.status).toBe(200);
+    expect(replayed.headers.get("idempotent-replayed")).toBe("true");
+    expect(replayed.body.items).toEqual(ran.body.items);
+    expect(replayed.headers.get("ratelimit-remaining")).toBe(String(RATE_LIMIT - 2));
+    const reused = await api.post(url, body("limited-2"), { token: key.secret, idempotencyKey: first });
+    expectError(reused, 422, "idempotency_key_reused");
+    expect(reused.headers.get("ratelimit-remaining")).toBe(String(RATE_LIMIT - 3));
+    for (let i = 3; i < RATE_LIMIT; i++) {
+      const fresh = await api.post(url, body(`limited-fresh-${i}`), {
+        token: key.secret,
+        idempotencyKey: ik(),
+      });
+      expect(fresh.status).toBe(200);
+    }
+    // Past the limit: refused before anything runs or is claimed, replays included.
+    const refusedKey = ik();
+    const refused = await api.post(url, body("limited-refused"), {
+      token: key.secret,
+      idempotencyKey: refusedKey,
+    });
+    expectError(refused, 429, "rate_limited");
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+    expectError(
+      await api.post(url, body("limited-1"), { token: key.secret, idempotencyKey: first }),
+      429,
+      "rate_limited",
+    );
+    const id = idempotencyId(
+      `org:${tenant.organizationId}`,
+      "POST",
+      `${ENV_ROUTE}/subjects/batch`,
+      refusedKey,
+    );
+    const prefix = stack.config.REDIS_KEY_PREFIX;
+    expect(await stack.redis.exists(`${prefix}idem:lock:${id}`, `${prefix}idem:rec:${id}`)).toBe(0);
+    const subjects = await stack.db.query("SELECT count(*)::int AS n FROM subjects WHERE external_id = $1", [
+      "limited-refused",
+    ]);
+    expect(subjects.rows[0].n).toBe(0);
   });
 });
 

@@ -136,6 +136,45 @@ describe("Idempotency-Key (docs/idempotency.md)", () => {
     expect(await appCount("held")).toBe(0);
   });
 
+  it("leaves a key free after a request refused for its body, which the same key then runs", async () => {
+    const key = ik();
+    const id = idempotencyId(
+      `org:${tenant.organizationId}`,
+      "POST",
+      "/v1/organizations/:organization_id/apps",
+      key,
+    );
+    const lock = `${stack.config.REDIS_KEY_PREFIX}idem:lock:${id}`;
+    // The caller's principal is cached by now: its key is claimed with the rate limit's count,
+    // before the body is read, and released when the body is refused.
+    expect((await api.get("/v1/auth/principal", { token: tenant.token })).status).toBe(200);
+    const notJson = await api.post(`${tenant.org}/apps`, undefined, {
+      token: tenant.token,
+      idempotencyKey: key,
+      raw: "slug=freed&name=Freed",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
+    expectError(notJson, 415, "unsupported_media_type");
+    expect(await stack.redis.exists(lock)).toBe(0);
+    const malformed = await api.post(`${tenant.org}/apps`, undefined, {
+      token: tenant.token,
+      idempotencyKey: key,
+      raw: '{"slug": "freed",}',
+      headers: { "content-type": "application/json" },
+    });
+    expect(malformed.status).toBe(422);
+    expect(malformed.headers.get("idempotent-replayed")).toBeNull();
+    expect(await stack.redis.exists(lock)).toBe(0);
+    const ran = await api.post(
+      `${tenant.org}/apps`,
+      { slug: "freed", name: "Freed" },
+      { token: tenant.token, idempotencyKey: key },
+    );
+    expect(ran.status).toBe(201);
+    expect(ran.headers.get("idempotent-replayed")).toBeNull();
+    expect(await appCount("freed")).toBe(1);
+  });
+
   it("releases the lock when done and keeps the record for 24 hours", async () => {
     const key = ik();
     const first = await api.post(

@@ -21,9 +21,9 @@ import { createCursorCodec } from "./http/cursor.js";
 import { createSeal } from "./idempotency-seal.js";
 import { gatewayMetrics } from "./metrics.js";
 import { createAttemptLimiter, registerPasswordHashLimit } from "./plugins/attempt-limit.js";
-import { registerAuth } from "./plugins/auth.js";
+import { cachedOperator, registerAuth } from "./plugins/auth.js";
 import { answerUnroutablePath, registerErrorHandling } from "./plugins/errors.js";
-import { registerIdempotency } from "./plugins/idempotency.js";
+import { countClaiming, registerIdempotency } from "./plugins/idempotency.js";
 import { registerOpenApi } from "./plugins/openapi.js";
 import { registerOps } from "./plugins/ops.js";
 import { registerRateLimit } from "./plugins/rate-limit.js";
@@ -83,6 +83,15 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     options: { maxPayload: BODY_LIMIT_BYTES, handleProtocols: (protocols) => selectProtocol(protocols) },
   });
   await registerOpenApi(app, deps.config.PUBLIC_URL);
+  const principals = createPrincipalCache({
+    redis: deps.redis,
+    channel: `${deps.config.REDIS_KEY_PREFIX}principals:changed`,
+    ttlMs: deps.config.PRINCIPAL_CACHE_TTL_MS,
+    logger: deps.logger,
+  });
+  app.addHook("onClose", async () => principals.close());
+  // A request whose principal is cached is counted (address, credential) and claims its
+  // Idempotency-Key in one round trip to Redis, made by the auth plugin.
   const limiter = registerRateLimit(app, deps.redis, {
     limits: {
       perCredential: deps.config.RATE_LIMIT_PER_MINUTE,
@@ -91,19 +100,13 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     },
     prefix: deps.config.REDIS_KEY_PREFIX,
     refused: measured.rateLimited,
+    provenAtOnce: cachedOperator(principals),
   });
-  const principals = createPrincipalCache({
-    redis: deps.redis,
-    channel: `${deps.config.REDIS_KEY_PREFIX}principals:changed`,
-    ttlMs: deps.config.PRINCIPAL_CACHE_TTL_MS,
-    logger: deps.logger,
-  });
-  app.addHook("onClose", async () => principals.close());
   registerAuth(app, {
     upstreams: deps.upstreams,
     principals,
     jwtSecret: deps.config.JWT_SECRET,
-    countCredential: limiter.countCredential,
+    countCredential: countClaiming(deps.config.REDIS_KEY_PREFIX, limiter.countCredential),
   });
   registerIdempotency(
     app,

@@ -6,17 +6,13 @@ export type Window = { count: number; resetMs: number };
 /**
  * Counts a hit in a fixed window: INCR, an expiry set by the window's first hit, and what is
  * left of it — in one script, with commands Redis 6 has (managed Redis 6 refused `EXPIRE … NX`).
- * With a second key, that key's window is read too (not counted).
+ * (The rate limit's windows are counted by admission.ts's script, with the same rule.)
  */
 const HIT = `
 local count = redis.call('INCR', KEYS[1])
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1]) end
-if KEYS[2] == nil then return {count, ttl} end
-local other = tonumber(redis.call('GET', KEYS[2]) or '0')
-local otherTtl = redis.call('PTTL', KEYS[2])
-if otherTtl < 0 then otherTtl = tonumber(ARGV[1]) end
-return {count, ttl, other, otherTtl}
+return {count, ttl}
 `;
 
 type WindowRedis = Redis & { fixedWindowHit(...args: Array<string | number>): Promise<number[]> };
@@ -30,15 +26,6 @@ export function fixedWindows(redis: Redis, windowMs: number) {
     async hit(key: string): Promise<Window> {
       const [count = 0, resetMs = windowMs] = await client.fixedWindowHit(1, key, windowMs);
       return { count, resetMs };
-    },
-    /** Counts a hit on `key` and reads `other`'s window. */
-    async hitAndRead(key: string, other: string): Promise<[Window, Window]> {
-      const [count = 0, resetMs = windowMs, otherCount = 0, otherResetMs = windowMs] =
-        await client.fixedWindowHit(2, key, other, windowMs);
-      return [
-        { count, resetMs },
-        { count: otherCount, resetMs: otherResetMs },
-      ];
     },
   };
 }

@@ -13,4 +13,15 @@ describe("createSeal", () => {
     expect(seal.open([version, iv, tag, flipped].join("."))).toBeNull();
     expect(seal.open('{"status":200}')).toBeNull();
   });
+
+  it("seals under a fresh IV every time, across refills of its pool of random bytes", () => {
+    const seal = createSeal("a".repeat(40));
+    const ivs = new Set<string>();
+    for (let i = 0; i < 600; i++) {
+      const sealed = seal.seal("same");
+      ivs.add(sealed.split(".")[1] ?? "");
+      expect(seal.open(sealed)).toBe("same");
+    }
+    expect(ivs.size).toBe(600);
+  });
 });

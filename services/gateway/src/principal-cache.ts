@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import type { Redis } from "ioredis";
 import { LRUCache } from "lru-cache";
 import type { Logger } from "pino";
@@ -22,7 +22,7 @@ export type PrincipalChange =
 /** How a change travels between gateways: never the credential itself, only its SHA-256. */
 type ChangeMessage = { credential_sha256?: string; user_id?: string; principal_id?: string };
 
-const sha256 = (text: string) => createHash("sha256").update(text).digest("base64url");
+const sha256 = (text: string) => hash("sha256", text, "base64url");
 
 /**
  * Resolved principals by credential, so that a request does not ask control who its caller is
@@ -45,6 +45,8 @@ const sha256 = (text: string) => createHash("sha256").update(text).digest("base6
 export type PrincipalCache = {
   /** The principal of a credential, from the cache or from `resolve` (whose errors pass through). */
   lookup(credential: string, resolve: () => Promise<Principal>): Promise<Principal>;
+  /** The principal of a credential if the cache holds it (what `lookup` would answer at once), else undefined. */
+  peek(credential: string): Principal | undefined;
   /** Forgets what a change touched, here and (over the channel) on every other gateway. */
   forget(change: PrincipalChange): Promise<void>;
   close(): Promise<void>;
@@ -103,6 +105,10 @@ export function createPrincipalCache(options: {
   }
 
   return {
+    peek(credential) {
+      const hit = listening ? entries.get(sha256(credential)) : undefined;
+      return hit && hit.until > Date.now() ? hit.principal : undefined;
+    },
     async lookup(credential, resolve) {
       const now = Date.now();
       const key = sha256(credential);

@@ -1,5 +1,6 @@
 import type { Server } from "node:http";
-import type { Access, ParticipantAccess, RouteAccess } from "./principal.js";
+import type { Claim } from "../idempotency-records.js";
+import type { Access, ParticipantAccess, Principal, RouteAccess } from "./principal.js";
 
 /** What the gateway's plugins attach to Fastify's request and route config. */
 declare module "fastify" {
@@ -23,5 +24,16 @@ declare module "fastify" {
     provenCredential?: string;
     /** Set by the idempotency plugin when this request holds a key's lock. */
     idempotency?: { recordKey: string; lockKey: string; fingerprint: string };
+    /**
+     * A key claimed with the rate limit's count, before the body was read (idempotency.ts's
+     * `claimWithCount`): the plugin answers it once the body is parsed, or releases its lock.
+     */
+    idempotencyClaim?: {
+      recordKey: string;
+      lockKey: string;
+      outcome: Claim | { kind: "unavailable"; cause: unknown } | undefined;
+    };
+    /** A principal the cache held when the request came in, which the auth plugin takes as is. */
+    principalAtOnce?: Principal;
   }
 }

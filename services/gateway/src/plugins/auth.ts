@@ -126,14 +126,18 @@ export function registerAuth(
     upstreams: Upstreams;
     principals: PrincipalCache;
     jwtSecret: string;
-    /** The rate limit's count of a proven credential (429 past its limit). */
-    countCredential: (request: FastifyRequest) => Promise<void>;
+    /**
+     * The rate limit's count of a proven credential (429 past its limit). `authorized`: the
+     * request may do what it asks (its access is known), so its Idempotency-Key may be claimed in
+     * the same round trip; false when an auth error is about to be thrown.
+     */
+    countCredential: (request: FastifyRequest, authorized: boolean) => Promise<void>;
   },
 ): void {
   const { upstreams, principals, jwtSecret } = deps;
-  const proven = (request: FastifyRequest, credential: string) => {
+  const proven = (request: FastifyRequest, credential: string, authorized = true) => {
     request.provenCredential = credential;
-    return deps.countCredential(request);
+    return deps.countCredential(request, authorized);
   };
   app.addHook("onRequest", async (request) => {
     const declared = request.routeOptions.config.access;
@@ -160,26 +164,27 @@ export function registerAuth(
       // A participant or connection token is no operator credential (docs/authentication.md).
       throw new AppError("unauthenticated", "This token is accepted only under /v1/participant/.");
     }
-    const principal = await principals.lookup(credential, async () => {
-      const { principal: wire } = await upstreams.auth.authenticate({ credential }, callOptions(request));
-      if (!wire) throw new Error("upstream returned no principal");
-      return toPrincipal(wire);
-    });
+    // The principal the rate limit found cached (`principalAtOnce`), else the cache's or control's.
+    const principal =
+      request.principalAtOnce ??
+      (await principals.lookup(credential, async () => {
+        const { principal: wire } = await upstreams.auth.authenticate({ credential }, callOptions(request));
+        if (!wire) throw new Error("upstream returned no principal");
+        return toPrincipal(wire);
+      }));
+    request.principalAtOnce = undefined;
     request.credential = credential;
-    await proven(request, credential);
-    if (declared.auth === "session" && principal.kind !== "session") {
-      throw new AppError("forbidden", "This endpoint takes a user session, not an API key.", {
-        reason: "session_required",
-      });
+    // What the principal may do here is decided before the count, and its refusal thrown after
+    // it: a rate limit's 429 still comes first, and only an authorized request claims its key.
+    let refusal: AppError | undefined;
+    try {
+      authorize(request, principal, declared);
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      refusal = error;
     }
-    const access = resolveAccess(principal, pathParams(request));
-    request.access = access;
-    const required = declared.scope === undefined ? [] : ([] as Scope[]).concat(declared.scope);
-    if (required.length > 0 && !required.some((scope) => grants(access.scopes, scope))) {
-      throw new AppError("forbidden", `Requires the ${required.join(" or ")} scope.`, {
-        required_scope: required[0],
-      });
-    }
+    await proven(request, credential, refusal === undefined);
+    if (refusal) throw refusal;
   });
   app.addHook("onSend", async (request, reply) => {
     // Before the client hears of its change, no gateway may still use what it changed. A 4xx is
@@ -193,6 +198,43 @@ export function registerAuth(
     // Legacy keys are for migration only; every answer to one says so.
     if (request.access?.principal.kind === "legacy") reply.header("Deprecation", "true");
   });
+}
+
+/**
+ * What an operator principal may do on a route, as `request.access` (set once known, so that a
+ * refusal for scope is still logged and answered as the principal's), or the refusal: 403 for a
+ * key on a session's route or a missing scope, 404 across organizations.
+ */
+function authorize(request: FastifyRequest, principal: Principal, declared: RouteAccess): void {
+  if (declared.auth === "session" && principal.kind !== "session") {
+    throw new AppError("forbidden", "This endpoint takes a user session, not an API key.", {
+      reason: "session_required",
+    });
+  }
+  const access = resolveAccess(principal, pathParams(request));
+  request.access = access;
+  const required = declared.scope === undefined ? [] : ([] as Scope[]).concat(declared.scope);
+  if (required.length > 0 && !required.some((scope) => grants(access.scopes, scope))) {
+    throw new AppError("forbidden", `Requires the ${required.join(" or ")} scope.`, {
+      required_scope: required[0],
+    });
+  }
+}
+
+/**
+ * For the rate limit (`provenAtOnce`): whether the request's operator credential has a principal
+ * the cache holds, which the auth plugin then takes as is (`principalAtOnce`) instead of looking
+ * it up again, so nothing can ask control between the two.
+ */
+export function cachedOperator(principals: PrincipalCache): (request: FastifyRequest) => boolean {
+  return (request) => {
+    const auth = request.routeOptions.config.access?.auth;
+    if (auth !== "operator" && auth !== "session") return false;
+    const credential = presentedCredential(request);
+    if (!credential || looksLikeJwt(credential)) return false;
+    request.principalAtOnce = principals.peek(credential);
+    return request.principalAtOnce !== undefined;
+  };
 }
 
 /** What a change-making request touched, as its route declares; undefined when it names no one. */

@@ -1,9 +1,9 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import { AppError } from "@evalp/kit";
 import canonicalize from "canonicalize";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Redis } from "ioredis";
-import { idempotencyRecords } from "../idempotency-records.js";
+import { type Claim, idempotencyRecords } from "../idempotency-records.js";
 import type { Seal } from "../idempotency-seal.js";
 import type { GatewayMetrics } from "../metrics.js";
 
@@ -31,12 +31,12 @@ const REPLAYED_HEADERS = ["location", "retry-after"];
 /** SHA-256 of method, path and the canonical JSON (RFC 8785) of the body (docs/idempotency.md). */
 export function requestFingerprint(method: string, path: string, body: unknown): string {
   const canonical = body === undefined ? "" : (canonicalize(body) ?? "");
-  return createHash("sha256").update(`${method}\n${path}\n${canonical}`).digest("hex");
+  return hash("sha256", `${method}\n${path}\n${canonical}`, "hex");
 }
 
 /** The Redis identity of one key in its scope (docs/idempotency.md: organization, method, route). */
 export function idempotencyId(scope: string, method: string, route: string, key: string): string {
-  return createHash("sha256").update(`${scope}\n${method}\n${route}\n${key}`).digest("hex");
+  return hash("sha256", `${scope}\n${method}\n${route}\n${key}`, "hex");
 }
 
 /**
@@ -68,12 +68,52 @@ function unavailable(cause: unknown): AppError {
   return new AppError("unavailable", undefined, {}, { cause });
 }
 
+/** A claim's outcome, or Redis unreachable when it was made. */
+export type ClaimOutcome = Claim | { kind: "unavailable"; cause: unknown };
+
+/** Where the key of a request lives in Redis, if it carries one that its route honours. */
+function claimTarget(
+  request: FastifyRequest,
+  prefix: string,
+): { recordKey: string; lockKey: string } | undefined {
+  const mode = request.routeOptions.config.access?.idempotency ?? "none";
+  const key = request.headers[HEADER];
+  if (mode === "none" || typeof key !== "string" || key.length === 0 || key.length > MAX_KEY_LENGTH)
+    return undefined;
+  const id = idempotencyId(keyScope(request), request.method, request.routeOptions.url ?? request.url, key);
+  return { recordKey: `${prefix}idem:rec:${id}`, lockKey: `${prefix}idem:lock:${id}` };
+}
+
+/**
+ * The auth plugin's count of a proven credential, with the request's Idempotency-Key claimed in
+ * the same round trip by `count` (the rate limit's) once the request is authorized: whom the key
+ * belongs to is known then, and a request of an idempotent route claims its key anyway. The
+ * outcome waits on the request (`idempotencyClaim`) until the body is parsed, so that every
+ * error the request would meet before the key is looked at still comes first; a lock claimed
+ * for a request that ends before (a body refused) is released unused.
+ */
+export function countClaiming(
+  prefix: string,
+  count: (
+    request: FastifyRequest,
+    claim?: { recordKey: string; lockKey: string; owner: string; ttlMs: number },
+  ) => Promise<ClaimOutcome | undefined>,
+): (request: FastifyRequest, authorized: boolean) => Promise<void> {
+  return async (request, authorized) => {
+    const target = authorized ? claimTarget(request, prefix) : undefined;
+    const outcome = await count(request, target && { ...target, owner: request.id, ttlMs: LOCK_TTL_MS });
+    if (target) request.idempotencyClaim = { ...target, outcome };
+  };
+}
+
 /**
  * Idempotency-Key (docs/idempotency.md): a Redis lock (`SET NX PX`) admits one execution per key,
- * taken in the same script that looks for a stored record (one round trip); the final response (< 500) is stored with the request fingerprint, sealed (`idempotency-seal.ts`)
- * and at most MAX_RECORD_BYTES, and replayed verbatim. Runs
- * after authentication (keys are scoped to the credential's organization) and before
- * validation, so that a stored 422 replays too. Replays and refused keys are counted in `metrics`.
+ * taken in the same script that looks for a stored record (one round trip), usually together with
+ * the rate limit's count (`countClaiming`); the final response (< 500) is stored with the request
+ * fingerprint, sealed (`idempotency-seal.ts`) and at most MAX_RECORD_BYTES, and replayed
+ * verbatim. Answered after authentication (keys are scoped to the credential's organization) and
+ * body parsing, and before validation, so that a stored 422 replays too. Replays and refused keys
+ * are counted in `metrics`.
  */
 export function registerIdempotency(
   app: FastifyInstance,
@@ -84,12 +124,11 @@ export function registerIdempotency(
 ): void {
   const records = idempotencyRecords(redis);
   app.addHook("preValidation", async (request, reply) => {
-    const mode = request.routeOptions.config.access?.idempotency ?? "none";
-    const key = request.headers[HEADER];
-    if (mode === "none" || typeof key !== "string" || key.length === 0 || key.length > MAX_KEY_LENGTH) return;
-    const id = idempotencyId(keyScope(request), request.method, request.routeOptions.url ?? request.url, key);
-    const recordKey = `${prefix}idem:rec:${id}`;
-    const lockKey = `${prefix}idem:lock:${id}`;
+    const early = request.idempotencyClaim;
+    request.idempotencyClaim = undefined;
+    const target = early ?? claimTarget(request, prefix);
+    if (!target) return undefined;
+    const { recordKey, lockKey } = target;
     const fingerprint = requestFingerprint(request.method, request.url.split("?")[0] ?? "", request.body);
 
     const inUse = () => {
@@ -102,13 +141,17 @@ export function registerIdempotency(
       );
     };
 
-    // The record, or else the lock, in one round trip (idempotency-records.ts).
-    const claim = await records.claim(recordKey, lockKey, request.id, LOCK_TTL_MS).catch((error: unknown) => {
-      throw unavailable(error);
-    });
-    if (claim.kind === "busy") throw inUse();
-    if (claim.kind === "stored") {
-      const opened = seal.open(claim.sealed);
+    // The record, or else the lock, in one round trip (idempotency-records.ts), unless the rate
+    // limit's count already claimed it.
+    const outcome =
+      early?.outcome ??
+      (await records.claim(recordKey, lockKey, request.id, LOCK_TTL_MS).catch((error: unknown) => {
+        throw unavailable(error);
+      }));
+    if (outcome.kind === "unavailable") throw unavailable(outcome.cause);
+    if (outcome.kind === "busy") throw inUse();
+    if (outcome.kind === "stored") {
+      const opened = seal.open(outcome.sealed);
       if (opened) {
         const record = JSON.parse(opened) as StoredResponse;
         if (record.fingerprint !== fingerprint) {
@@ -133,7 +176,19 @@ export function registerIdempotency(
     return undefined;
   });
 
+  /** Releases the lock of a key claimed early for a request that ended before it was answered. */
+  const releaseUnused = async (request: FastifyRequest) => {
+    const unused = request.idempotencyClaim;
+    request.idempotencyClaim = undefined;
+    if (unused?.outcome?.kind !== "claimed") return;
+    await records
+      .finish(unused.recordKey, unused.lockKey, null, RECORD_TTL_SECONDS)
+      .catch((error: unknown) => request.log.error({ err: error }, "idempotency lock release failed"));
+  };
+  app.addHook("onRequestAbort", releaseUnused);
+
   app.addHook("onSend", async (request, reply, payload) => {
+    await releaseUnused(request);
     const held = request.idempotency;
     if (!held) return payload;
     request.idempotency = undefined;

@@ -1,8 +1,10 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import { AppError } from "@evalp/kit";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Redis } from "ioredis";
+import { type AdmissionParts, type Admitted, createAdmission } from "../admission.js";
 import { fixedWindows, type Window } from "../fixed-window.js";
+import type { Claim } from "../idempotency-records.js";
 import type { RateLimitName } from "../metrics.js";
 import { presentedCredential } from "./auth.js";
 
@@ -12,6 +14,8 @@ declare module "fastify" {
   interface FastifyRequest {
     /** The window whose `RateLimit-*` headers the answer carries. */
     rateWindow?: { limit: number; window: Window };
+    /** The address's window is left to be counted with the credential's (`provenAtOnce`). */
+    addressUncounted?: true;
   }
 }
 
@@ -49,11 +53,26 @@ export function registerRateLimit(
     prefix: string;
     /** Told of each refusal, with the limit that refused. */
     refused?: (limit: RateLimitName) => void;
+    /**
+     * Whether the request's credential is already proven without asking anyone (a principal the
+     * cache holds): its address is then counted together with its credential, in one round trip,
+     * when the auth plugin calls `countCredential`, as nothing costly happens in between.
+     */
+    provenAtOnce?: (request: FastifyRequest) => boolean;
   },
-): { countCredential(request: FastifyRequest): Promise<void> } {
+): {
+  countCredential(
+    request: FastifyRequest,
+    claim?: AdmissionParts["claim"],
+  ): Promise<Claim | { kind: "unavailable"; cause: unknown } | undefined>;
+} {
   const { limits, prefix } = options;
   const windows = fixedWindows(redis, WINDOW_MS);
-  const addressKey = (request: FastifyRequest) => `${prefix}rl:ip:${request.ip}`;
+  const admission = createAdmission(redis, WINDOW_MS, limits);
+  const addressParts = (request: FastifyRequest) => ({
+    window: `${prefix}rl:ip:${request.ip}`,
+    refusals: refusalKey(request),
+  });
   const refusalKey = (request: FastifyRequest) => `${prefix}rl:refused:${request.ip}`;
   // Redis unreachable: nothing is counted, nothing is refused.
   const quietly = <T>(counting: Promise<T>) => counting.catch(() => null);
@@ -69,16 +88,30 @@ export function registerRateLimit(
     );
   };
 
-  app.addHook("onRequest", async (request) => {
-    const counted = await quietly(windows.hitAndRead(addressKey(request), refusalKey(request)));
-    if (!counted) return;
-    const [address, refusals] = counted;
-    request.rateWindow = { limit: limits.perAddress, window: address };
-    if (refusals.count >= limits.refusalsPerAddress) {
-      request.rateWindow = { limit: limits.refusalsPerAddress, window: refusals };
-      refuse(limits.refusalsPerAddress, refusals, "address_refusals");
+  /** Refuses past a limit what `admitted` counted, in the order the limits apply; else notes the window. */
+  const enforce = (request: FastifyRequest, admitted: Admitted) => {
+    const { address, refusals, credential } = admitted;
+    if (address && refusals) {
+      request.rateWindow = { limit: limits.perAddress, window: address };
+      if (refusals.count >= limits.refusalsPerAddress) {
+        request.rateWindow = { limit: limits.refusalsPerAddress, window: refusals };
+        refuse(limits.refusalsPerAddress, refusals, "address_refusals");
+      }
+      if (address.count > limits.perAddress) refuse(limits.perAddress, address, "address");
     }
-    if (address.count > limits.perAddress) refuse(limits.perAddress, address, "address");
+    if (credential) {
+      request.rateWindow = { limit: limits.perCredential, window: credential };
+      if (credential.count > limits.perCredential) refuse(limits.perCredential, credential, "credential");
+    }
+  };
+
+  app.addHook("onRequest", async (request) => {
+    if (options.provenAtOnce?.(request)) {
+      request.addressUncounted = true;
+      return;
+    }
+    const admitted = await quietly(admission.admit({ address: addressParts(request) }));
+    if (admitted) enforce(request, admitted);
   });
 
   app.addHook("onSend", async (request, reply) => {
@@ -98,15 +131,30 @@ export function registerRateLimit(
   });
 
   return {
-    /** Called once the request's credential is proven: it counts against that credential. */
-    async countCredential(request) {
+    /**
+     * Called once the request's credential is proven: it counts against that credential (and
+     * against its address, when that was left to this call). `claim`, an Idempotency-Key to claim
+     * in the same round trip, is claimed only if the request passed every limit; its outcome is
+     * returned (undefined when not claimed; `unavailable` when Redis is unreachable, as
+     * idempotency fails closed where the limits let requests pass).
+     */
+    async countCredential(request, claim) {
       const credential = request.provenCredential;
-      if (!credential) return;
-      const key = `${prefix}rl:cred:${createHash("sha256").update(credential).digest("hex").slice(0, 32)}`;
-      const window = await quietly(windows.hit(key));
-      if (!window) return;
-      request.rateWindow = { limit: limits.perCredential, window };
-      if (window.count > limits.perCredential) refuse(limits.perCredential, window, "credential");
+      const address = request.addressUncounted ? addressParts(request) : undefined;
+      request.addressUncounted = undefined;
+      const credentialKey = credential
+        ? `${prefix}rl:cred:${hash("sha256", credential, "hex").slice(0, 32)}`
+        : undefined;
+      if (!credentialKey && !address && !claim) return undefined;
+      let admitted: Admitted;
+      try {
+        admitted = await admission.admit({ address, credential: credentialKey, claim });
+      } catch (error) {
+        // Unlimited without Redis, but a key cannot be claimed: the idempotency plugin answers 503.
+        return claim ? { kind: "unavailable", cause: error } : undefined;
+      }
+      enforce(request, admitted);
+      return admitted.claim;
     },
   };
 }

@@ -1,6 +1,10 @@
 import type { FastifyInstance, FastifySchema, FastifyServerOptions } from "fastify";
 import { parseJsonBody, RequestValidationError } from "../validation/json-body.js";
-import { compileRequestValidator, type RequestSchemas } from "../validation/request-validator.js";
+import {
+  compileRequestValidator,
+  type RequestSchemas,
+  type RequestValidator,
+} from "../validation/request-validator.js";
 
 /** The JSON body limit (docs/http.md). */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -42,14 +46,20 @@ export function registerValidation(app: FastifyInstance): void {
     },
   );
 
+  // One validator per route's schema, compiled by its first request.
+  const validators = new WeakMap<object, RequestValidator>();
   app.addHook("preValidation", async (request) => {
     const schema = request.routeOptions.schema as (FastifySchema & RequestSchemas) | undefined;
     if (!schema || (!schema.body && !schema.querystring && !schema.headers)) return;
-    const validate = compileRequestValidator({
-      body: schema.body,
-      querystring: schema.querystring,
-      headers: schema.headers,
-    } as RequestSchemas);
+    let validate = validators.get(schema);
+    if (!validate) {
+      validate = compileRequestValidator({
+        body: schema.body,
+        querystring: schema.querystring,
+        headers: schema.headers,
+      } as RequestSchemas);
+      validators.set(schema, validate);
+    }
     const items = validate({
       body: request.body,
       query: request.query,

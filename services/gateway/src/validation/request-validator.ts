@@ -118,7 +118,7 @@ export function compileRequestValidator(schemas: RequestSchemas): RequestValidat
         continue;
       }
       // Coercion rewrites the value in place; keep what the client sent for `input`.
-      const received = location === "body" ? value : structuredClone(value);
+      const received = location === "body" ? value : copyOfText(value);
       const found = validate(value ?? {})
         ? []
         : ajvErrorsToPydantic(validate.errors ?? [], location, received, schema);
@@ -132,6 +132,25 @@ export function compileRequestValidator(schemas: RequestSchemas): RequestValidat
     }
     return items;
   };
+}
+
+/**
+ * A copy of a part made of text (path, query, headers: strings, or lists of them, as Fastify
+ * parses them) that coercion cannot reach; one level deep, which such a part is, where a
+ * structured clone was most of the cost of validating a small request. Anything deeper is
+ * cloned whole.
+ */
+function copyOfText(value: unknown): unknown {
+  if (value === null || typeof value !== "object") return value;
+  const copy: Record<string, unknown> = {};
+  for (const [name, inner] of Object.entries(value)) {
+    if (Array.isArray(inner) && inner.every((item) => item === null || typeof item !== "object")) {
+      copy[name] = [...inner];
+    } else if (inner !== null && typeof inner === "object") {
+      return structuredClone(value);
+    } else copy[name] = inner;
+  }
+  return copy;
 }
 
 const NUL_ERROR = "text must not contain the NUL character (U+0000)";
