@@ -2,7 +2,10 @@
 // prints where the time went: self time by place of code (a package, Node's own internals, or a
 // file of ours), then the functions with the most self time, each as a share of the samples.
 //
-//   node bench/profile.mjs var/bench-prof/<file>.cpuprofile [--top N]
+//   node bench/profile.mjs var/bench-prof/<file>.cpuprofile [--top N] [--after SECONDS]
+//
+// --after leaves out the first SECONDS of the profile: a process's start-up (compiling modules and
+// schemas) is in every profile, and is not what a case measures.
 import { readFileSync } from "node:fs";
 
 /** Where a frame's code lives: `pkg:<name>` for a dependency, `node:` internals, or our file. */
@@ -15,18 +18,21 @@ export function placeOf(url) {
   return ours ? `${ours[1]}/${ours[2]}` : url.replace(/^file:\/\//, "");
 }
 
-/** Self time per node id, from the profile's samples and their time deltas. */
-function selfTimes(profile) {
+/** Self time per node id, from the profile's samples taken `afterUs` or later into it. */
+function selfTimes(profile, afterUs) {
   const self = new Map();
+  let at = 0;
   profile.samples.forEach((id, i) => {
-    self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
+    const delta = profile.timeDeltas[i] ?? 0;
+    at += delta;
+    if (at >= afterUs) self.set(id, (self.get(id) ?? 0) + delta);
   });
   return self;
 }
 
 /** The profile summarized: total µs, and self µs by place and by function, largest first. */
-export function summarizeProfile(profile) {
-  const self = selfTimes(profile);
+export function summarizeProfile(profile, { afterUs = 0 } = {}) {
+  const self = selfTimes(profile, afterUs);
   const byPlace = new Map();
   const byFunction = new Map();
   let total = 0;
@@ -47,8 +53,8 @@ export function summarizeProfile(profile) {
   return { totalUs: total, byPlace: sorted(byPlace), byFunction: sorted(byFunction) };
 }
 
-function print(file, top) {
-  const summary = summarizeProfile(JSON.parse(readFileSync(file, "utf8")));
+function print(file, top, afterUs) {
+  const summary = summarizeProfile(JSON.parse(readFileSync(file, "utf8")), { afterUs });
   const share = (us) => `${((100 * us) / summary.totalUs).toFixed(1).padStart(5)} %`;
   console.log(`${file}: ${(summary.totalUs / 1000).toFixed(0)} ms of CPU sampled (idle left out)`);
   console.log("\nself time by place");
@@ -61,5 +67,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const args = process.argv.slice(2);
   const topAt = args.indexOf("--top");
   const top = topAt >= 0 ? Number(args[topAt + 1]) : 25;
-  for (const file of args.filter((a, i) => a.endsWith(".cpuprofile") && i !== topAt + 1)) print(file, top);
+  const afterAt = args.indexOf("--after");
+  const afterUs = afterAt >= 0 ? Number(args[afterAt + 1]) * 1e6 : 0;
+  for (const file of args.filter((a) => a.endsWith(".cpuprofile"))) print(file, top, afterUs);
 }

@@ -26,6 +26,20 @@ describe("summarizeProfile", () => {
     expect(summary.byFunction[0]).toEqual(["write node:internal:10", 200]);
   });
 
+  it("leaves out the samples taken before `afterUs`", () => {
+    const profile = {
+      nodes: [
+        { id: 1, callFrame: frame("compile", "node:internal/vm", 1) },
+        { id: 2, callFrame: frame("handle", "file:///x/services/gateway/dist/app.js", 1) },
+      ],
+      samples: [1, 1, 2],
+      timeDeltas: [1000, 1000, 500],
+    };
+    expect(summarizeProfile(profile, { afterUs: 2500 }).byFunction).toEqual([
+      ["handle services/gateway/app.js:2", 500],
+    ]);
+  });
+
   it("names a dependency by its package, scoped or not", () => {
     expect(placeOf("file:///a/node_modules/ioredis/built/Redis.js")).toBe("pkg:ioredis");
     expect(placeOf("file:///a/node_modules/@connectrpc/connect/dist/esm/x.js")).toBe(
