@@ -124,6 +124,32 @@ export async function releaseLease(pool: Queryable, delivery: ClaimedDelivery): 
   );
 }
 
+/** Leases held by this worker, each under the token it was taken with. */
+export type HeldLease = Pick<ClaimedDelivery, "id" | "claim_token">;
+
+/** Extends leases this worker still holds to `ms` from now; the ids of those it still held. */
+export async function renewLeases(pool: Queryable, held: HeldLease[], ms: number): Promise<Set<string>> {
+  const renewed = await pool.query<{ id: string }>(
+    `UPDATE webhook_deliveries d
+     SET leased_until = clock_timestamp() + make_interval(secs => $3::double precision / 1000)
+     FROM unnest($1::uuid[], $2::uuid[]) AS h (id, claim_token)
+     WHERE d.id = h.id AND d.claim_token = h.claim_token
+     RETURNING d.id`,
+    [held.map((lease) => lease.id), held.map((lease) => lease.claim_token), ms],
+  );
+  return new Set(renewed.rows.map((row) => row.id));
+}
+
+/** Gives deliveries back untried (the worker stops before attempting them): claimable at once. */
+export async function releaseLeases(pool: Queryable, held: HeldLease[]): Promise<void> {
+  await pool.query(
+    `UPDATE webhook_deliveries d SET leased_until = NULL, claim_token = NULL
+     FROM unnest($1::uuid[], $2::uuid[]) AS h (id, claim_token)
+     WHERE d.id = h.id AND d.claim_token = h.claim_token`,
+    [held.map((lease) => lease.id), held.map((lease) => lease.claim_token)],
+  );
+}
+
 /** A plain success to record: its attempt, and the delivery's new status while its lease holds. */
 export type Success = {
   delivery: Pick<ClaimedDelivery, "id" | "claim_token">;
