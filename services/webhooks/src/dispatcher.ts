@@ -130,31 +130,31 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     running.add(task);
   }
 
-  /** Launches deliveries waiting in memory, one endpoint after the other, while there is room. */
+  /**
+   * Launches deliveries waiting in memory while there is room, one endpoint after the other: an
+   * endpoint served goes to the back of the line (and is met again in this same pass if room is
+   * left), so that one busy endpoint does not hold every slot its own bound allows first.
+   */
   function pump() {
     if (stopping) return;
-    let launched = true;
-    while (launched && inFlight < options.concurrency && queues.size > 0) {
-      launched = false;
-      for (const [endpointId, queue] of queues) {
-        if (inFlight >= options.concurrency) break;
-        if (renewing.has(endpointId) || (perEndpoint.get(endpointId) ?? 0) >= options.perEndpoint) continue;
-        const next = queue[0];
-        if (!next) {
-          queues.delete(endpointId);
-          continue;
-        }
-        // An attempt needs its whole lease ahead of it, as a claimed one has.
-        if (next.leaseEnds - performance.now() < leaseMs) {
-          renew(endpointId, queue);
-          continue;
-        }
-        queue.shift();
-        queuedCount -= 1;
-        if (queue.length === 0) queues.delete(endpointId);
-        launch(next.delivery);
-        launched = true;
+    for (const [endpointId, queue] of queues) {
+      if (inFlight >= options.concurrency) return;
+      if (renewing.has(endpointId) || (perEndpoint.get(endpointId) ?? 0) >= options.perEndpoint) continue;
+      const next = queue[0];
+      if (!next) {
+        queues.delete(endpointId);
+        continue;
       }
+      // An attempt needs its whole lease ahead of it, as a claimed one has.
+      if (next.leaseEnds - performance.now() < leaseMs) {
+        renew(endpointId, queue);
+        continue;
+      }
+      queue.shift();
+      queuedCount -= 1;
+      queues.delete(endpointId);
+      if (queue.length > 0) queues.set(endpointId, queue);
+      launch(next.delivery);
     }
   }
 
