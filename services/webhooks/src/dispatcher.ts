@@ -5,6 +5,7 @@ import { createSuccessRecorder, isPlainSuccess, recordAttempt } from "./attempts
 import {
   type ClaimedDelivery,
   claimDue,
+  confirmLeases,
   type HeldLease,
   msUntilNextDue,
   releaseLease,
@@ -42,8 +43,22 @@ export type Dispatcher = {
  */
 const QUEUED_LEASE_MS = 30_000;
 
-/** A delivery waiting in memory, with when its lease ends (`performance.now()` time, a lower bound). */
-type Queued = { delivery: ClaimedDelivery; leaseEnds: number };
+/**
+ * How long ago a delivery waiting in memory may have been seen still leased to this worker and
+ * still waiting when it is launched. A disabling or deletion dead-letters the endpoint's waiting
+ * deliveries in the table, which the memory does not see: past this bound the next few are read
+ * again first, so that nothing is sent later than this after the disabling answered. Without a
+ * backlog a delivery is launched within milliseconds of being stored and never read again; with
+ * one, an endpoint's queue is read at most about 4 times a second (one indexed read of a few
+ * rows), which its slow receiver, not this read, limits anyway.
+ */
+const CONFIRMED_MS = 250;
+
+/**
+ * A delivery waiting in memory, with when its lease ends (a lower bound) and when it was last
+ * seen held (an upper bound: before the statement that saw it), both `performance.now()` times.
+ */
+type Queued = { delivery: ClaimedDelivery; leaseEnds: number; confirmedAt: number };
 
 export type DispatcherOptions = {
   pool: Pool;
@@ -90,8 +105,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   /** Deliveries handed over and not yet attempted, per endpoint, in the order stored. */
   const queues = new Map<string, Queued[]>();
   let queuedCount = 0;
-  /** Endpoints whose queued leases are being renewed: none of theirs is launched meanwhile. */
-  const renewing = new Set<string>();
+  /** Endpoints whose queued leases are being renewed or confirmed: none of theirs is launched meanwhile. */
+  const checking = new Set<string>();
   /**
    * Endpoints whose failure streak this worker started or saw go on, since its last success
    * there: a delivery read before the streak began does not know it must end it.
@@ -139,15 +154,21 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     if (stopping) return;
     for (const [endpointId, queue] of queues) {
       if (inFlight >= options.concurrency) return;
-      if (renewing.has(endpointId) || (perEndpoint.get(endpointId) ?? 0) >= options.perEndpoint) continue;
+      if (checking.has(endpointId) || (perEndpoint.get(endpointId) ?? 0) >= options.perEndpoint) continue;
       const next = queue[0];
       if (!next) {
         queues.delete(endpointId);
         continue;
       }
+      const now = performance.now();
       // An attempt needs its whole lease ahead of it, as a claimed one has.
-      if (next.leaseEnds - performance.now() < leaseMs) {
+      if (next.leaseEnds - now < leaseMs) {
         renew(endpointId, queue);
+        continue;
+      }
+      // Seen held too long ago: its endpoint may have been disabled or deleted since.
+      if (now - next.confirmedAt > CONFIRMED_MS) {
+        confirm(endpointId, queue.slice(0, 2 * options.perEndpoint));
         continue;
       }
       queue.shift();
@@ -164,7 +185,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
    * later deliveries wait meanwhile, so that they do not overtake.
    */
   function renew(endpointId: string, queue: Queued[]) {
-    renewing.add(endpointId);
+    checking.add(endpointId);
     const batch = new Set(queue);
     const started = performance.now();
     renewLeases(
@@ -173,7 +194,11 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       storedLeaseMs,
     )
       .then((held) => {
-        for (const entry of batch) if (held.has(entry.delivery.id)) entry.leaseEnds = started + storedLeaseMs;
+        for (const entry of batch) {
+          if (!held.has(entry.delivery.id)) continue;
+          entry.leaseEnds = started + storedLeaseMs;
+          entry.confirmedAt = started;
+        }
         drop(endpointId, (entry) => batch.has(entry) && !held.has(entry.delivery.id));
       })
       .catch((error: unknown) => {
@@ -182,7 +207,45 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         drop(endpointId, (entry) => batch.has(entry));
       })
       .finally(() => {
-        renewing.delete(endpointId);
+        checking.delete(endpointId);
+        pump();
+      });
+  }
+
+  /**
+   * Reads again whether the first deliveries of an endpoint's queue (as many as could be launched
+   * before the bound passes again) are still leased to this worker and waiting; those that are
+   * not (dead-lettered by a disabling or deletion, or taken by another worker) are dropped. One
+   * whose endpoint stopped while it was being stored is kept, marked so, to be recorded as not
+   * sent. The endpoint's later deliveries wait meanwhile, so that they do not overtake.
+   */
+  function confirm(endpointId: string, batch: Queued[]) {
+    checking.add(endpointId);
+    const entries = new Set(batch);
+    const started = performance.now();
+    confirmLeases(
+      options.pool,
+      batch.map(({ delivery }) => delivery),
+    )
+      .then((held) => {
+        for (const entry of batch) {
+          const seen = held.get(entry.delivery.id);
+          if (!seen) continue;
+          entry.confirmedAt = started;
+          if (seen.endpoint_stopped) {
+            entry.delivery.endpoint_stopped = true;
+            entry.delivery.endpoint_deleted = seen.endpoint_deleted;
+          }
+        }
+        drop(endpointId, (entry) => entries.has(entry) && !held.has(entry.delivery.id));
+      })
+      .catch((error: unknown) => {
+        // Not known to be held: their leases run out and a claim takes them (here or in another worker).
+        log.warn({ err: error, endpoint_id: endpointId }, "confirming queued leases failed");
+        drop(endpointId, (entry) => entries.has(entry));
+      })
+      .finally(() => {
+        checking.delete(endpointId);
         pump();
       });
   }
@@ -310,7 +373,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       }
       for (const delivery of deliveries) {
         const queue = queues.get(delivery.endpoint_id);
-        const entry = { delivery, leaseEnds: leasedAt + storedLeaseMs };
+        const entry = { delivery, leaseEnds: leasedAt + storedLeaseMs, confirmedAt: leasedAt };
         if (queue) queue.push(entry);
         else queues.set(delivery.endpoint_id, [entry]);
       }
