@@ -1,10 +1,11 @@
-import { createLogger, createPool, type EventEnvelope, newId, type Pool } from "@evalp/kit";
+import { createLogger, createPool, type EventEnvelope, newId, type Pool, withTransaction } from "@evalp/kit";
 import { createTestDatabase, type TestDatabase } from "@evalp/testing";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { insertEventDeliveries } from "./db/deliveries.js";
+import { deadLetterWaiting, insertEventDeliveries } from "./db/deliveries.js";
 import type { ClaimedDelivery } from "./db/delivery-attempts.js";
-import { insertEndpoint } from "./db/endpoints.js";
+import { insertEndpoint, markDeleted } from "./db/endpoints.js";
 import type { Sender, SendInput } from "./deliver.js";
+import { disableEndpoint } from "./disable.js";
 import { createDispatcher, type Dispatcher } from "./dispatcher.js";
 import { eventBody } from "./event-body.js";
 import { generateSecret } from "./secrets.js";
@@ -28,13 +29,19 @@ afterAll(async () => {
   await database?.drop();
 });
 
-/** A sender whose attempts all succeed after `delayMs`, in the order they were made. */
-function recordingSender(delayMs = 5): Sender & { sent: SendInput[] } {
+/**
+ * A sender whose attempts all succeed after `delayMs`, in the order they were made, with when
+ * each began (`performance.now()`).
+ */
+function recordingSender(delayMs = 5): Sender & { sent: SendInput[]; startedAt: number[] } {
   const sent: SendInput[] = [];
+  const startedAt: number[] = [];
   return {
     sent,
+    startedAt,
     async send(input) {
       sent.push(input);
+      startedAt.push(performance.now());
       await new Promise((resolve) => setTimeout(resolve, delayMs));
       return { ok: true, status: 204, durationMs: delayMs };
     },
@@ -131,7 +138,10 @@ async function statuses(ids: string[]) {
     status: string;
     attempt_count: number;
     claim_token: string | null;
-  }>("SELECT id, status, attempt_count, claim_token FROM webhook_deliveries WHERE id = ANY($1)", [ids]);
+    last_error: string | null;
+  }>("SELECT id, status, attempt_count, claim_token, last_error FROM webhook_deliveries WHERE id = ANY($1)", [
+    ids,
+  ]);
   return new Map(found.rows.map((row) => [row.id, row]));
 }
 
@@ -190,5 +200,81 @@ describe("createDispatcher, deliveries handed over in memory", { timeout: 20_000
     for (const waiting of handed.slice(1)) {
       expect(rows.get(waiting.id)).toMatchObject({ status: "pending", attempt_count: 0, claim_token: null });
     }
+  });
+
+  /**
+   * An endpoint stopped while its deliveries wait in memory: once the bound on how long ago a
+   * waiting delivery was seen held has passed (250 ms; a generous margin here), none is sent, and
+   * those the stop dead-lettered stay so, unattempted.
+   */
+  async function stoppedWhileQueued(stop: (endpointId: string) => Promise<void>, lastError: string) {
+    const sender = recordingSender(50);
+    const dispatcher = dispatcherWith(sender, { concurrency: 2, perEndpoint: 1 });
+    const handed = await storeLeased(1, 40, dispatcher.storedLease());
+    const endpointId = handed[0]?.endpoint_id ?? "";
+    dispatcher.take(handed, performance.now());
+    await vi.waitFor(() => expect(sender.sent.length).toBeGreaterThanOrEqual(2), {
+      timeout: 5_000,
+      interval: 5,
+    });
+    await stop(endpointId);
+    const stoppedAt = performance.now();
+    await vi.waitFor(() => expect(dispatcher.queuedTotal()).toBe(0), { timeout: 5_000, interval: 20 });
+    // Without the bound the rest would go on being sent, one every 50 ms, for about 2 s.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(sender.startedAt.filter((at) => at > stoppedAt + 250 + 150)).toEqual([]);
+    expect(sender.sent.length).toBeLessThan(handed.length / 2);
+    const sentIds = new Set(sender.sent.map((input) => input.eventId));
+    const rows = await statuses(handed.map((d) => d.id));
+    for (const delivery of handed.filter((d) => !sentIds.has(d.event_id))) {
+      expect(rows.get(delivery.id)).toMatchObject({
+        status: "dead_letter",
+        attempt_count: 0,
+        last_error: lastError,
+      });
+    }
+    await dispatcher.stop();
+  }
+
+  it("sends nothing more to an endpoint disabled while its deliveries wait, once the bound has passed", async () => {
+    await stoppedWhileQueued(
+      (endpointId) =>
+        withTransaction(pool, (tx) => disableEndpoint(tx, endpointId, "requested")).then(() => {}),
+      "endpoint disabled",
+    );
+  });
+
+  it("sends nothing more to an endpoint deleted while its deliveries wait, once the bound has passed", async () => {
+    await stoppedWhileQueued(
+      (endpointId) =>
+        withTransaction(pool, async (tx) => {
+          await markDeleted(tx, endpointId);
+          await deadLetterWaiting(tx, endpointId, "endpoint deleted");
+        }),
+      "endpoint deleted",
+    );
+  });
+
+  it("records as not sent a delivery stored while its endpoint was being disabled", async () => {
+    const sender = recordingSender();
+    const dispatcher = dispatcherWith(sender, { concurrency: 2, perEndpoint: 2 });
+    const handed = await storeLeased(1, 3, dispatcher.storedLease());
+    // Disabled by a transaction that could not see these deliveries yet: they are still pending.
+    await pool.query("UPDATE webhook_endpoints SET disabled_at = now() WHERE id = $1", [
+      handed[0]?.endpoint_id,
+    ]);
+    // Seen held longer ago than the bound: read again before they are launched.
+    dispatcher.take(handed, performance.now() - 1_000);
+    await vi.waitFor(
+      async () => {
+        const rows = await statuses(handed.map((d) => d.id));
+        expect([...rows.values()].map((row) => [row.status, row.last_error])).toEqual(
+          handed.map(() => ["dead_letter", "endpoint disabled"]),
+        );
+      },
+      { timeout: 5_000, interval: 20 },
+    );
+    expect(sender.sent).toEqual([]);
+    await dispatcher.stop();
   });
 });
