@@ -370,6 +370,39 @@ describe("delivery (docs/webhooks.md)", () => {
     expect(witness.id).toBeDefined();
   });
 
+  it("sends nothing that waited in a backlog once disabling answered (beyond a short bound)", async () => {
+    // A slow receiver: 16 attempts in flight (the endpoint's bound) and the rest waiting their turn.
+    answers.set("/backlog", { status: 204, delayMs: 2_000 });
+    const own = await createTenant(api);
+    const endpoint = await createEndpoint(api, own, {
+      url: `${receiver.url}/backlog`,
+      event_types: ["subject.imported"],
+    });
+    for (let i = 0; i < 48; i++) await importSubjects(api, own, [`backlog-${i}`]);
+    await vi.waitFor(() => expect(receiver.at("/backlog").length).toBeGreaterThanOrEqual(16), {
+      timeout: 10_000,
+      interval: 20,
+    });
+    const disabled = await api.patch(
+      `${own.env}/webhooks/${endpoint.id}`,
+      { enabled: false },
+      { token: own.token, idempotencyKey: ik() },
+    );
+    expect(disabled.status).toBe(200);
+    const answeredAt = performance.timeOrigin + performance.now();
+    // Without the bound, the next 16 would start as the first ones are answered, within 2 s.
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    const late = receiver.at("/backlog").filter((request) => request.receivedAt > answeredAt + 250 + 500);
+    expect(late).toEqual([]);
+    const sent = receiver.at("/backlog").length;
+    expect(sent).toBeLessThan(48);
+    const dead = await deliveriesOf(api, own, endpoint.id, "dead_letter");
+    expect(dead).toHaveLength(48);
+    // Those never sent were never attempted; those sent were in flight when it was disabled.
+    expect(dead.filter((d) => d.attempt_count === 0)).toHaveLength(48 - sent);
+    expect(dead.every((d) => d.last_error === "endpoint disabled")).toBe(true);
+  });
+
   it("counts an attempt whose endpoint was disabled while it was in flight, and its success revives nothing", async () => {
     answers.set("/slow", { status: 204, delayMs: 800 });
     const endpoint = await createEndpoint(api, tenant, { url: `${receiver.url}/slow`, event_types: ["*"] });

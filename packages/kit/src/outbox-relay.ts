@@ -3,6 +3,7 @@ import pg from "pg";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import { type Pool, withDefaultUser } from "./db.js";
+import { isUuid } from "./ids.js";
 import { ensureStreams, type NatsConnection, routedSubject, type StreamRoute } from "./nats.js";
 import { OUTBOX_CHANNEL } from "./outbox.js";
 import { outboxPublishedCounter } from "./outbox-metrics.js";
@@ -52,7 +53,7 @@ type OutboxRow = { id: string; subject: string; payload: string; trace_context: 
  * JetStream's duplicate window (or, past it, the consumer's unique delivery) absorbs the repeat.
  */
 export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
-  const batchSize = options.batchSize ?? 256;
+  const batchSize = Math.trunc(options.batchSize ?? 256);
   const intervalMs = options.intervalMs ?? 1_000;
   const publishTimeoutMs = options.publishTimeoutMs ?? 5_000;
   const roots = options.routes.map((route) => route.root);
@@ -64,6 +65,7 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   let listener: pg.Client | null = null;
   let schema = "";
   const publishedCount = options.metrics ? outboxPublishedCounter(options.metrics) : null;
+  const lockKey = () => `outbox-relay:${schema}:${[...roots].sort().join(",")}`;
 
   async function publish(rows: OutboxRow[]): Promise<{ published: string[]; failed: unknown }> {
     js ??= jetstream(options.nc, { timeout: publishTimeoutMs });
@@ -87,28 +89,38 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   async function relayBatch(): Promise<number> {
     const client = await options.pool.connect();
     try {
-      await client.query("BEGIN");
-      // Our turn (a transaction advisory lock, so that replicas take turns rather than interleave
-      // batches) and the batch in one round trip: without the lock, another replica is relaying
-      // this outbox and no row is claimed.
-      const claimed = await client.query<OutboxRow>(
-        `WITH turn AS MATERIALIZED (SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS ok)
-         SELECT id, subject, payload::text AS payload, trace_context FROM outbox
-         WHERE (SELECT ok FROM turn) AND published_at IS NULL AND split_part(subject, '.', 1) = ANY($2)
-         ORDER BY created_at, id LIMIT $3 FOR UPDATE OF outbox SKIP LOCKED`,
-        [`outbox-relay:${schema}:${[...roots].sort().join(",")}`, roots, batchSize],
+      // One round trip: the transaction, our turn (a transaction advisory lock, so that replicas
+      // take turns rather than interleave batches; without it, another replica is relaying this
+      // outbox and no row is claimed) and the batch. The stamp need not wait for its WAL flush
+      // (synchronous_commit off): a stamp lost to a crash of the database only publishes its rows
+      // again, which JetStream's duplicate window (or, past it, the consumer's unique delivery)
+      // absorbs, as after a crash of the relay. A multi-statement query takes no parameters, so
+      // the values (the relay's own) are written into it as literals.
+      const claimed = lastResult(
+        await client.query<OutboxRow>(
+          `BEGIN;
+           WITH turn AS MATERIALIZED (
+             SELECT pg_try_advisory_xact_lock(hashtextextended(${client.escapeLiteral(lockKey())}, 0)) AS ok,
+                    set_config('synchronous_commit', 'off', true))
+           SELECT id, subject, payload::text AS payload, trace_context FROM outbox
+           WHERE (SELECT ok FROM turn) AND published_at IS NULL
+             AND split_part(subject, '.', 1) = ANY(ARRAY[${roots.map((root) => client.escapeLiteral(root)).join(",")}]::text[])
+           ORDER BY created_at, id LIMIT ${batchSize} FOR UPDATE OF outbox SKIP LOCKED`,
+        ),
       );
       if (claimed.rows.length === 0) {
         await client.query("ROLLBACK");
         return 0;
       }
       const { published, failed } = await publish(claimed.rows);
-      if (published.length > 0) {
-        await client.query("UPDATE outbox SET published_at = clock_timestamp() WHERE id = ANY($1)", [
-          published,
-        ]);
-      }
-      await client.query("COMMIT");
+      // The stamp and the commit in one round trip, the ids (uuids read from the table, checked
+      // again) written into it.
+      const ids = published.filter(isUuid);
+      await client.query(
+        ids.length > 0
+          ? `UPDATE outbox SET published_at = clock_timestamp() WHERE id = ANY('{${ids.join(",")}}'::uuid[]); COMMIT`
+          : "COMMIT",
+      );
       if (published.length > 0) {
         publishedCount?.inc({ schema }, published.length);
         const stamped = new Set(published);
@@ -182,4 +194,11 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     },
     wake: () => loop.wake(),
   };
+}
+
+/** The last result of a multi-statement query, which node-postgres answers with one result per statement. */
+function lastResult<R extends pg.QueryResultRow>(
+  answer: pg.QueryResult<R> | pg.QueryResult<R>[],
+): pg.QueryResult<R> {
+  return Array.isArray(answer) ? (answer.at(-1) as pg.QueryResult<R>) : answer;
 }

@@ -17,15 +17,23 @@ import {
   tracingActive,
 } from "@evalp/kit";
 import { type Context, context, type Span, SpanKind, trace } from "@opentelemetry/api";
-import { insertEventDeliveries, type NewDelivery } from "./db/deliveries.js";
-import { subscribedEndpoints } from "./db/endpoints.js";
-import { isEnvelope } from "./event-body.js";
+import { endpointsWaiting, insertEventDeliveries, type NewDelivery } from "./db/deliveries.js";
+import type { ClaimedDelivery } from "./db/delivery-attempts.js";
+import { type SubscribedEndpoint, subscribedEndpoints } from "./db/endpoints.js";
+import type { Dispatcher } from "./dispatcher.js";
+import { eventBody, isEnvelope } from "./event-body.js";
 
 /** A message not acked within this time is delivered again (to this or another replica). */
 const ACK_WAIT_MS = 10_000;
 /** Messages handed to this plane and not yet acked, across its replicas. */
 const MAX_ACK_PENDING = 1_000;
 const BATCH = 256;
+/**
+ * The most deliveries waiting in this worker's memory, per endpoint and overall; past them new
+ * deliveries are left to claims, which wait in the table rather than in memory.
+ */
+const MAX_QUEUED_PER_ENDPOINT = 4_096;
+const MAX_QUEUED = 32_768;
 
 /**
  * Consumes the events stream with a durable consumer and turns each event into one delivery per
@@ -33,17 +41,91 @@ const BATCH = 256;
  * was emitted. One transaction stores a batch's events and their deliveries, and only after it
  * commits are the messages acked, so a crash at any moment loses nothing and a redelivered
  * message finds its deliveries already there (unique per endpoint and event).
+ *
+ * The deliveries are stored leased to this worker's dispatcher and handed to it in memory, so
+ * that attempting them needs no query to find and claim them. An endpoint whose deliveries pile
+ * up in memory (a slow receiver) has its next ones left to claims instead, and goes on so until
+ * none of those waits any more, so that its deliveries are still attempted in the order stored.
  */
 export function createEventConsumer(options: {
   nc: NatsConnection;
   pool: Pool;
   logger: Logger;
   route: StreamRoute;
-  /** Called after deliveries were stored: the dispatcher has work. */
-  onStored: () => void;
+  /** Who attempts the deliveries stored: handed over, or woken to claim them. */
+  dispatcher: Pick<Dispatcher, "wake" | "storedLease" | "take" | "queued" | "queuedTotal">;
   /** Where the consumer's backlog is sampled. */
   metrics?: Registry;
 }): DurableConsumer {
+  const { dispatcher, pool } = options;
+  /** Endpoints whose deliveries are left to claims, with when the first of those was stored. */
+  const claimedFrom = new Map<string, Date>();
+
+  async function store(batch: Traced[]): Promise<void> {
+    const planned = await planDeliveries(pool, batch);
+    if (planned.deliveries.length === 0) return;
+    const count = new Map<string, number>();
+    for (const delivery of planned.deliveries) {
+      count.set(delivery.endpointId, (count.get(delivery.endpointId) ?? 0) + 1);
+    }
+    // Endpoints left to claims come back once none of their claimable deliveries waits.
+    const back = new Map(
+      [...claimedFrom].filter(
+        ([endpointId]) =>
+          count.has(endpointId) && dispatcher.queued(endpointId) < MAX_QUEUED_PER_ENDPOINT / 2,
+      ),
+    );
+    if (back.size > 0) {
+      const waiting = await endpointsWaiting(pool, back);
+      for (const endpointId of back.keys()) if (!waiting.has(endpointId)) claimedFrom.delete(endpointId);
+    }
+    let room = MAX_QUEUED - dispatcher.queuedTotal();
+    const leased = new Set<string>();
+    for (const [endpointId, n] of count) {
+      if (
+        claimedFrom.has(endpointId) ||
+        dispatcher.queued(endpointId) + n > MAX_QUEUED_PER_ENDPOINT ||
+        n > room
+      )
+        continue;
+      leased.add(endpointId);
+      room -= n;
+    }
+    for (const delivery of planned.deliveries) delivery.leased = leased.has(delivery.endpointId);
+    const lease = dispatcher.storedLease();
+    // The lease is counted from before the statement: it ends no sooner than this worker thinks.
+    const leasedAt = performance.now();
+    const stored = await insertEventDeliveries(pool, planned.events, planned.deliveries, lease);
+    for (const [endpointId, since] of stored.unleasedSince) {
+      if (!claimedFrom.has(endpointId)) claimedFrom.set(endpointId, since);
+    }
+    if (stored.unleasedSince.size > 0) dispatcher.wake();
+    if (stored.leased.size === 0) return;
+    const handed: ClaimedDelivery[] = [];
+    for (const delivery of planned.deliveries) {
+      if (!stored.leased.has(delivery.id)) continue;
+      const endpoint = planned.endpoints.get(delivery.endpointId) as SubscribedEndpoint;
+      handed.push({
+        id: delivery.id,
+        endpoint_id: delivery.endpointId,
+        event_id: delivery.eventId,
+        attempt_count: 0,
+        series_start: 0,
+        next_attempt_at: planned.storedAt,
+        claim_token: lease.token,
+        url: endpoint.url,
+        secret: endpoint.secret,
+        previous_secret: endpoint.previous_secret,
+        endpoint_stopped: false,
+        endpoint_deleted: false,
+        endpoint_failing: endpoint.failing,
+        body: planned.bodies.get(delivery.eventId) as string,
+        trace_context: delivery.traceContext,
+      });
+    }
+    dispatcher.take(handed, leasedAt);
+  }
+
   return createDurableConsumer<Consumed>({
     nc: options.nc,
     route: options.route,
@@ -59,8 +141,7 @@ export function createEventConsumer(options: {
     },
     async handle(batch) {
       const events = new Map(batch.map((consumed) => [consumed.event.id, consumed]));
-      await consumeTraced([...events.values()], (traced) => storeEvents(options.pool, traced));
-      options.onStored();
+      await consumeTraced([...events.values()], (traced) => store(traced));
       return undefined;
     },
   });
@@ -106,37 +187,55 @@ async function consumeTraced(batch: Consumed[], store: (events: Traced[]) => Pro
   }
 }
 
+/** A batch's deliveries, and what storing and attempting them needs. */
+type Planned = {
+  /** The events that have deliveries, with the body receivers get. */
+  events: Array<{ event: EventEnvelope; body: string }>;
+  bodies: Map<string, string>;
+  deliveries: NewDelivery[];
+  endpoints: Map<string, SubscribedEndpoint>;
+  storedAt: Date;
+};
+
 /**
  * The events' deliveries, and the events that have any; an event nobody subscribes to is not
- * kept. Two round trips: the endpoints (a plain read, as it was inside a transaction at read
- * committed), then one statement that stores the events and their deliveries together.
+ * kept. One round trip: the endpoints (a plain read, as it was inside a transaction at read
+ * committed); the caller stores the events and their deliveries together in one statement.
  */
-async function storeEvents(pool: Pool, batch: Traced[]): Promise<void> {
-  const traces = new Map(batch.map((entry) => [entry.event.id, entry.trace]));
-  const events = batch.map((entry) => entry.event);
+async function planDeliveries(pool: Pool, batch: Traced[]): Promise<Planned> {
   const endpoints = await subscribedEndpoints(pool, [
-    ...new Set(events.map((event) => event.environment_id)),
+    ...new Set(batch.map((entry) => entry.event.environment_id)),
   ]);
-  const deliveries: NewDelivery[] = [];
-  const delivered = new Map<string, EventEnvelope>();
-  for (const event of events) {
+  const planned: Planned = {
+    events: [],
+    bodies: new Map(),
+    deliveries: [],
+    endpoints: new Map(endpoints.map((endpoint) => [endpoint.id, endpoint])),
+    storedAt: new Date(),
+  };
+  for (const { event, trace: traceContext } of batch) {
     const emittedAt = Date.parse(event.timestamp);
+    let heard = false;
     for (const endpoint of endpoints) {
       if (endpoint.environment_id !== event.environment_id) continue;
       // An endpoint hears the events emitted since it exists, however late they are consumed.
       if (endpoint.created_at.getTime() > emittedAt) continue;
       if (!endpoint.event_types.includes("*") && !endpoint.event_types.includes(event.type)) continue;
-      delivered.set(event.id, event);
-      deliveries.push({
+      heard = true;
+      planned.deliveries.push({
         id: newId(),
         environmentId: event.environment_id,
         endpointId: endpoint.id,
         eventId: event.id,
         eventType: event.type,
-        traceContext: traces.get(event.id) ?? null,
+        traceContext,
       });
     }
+    if (heard && !planned.bodies.has(event.id)) {
+      const body = eventBody(event);
+      planned.bodies.set(event.id, body);
+      planned.events.push({ event, body });
+    }
   }
-  if (deliveries.length === 0) return;
-  await insertEventDeliveries(pool, [...delivered.values()], deliveries);
+  return planned;
 }

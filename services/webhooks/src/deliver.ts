@@ -48,14 +48,40 @@ export function createSender(options: {
     },
   });
 
+  // One listener per caller's signal (the dispatcher's shutdown) for all the attempts it covers,
+  // rather than a composite signal and a timeout signal per attempt.
+  const following = new WeakMap<AbortSignal, Set<AbortController>>();
+  function follow(signal: AbortSignal, controller: AbortController): () => void {
+    let controllers = following.get(signal);
+    if (!controllers) {
+      const set = new Set<AbortController>();
+      controllers = set;
+      following.set(signal, set);
+      signal.addEventListener("abort", () => {
+        for (const each of set) each.abort(signal.reason);
+      });
+    }
+    controllers.add(controller);
+    return () => controllers.delete(controller);
+  }
+
   return {
     async send(input) {
       const started = performance.now();
       const durationMs = () => Math.round(performance.now() - started);
-      const timeout = AbortSignal.timeout(options.timeoutMs);
-      const signal = input.signal ? AbortSignal.any([timeout, input.signal]) : timeout;
+      const controller = new AbortController();
+      const { signal } = controller;
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        controller.abort(new DOMException("The operation timed out.", "TimeoutError"));
+      }, options.timeoutMs);
+      const unfollow = input.signal ? follow(input.signal, controller) : null;
+      if (input.signal?.aborted) controller.abort(input.signal.reason);
       try {
-        await abortable(checkTarget(input.url, options.allowPrivate, options.resolver), signal);
+        const check = checkTarget(input.url, options.allowPrivate, options.resolver);
+        // Only a lookup can hang; a target allowed by its form alone needs no guard.
+        await (options.allowPrivate ? check : abortable(check, signal));
         const at = new Date();
         const response = await request(input.url, {
           method: "POST",
@@ -77,13 +103,16 @@ export function createSender(options: {
           durationMs: durationMs(),
         };
       } catch (error) {
-        const aborted = input.signal?.aborted === true && !timeout.aborted;
+        const aborted = input.signal?.aborted === true && !timedOut;
         return {
           ok: false,
-          error: describe(error, timeout.aborted, options.timeoutMs),
+          error: describe(error, timedOut, options.timeoutMs),
           durationMs: durationMs(),
           aborted,
         };
+      } finally {
+        clearTimeout(timer);
+        unfollow?.();
       }
     },
     close: () => agent.close(),

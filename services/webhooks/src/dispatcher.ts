@@ -2,7 +2,16 @@ import { randomUUID } from "node:crypto";
 import { createWakeLoop, type Logger, type Pool } from "@evalp/kit";
 import { attemptOutcome, traceAttempt } from "./attempt-tracing.js";
 import { createSuccessRecorder, isPlainSuccess, recordAttempt } from "./attempts.js";
-import { type ClaimedDelivery, claimDue, msUntilNextDue, releaseLease } from "./db/delivery-attempts.js";
+import {
+  type ClaimedDelivery,
+  claimDue,
+  confirmLeases,
+  type HeldLease,
+  msUntilNextDue,
+  releaseLease,
+  releaseLeases,
+  renewLeases,
+} from "./db/delivery-attempts.js";
 import type { Sender } from "./deliver.js";
 import type { DeliveryMetrics } from "./metrics.js";
 
@@ -11,9 +20,45 @@ export type Dispatcher = {
   start(): void;
   /** Stops taking deliveries, lets attempts in flight finish (at most `drainMs`), then aborts the rest. */
   stop(drainMs?: number): Promise<void>;
-  /** A delivery became due now (stored, replayed, recovered, tested): look at once. */
+  /** A delivery became due now (stored for a claim, replayed, recovered, tested): look at once. */
   wake(): void;
+  /** The lease deliveries handed over by `take` are stored under: a fresh token, and for how long. */
+  storedLease(): { token: string; ms: number };
+  /**
+   * Deliveries just stored leased to this worker (`storedLease`, taken at `leasedAt`, a
+   * `performance.now()`), in the order their events were stored: attempted from memory, with no
+   * claim, in that order per endpoint.
+   */
+  take(deliveries: ClaimedDelivery[], leasedAt: number): void;
+  /** How many deliveries of an endpoint wait in memory. */
+  queued(endpointId: string): number;
+  /** How many deliveries wait in memory, all endpoints together. */
+  queuedTotal(): number;
 };
+
+/**
+ * How long a delivery handed over in memory may wait for its turn beyond an attempt's own lease
+ * before its lease is renewed: long enough that a busy worker renews rarely, short enough that a
+ * worker that dies leaves its deliveries to others soon.
+ */
+const QUEUED_LEASE_MS = 30_000;
+
+/**
+ * How long ago a delivery waiting in memory may have been seen still leased to this worker and
+ * still waiting when it is launched. A disabling or deletion dead-letters the endpoint's waiting
+ * deliveries in the table, which the memory does not see: past this bound the next few are read
+ * again first, so that nothing is sent later than this after the disabling answered. Without a
+ * backlog a delivery is launched within milliseconds of being stored and never read again; with
+ * one, an endpoint's queue is read at most about 4 times a second (one indexed read of a few
+ * rows), which its slow receiver, not this read, limits anyway.
+ */
+const CONFIRMED_MS = 250;
+
+/**
+ * A delivery waiting in memory, with when its lease ends (a lower bound) and when it was last
+ * seen held (an upper bound: before the statement that saw it), both `performance.now()` times.
+ */
+type Queued = { delivery: ClaimedDelivery; leaseEnds: number; confirmedAt: number };
 
 export type DispatcherOptions = {
   pool: Pool;
@@ -32,10 +77,15 @@ export type DispatcherOptions = {
 };
 
 /**
- * Finds due deliveries (`FOR UPDATE SKIP LOCKED`, leased to this worker, so that two replicas
- * never send the same attempt), posts each within the overall and per-endpoint bounds, and
- * records the attempt and its outcome. Between rounds it sleeps until the next delivery falls
- * due, a wake-up, or `pollMs`.
+ * Attempts deliveries within the overall and per-endpoint bounds and records each attempt and its
+ * outcome. Deliveries come two ways. The events consumer stores new ones already leased to this
+ * worker and hands them over (`take`): they wait in memory, per endpoint in the order stored, and
+ * are attempted without any query to find or claim them. Everything else (retries, replays,
+ * recoveries, test events, deliveries whose worker died or that the consumer left to a claim) is
+ * claimed from the table (`FOR UPDATE SKIP LOCKED`, leased to this worker, so that two replicas
+ * never send the same attempt) in rounds; between rounds the worker sleeps until the next
+ * delivery falls due, a wake-up, or `pollMs`. Claims come first while the table has due
+ * deliveries, so that a stream of new events does not starve retries.
  */
 export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const pollMs = options.pollMs ?? 1_000;
@@ -48,6 +98,20 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const shutdown = new AbortController();
   let inFlight = 0;
   let soon: NodeJS.Timeout | null = null;
+  let stopping = false;
+  /** The last round may have left due deliveries in the table (it filled the capacity, or had none). */
+  let tableDue = true;
+  const storedLeaseMs = leaseMs + QUEUED_LEASE_MS;
+  /** Deliveries handed over and not yet attempted, per endpoint, in the order stored. */
+  const queues = new Map<string, Queued[]>();
+  let queuedCount = 0;
+  /** Endpoints whose queued leases are being renewed or confirmed: none of theirs is launched meanwhile. */
+  const checking = new Set<string>();
+  /**
+   * Endpoints whose failure streak this worker started or saw go on, since its last success
+   * there: a delivery read before the streak began does not know it must end it.
+   */
+  const failing = new Set<string>();
 
   /** After a completion: wait a moment so that several finished attempts are refilled in one round. */
   function wakeSoon() {
@@ -74,9 +138,125 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         if (left > 0) perEndpoint.set(delivery.endpoint_id, left);
         else perEndpoint.delete(delivery.endpoint_id);
         running.delete(task);
-        wakeSoon();
+        // Due deliveries in the table first; otherwise the next one waiting in memory, at once.
+        if (tableDue) wakeSoon();
+        else pump();
       });
     running.add(task);
+  }
+
+  /**
+   * Launches deliveries waiting in memory while there is room, one endpoint after the other: an
+   * endpoint served goes to the back of the line (and is met again in this same pass if room is
+   * left), so that one busy endpoint does not hold every slot its own bound allows first.
+   */
+  function pump() {
+    if (stopping) return;
+    for (const [endpointId, queue] of queues) {
+      if (inFlight >= options.concurrency) return;
+      if (checking.has(endpointId) || (perEndpoint.get(endpointId) ?? 0) >= options.perEndpoint) continue;
+      const next = queue[0];
+      if (!next) {
+        queues.delete(endpointId);
+        continue;
+      }
+      const now = performance.now();
+      // An attempt needs its whole lease ahead of it, as a claimed one has.
+      if (next.leaseEnds - now < leaseMs) {
+        renew(endpointId, queue);
+        continue;
+      }
+      // Seen held too long ago: its endpoint may have been disabled or deleted since.
+      if (now - next.confirmedAt > CONFIRMED_MS) {
+        confirm(endpointId, queue.slice(0, 2 * options.perEndpoint));
+        continue;
+      }
+      queue.shift();
+      queuedCount -= 1;
+      queues.delete(endpointId);
+      if (queue.length > 0) queues.set(endpointId, queue);
+      launch(next.delivery);
+    }
+  }
+
+  /**
+   * Extends the leases of an endpoint's waiting deliveries (one statement); those whose lease was
+   * taken meanwhile (a disabling, or another worker after it expired) are dropped. The endpoint's
+   * later deliveries wait meanwhile, so that they do not overtake.
+   */
+  function renew(endpointId: string, queue: Queued[]) {
+    checking.add(endpointId);
+    const batch = new Set(queue);
+    const started = performance.now();
+    renewLeases(
+      options.pool,
+      [...batch].map(({ delivery }) => delivery),
+      storedLeaseMs,
+    )
+      .then((held) => {
+        for (const entry of batch) {
+          if (!held.has(entry.delivery.id)) continue;
+          entry.leaseEnds = started + storedLeaseMs;
+          entry.confirmedAt = started;
+        }
+        drop(endpointId, (entry) => batch.has(entry) && !held.has(entry.delivery.id));
+      })
+      .catch((error: unknown) => {
+        // Their leases run out and a claim takes them (here or in another worker).
+        log.warn({ err: error, endpoint_id: endpointId }, "renewing queued leases failed");
+        drop(endpointId, (entry) => batch.has(entry));
+      })
+      .finally(() => {
+        checking.delete(endpointId);
+        pump();
+      });
+  }
+
+  /**
+   * Reads again whether the first deliveries of an endpoint's queue (as many as could be launched
+   * before the bound passes again) are still leased to this worker and waiting; those that are
+   * not (dead-lettered by a disabling or deletion, or taken by another worker) are dropped. One
+   * whose endpoint stopped while it was being stored is kept, marked so, to be recorded as not
+   * sent. The endpoint's later deliveries wait meanwhile, so that they do not overtake.
+   */
+  function confirm(endpointId: string, batch: Queued[]) {
+    checking.add(endpointId);
+    const entries = new Set(batch);
+    const started = performance.now();
+    confirmLeases(
+      options.pool,
+      batch.map(({ delivery }) => delivery),
+    )
+      .then((held) => {
+        for (const entry of batch) {
+          const seen = held.get(entry.delivery.id);
+          if (!seen) continue;
+          entry.confirmedAt = started;
+          if (seen.endpoint_stopped) {
+            entry.delivery.endpoint_stopped = true;
+            entry.delivery.endpoint_deleted = seen.endpoint_deleted;
+          }
+        }
+        drop(endpointId, (entry) => entries.has(entry) && !held.has(entry.delivery.id));
+      })
+      .catch((error: unknown) => {
+        // Not known to be held: their leases run out and a claim takes them (here or in another worker).
+        log.warn({ err: error, endpoint_id: endpointId }, "confirming queued leases failed");
+        drop(endpointId, (entry) => entries.has(entry));
+      })
+      .finally(() => {
+        checking.delete(endpointId);
+        pump();
+      });
+  }
+
+  function drop(endpointId: string, dropped: (entry: Queued) => boolean) {
+    const queue = queues.get(endpointId);
+    if (!queue) return;
+    const kept = queue.filter((entry) => !dropped(entry));
+    queuedCount -= queue.length - kept.length;
+    if (kept.length > 0) queues.set(endpointId, kept);
+    else queues.delete(endpointId);
   }
 
   async function attempt(delivery: ClaimedDelivery): Promise<void> {
@@ -103,13 +283,30 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       return;
     }
     options.metrics?.attempted(result);
-    if (isPlainSuccess(delivery, result)) await recordSuccess(delivery, result);
-    else await recordAttempt(options.pool, delivery, result, options.schedule);
+    if (isPlainSuccess(delivery, result) && !failing.has(delivery.endpoint_id)) {
+      await recordSuccess(delivery, result);
+      return;
+    }
+    if (!result.ok) failing.add(delivery.endpoint_id);
+    await recordAttempt(options.pool, delivery, result, options.schedule);
+    // Recorded as a success, which ended the streak.
+    if (result.ok) failing.delete(delivery.endpoint_id);
   }
 
   /** One round: claims what the free capacity allows, then sleeps until the next delivery is due. */
   async function round(): Promise<number> {
+    try {
+      return await claimRound();
+    } finally {
+      // What the claims left of the capacity goes to the deliveries waiting in memory.
+      pump();
+    }
+  }
+
+  async function claimRound(): Promise<number> {
     const free = options.concurrency - inFlight;
+    // Full: the due deliveries in the table (if any) are looked for at the next completion.
+    tableDue = free <= 0;
     if (free > 0) {
       const claimed = await claimDue(options.pool, {
         limit: free,
@@ -120,11 +317,15 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         token: randomUUID(),
       });
       for (const delivery of claimed) launch(delivery);
-      // Their completions wake the next round (wakeSoon), which looks again: asking now when
-      // the next delivery falls due would cost a query per round while busy.
+      // A full claim may have left more: completions wake the next round (wakeSoon), which
+      // looks again. Asking now when the next delivery falls due would cost a query per round.
+      tableDue = claimed.length >= free;
       if (claimed.length > 0) return pollMs;
     }
-    if (inFlight >= options.concurrency) return pollMs;
+    if (inFlight >= options.concurrency) {
+      tableDue = true;
+      return pollMs;
+    }
     const next = await msUntilNextDue(options.pool, saturated());
     return next === null ? pollMs : Math.min(Math.max(next, 10), pollMs);
   }
@@ -139,14 +340,47 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   return {
     start: () => loop.start(),
     async stop(drainMs = 5_000) {
+      stopping = true;
       if (soon) clearTimeout(soon);
       await loop.stop();
+      // What waits in memory goes back to the table at once, for another worker (or a restart).
+      const waiting: HeldLease[] = [...queues.values()].flat().map(({ delivery }) => delivery);
+      queues.clear();
+      queuedCount = 0;
+      if (waiting.length > 0) {
+        await releaseLeases(options.pool, waiting).catch((error: unknown) =>
+          log.warn({ err: error, deliveries: waiting.length }, "releasing queued leases failed"),
+        );
+      }
       const drained = Promise.all(running).then(() => true);
       const late = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), drainMs).unref());
       if (!(await Promise.race([drained, late]))) shutdown.abort();
       await Promise.all(running);
       await options.sender.close();
     },
-    wake: () => loop.wake(),
+    wake: () => {
+      tableDue = true;
+      loop.wake();
+    },
+    storedLease: () => ({ token: randomUUID(), ms: storedLeaseMs }),
+    take(deliveries, leasedAt) {
+      if (stopping) {
+        // Stored during the shutdown: back to the table for another worker.
+        void releaseLeases(options.pool, deliveries).catch((error: unknown) =>
+          log.warn({ err: error, deliveries: deliveries.length }, "releasing queued leases failed"),
+        );
+        return;
+      }
+      for (const delivery of deliveries) {
+        const queue = queues.get(delivery.endpoint_id);
+        const entry = { delivery, leaseEnds: leasedAt + storedLeaseMs, confirmedAt: leasedAt };
+        if (queue) queue.push(entry);
+        else queues.set(delivery.endpoint_id, [entry]);
+      }
+      queuedCount += deliveries.length;
+      pump();
+    },
+    queued: (endpointId) => queues.get(endpointId)?.length ?? 0,
+    queuedTotal: () => queuedCount,
   };
 }

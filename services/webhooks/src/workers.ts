@@ -102,7 +102,7 @@ export function createWebhookWorkers(options: {
         pool: options.pool,
         logger: options.logger,
         route: eventsRoute(config),
-        onStored: dispatcher.wake,
+        dispatcher,
         ...(options.metrics && { metrics: options.metrics }),
       });
       consumer.start();

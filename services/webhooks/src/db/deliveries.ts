@@ -17,7 +17,6 @@ import {
   type Delivery,
   DeliverySchema,
 } from "@evalp/proto/webhooks/v1/delivery";
-import { eventBody } from "../event-body.js";
 
 export type DeliveryStatus = "pending" | "failed" | "succeeded" | "dead_letter";
 export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ["pending", "failed", "succeeded", "dead_letter"];
@@ -149,41 +148,87 @@ export type NewDelivery = {
   eventType: string;
   /** The consumer's span of the event, which each attempt continues. */
   traceContext: TraceCarrier | null;
+  /** Stored leased to the storing worker (the lease given to `insertEventDeliveries`), rather than left to a claim. */
+  leased?: boolean;
+};
+
+/** What `insertEventDeliveries` stored: deliveries that existed already are in neither. */
+export type StoredDeliveries = {
+  /** The ids of the deliveries stored leased. */
+  leased: Set<string>;
+  /** When the first of those stored unleased (left to a claim) was created, per endpoint. */
+  unleasedSince: Map<string, Date>;
 };
 
 /**
  * Stores events (with the body receivers get) and their deliveries, due now, in one statement, so
  * a batch costs the consumer one round trip and one commit. An event or delivery that exists
- * already (a redelivered message) is left as it is.
+ * already (a redelivered message) is left as it is. The deliveries marked `leased` are stored
+ * under `lease` (its token, for `ms` from now), so that no claim is needed to attempt them.
  */
 export async function insertEventDeliveries(
   db: Queryable,
-  events: EventEnvelope[],
+  events: Array<{ event: EventEnvelope; body: string }>,
   deliveries: NewDelivery[],
-): Promise<void> {
-  await db.query(
+  lease: { token: string; ms: number } | null = null,
+): Promise<StoredDeliveries> {
+  const stored = await db.query<{ id: string; endpoint_id: string; leased: boolean; created_at: Date }>(
     `WITH stored_events AS (
        INSERT INTO webhook_events (id, environment_id, event_type, body, created_at)
        SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::timestamptz[])
        ON CONFLICT (id) DO NOTHING
      )
-     INSERT INTO webhook_deliveries (id, environment_id, endpoint_id, event_id, event_type, trace_context, next_attempt_at)
-     SELECT d.*, now() FROM unnest($6::uuid[], $7::uuid[], $8::uuid[], $9::uuid[], $10::text[], $11::jsonb[]) AS d
-     ON CONFLICT ON CONSTRAINT webhook_deliveries_once DO NOTHING`,
+     INSERT INTO webhook_deliveries (id, environment_id, endpoint_id, event_id, event_type, trace_context,
+       next_attempt_at, leased_until, claim_token)
+     SELECT d.id, d.environment_id, d.endpoint_id, d.event_id, d.event_type, d.trace_context, now(),
+       CASE WHEN d.leased THEN clock_timestamp() + make_interval(secs => $13::double precision / 1000) END,
+       CASE WHEN d.leased THEN $12::uuid END
+     FROM unnest($6::uuid[], $7::uuid[], $8::uuid[], $9::uuid[], $10::text[], $11::jsonb[], $14::bool[])
+       AS d (id, environment_id, endpoint_id, event_id, event_type, trace_context, leased)
+     ON CONFLICT ON CONSTRAINT webhook_deliveries_once DO NOTHING
+     RETURNING id, endpoint_id, claim_token IS NOT NULL AS leased, created_at`,
     [
-      events.map((event) => event.id),
-      events.map((event) => event.environment_id),
-      events.map((event) => event.type),
-      events.map(eventBody),
-      events.map((event) => event.timestamp),
+      events.map(({ event }) => event.id),
+      events.map(({ event }) => event.environment_id),
+      events.map(({ event }) => event.type),
+      events.map(({ body }) => body),
+      events.map(({ event }) => event.timestamp),
       deliveries.map((d) => d.id),
       deliveries.map((d) => d.environmentId),
       deliveries.map((d) => d.endpointId),
       deliveries.map((d) => d.eventId),
       deliveries.map((d) => d.eventType),
       deliveries.map((d) => (d.traceContext ? JSON.stringify(d.traceContext) : null)),
+      lease?.token ?? null,
+      lease?.ms ?? 0,
+      deliveries.map((d) => lease !== null && d.leased === true),
     ],
   );
+  const result: StoredDeliveries = { leased: new Set(), unleasedSince: new Map() };
+  for (const row of stored.rows) {
+    if (row.leased) {
+      result.leased.add(row.id);
+      continue;
+    }
+    const since = result.unleasedSince.get(row.endpoint_id);
+    if (!since || row.created_at < since) result.unleasedSince.set(row.endpoint_id, row.created_at);
+  }
+  return result;
+}
+
+/**
+ * Of the endpoints (each with a time), those with a first attempt still to make on a delivery
+ * created since that time: deliveries left to claims, which later ones must not overtake.
+ */
+export async function endpointsWaiting(db: Queryable, since: Map<string, Date>): Promise<Set<string>> {
+  const found = await db.query<{ endpoint_id: string }>(
+    `SELECT e.endpoint_id FROM unnest($1::uuid[], $2::timestamptz[]) AS e (endpoint_id, since)
+     WHERE EXISTS (SELECT 1 FROM webhook_deliveries d
+                   WHERE d.endpoint_id = e.endpoint_id AND d.created_at >= e.since
+                     AND d.status = 'pending' AND d.attempt_count = 0)`,
+    [[...since.keys()], [...since.values()]],
+  );
+  return new Set(found.rows.map((row) => row.endpoint_id));
 }
 
 /** A page of the environment's deliveries, newest first, of one status and endpoint when given. */

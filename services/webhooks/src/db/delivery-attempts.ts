@@ -124,6 +124,64 @@ export async function releaseLease(pool: Queryable, delivery: ClaimedDelivery): 
   );
 }
 
+/** Leases held by this worker, each under the token it was taken with. */
+export type HeldLease = Pick<ClaimedDelivery, "id" | "claim_token">;
+
+/** Extends leases this worker still holds to `ms` from now; the ids of those it still held. */
+export async function renewLeases(pool: Queryable, held: HeldLease[], ms: number): Promise<Set<string>> {
+  const renewed = await pool.query<{ id: string }>(
+    `UPDATE webhook_deliveries d
+     SET leased_until = clock_timestamp() + make_interval(secs => $3::double precision / 1000)
+     FROM unnest($1::uuid[], $2::uuid[]) AS h (id, claim_token)
+     WHERE d.id = h.id AND d.claim_token = h.claim_token
+     RETURNING d.id`,
+    [held.map((lease) => lease.id), held.map((lease) => lease.claim_token), ms],
+  );
+  return new Set(renewed.rows.map((row) => row.id));
+}
+
+/** A lease confirmed still held, and whether the delivery's endpoint stopped (disabled or deleted) meanwhile. */
+export type ConfirmedLease = { endpoint_stopped: boolean; endpoint_deleted: boolean };
+
+/**
+ * Of leases this worker took, those it still holds on a delivery still waiting (`pending` or
+ * `failed`), by id; a disabling or deletion dead-letters the endpoint's waiting deliveries and
+ * clears their token, so they are not among them. Read only: it runs every few hundred
+ * milliseconds per endpoint with a backlog, where renewing the rows would write each time. The
+ * endpoint is read too, for a delivery stored while its endpoint was being disabled (the
+ * disabling could not see it yet).
+ */
+export async function confirmLeases(
+  pool: Queryable,
+  held: HeldLease[],
+): Promise<Map<string, ConfirmedLease>> {
+  const found = await pool.query<ConfirmedLease & { id: string }>(
+    `SELECT d.id, (e.disabled_at IS NOT NULL OR e.deleted_at IS NOT NULL) AS endpoint_stopped,
+       e.deleted_at IS NOT NULL AS endpoint_deleted
+     FROM unnest($1::uuid[], $2::uuid[]) AS h (id, claim_token)
+     JOIN webhook_deliveries d ON d.id = h.id AND d.claim_token = h.claim_token
+     JOIN webhook_endpoints e ON e.id = d.endpoint_id
+     WHERE d.status IN ('pending', 'failed')`,
+    [held.map((lease) => lease.id), held.map((lease) => lease.claim_token)],
+  );
+  return new Map(
+    found.rows.map((row) => [
+      row.id,
+      { endpoint_stopped: row.endpoint_stopped, endpoint_deleted: row.endpoint_deleted },
+    ]),
+  );
+}
+
+/** Gives deliveries back untried (the worker stops before attempting them): claimable at once. */
+export async function releaseLeases(pool: Queryable, held: HeldLease[]): Promise<void> {
+  await pool.query(
+    `UPDATE webhook_deliveries d SET leased_until = NULL, claim_token = NULL
+     FROM unnest($1::uuid[], $2::uuid[]) AS h (id, claim_token)
+     WHERE d.id = h.id AND d.claim_token = h.claim_token`,
+    [held.map((lease) => lease.id), held.map((lease) => lease.claim_token)],
+  );
+}
+
 /** A plain success to record: its attempt, and the delivery's new status while its lease holds. */
 export type Success = {
   delivery: Pick<ClaimedDelivery, "id" | "claim_token">;

@@ -84,18 +84,34 @@ export async function setFailingSince(db: Queryable, endpointId: string, at: Dat
   await db.query("UPDATE webhook_endpoints SET failing_since = $2 WHERE id = $1", [endpointId, at]);
 }
 
-/** Enabled endpoints (not deleted) of the environments, oldest first: who hears their events. */
+/** An endpoint that hears events: what the consumer matches them against and an attempt needs. */
+export type SubscribedEndpoint = {
+  id: string;
+  environment_id: string;
+  event_types: string[];
+  created_at: Date;
+  url: string;
+  secret: string;
+  /** While a rotation's previous secret has not expired. */
+  previous_secret: string | null;
+  /** The endpoint has a failure streak, which a success ends. */
+  failing: boolean;
+};
+
+/**
+ * Enabled endpoints (not deleted) of the environments, oldest first: who hears their events, with
+ * what attempting a delivery to them needs (a delivery handed straight to the dispatcher is not
+ * claimed, the claim being where it read them otherwise).
+ */
 export async function subscribedEndpoints(
   db: Queryable,
   environmentIds: string[],
-): Promise<Array<{ id: string; environment_id: string; event_types: string[]; created_at: Date }>> {
-  const found = await db.query<{
-    id: string;
-    environment_id: string;
-    event_types: string[];
-    created_at: Date;
-  }>(
-    `SELECT id, environment_id, event_types, created_at FROM webhook_endpoints
+): Promise<SubscribedEndpoint[]> {
+  const found = await db.query<SubscribedEndpoint>(
+    `SELECT id, environment_id, event_types, created_at, url, secret,
+       CASE WHEN previous_secret_expires_at > now() THEN previous_secret END AS previous_secret,
+       failing_since IS NOT NULL AS failing
+     FROM webhook_endpoints
      WHERE environment_id = ANY($1::uuid[]) AND disabled_at IS NULL AND deleted_at IS NULL
      ORDER BY created_at, id`,
     [environmentIds],

@@ -1,0 +1,280 @@
+import { createLogger, createPool, type EventEnvelope, newId, type Pool, withTransaction } from "@evalp/kit";
+import { createTestDatabase, type TestDatabase } from "@evalp/testing";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { deadLetterWaiting, insertEventDeliveries } from "./db/deliveries.js";
+import type { ClaimedDelivery } from "./db/delivery-attempts.js";
+import { insertEndpoint, markDeleted } from "./db/endpoints.js";
+import type { Sender, SendInput } from "./deliver.js";
+import { disableEndpoint } from "./disable.js";
+import { createDispatcher, type Dispatcher } from "./dispatcher.js";
+import { eventBody } from "./event-body.js";
+import { generateSecret } from "./secrets.js";
+import { migrations } from "./server.js";
+
+// The dispatcher's memory path against a real `webhook_deliveries`: deliveries stored leased to
+// it and handed over, as the events consumer does, with a sender that only records.
+const ENVIRONMENT = "01936f6e-7a2b-7c3d-8e4f-5a6b7c8d9e0f";
+const TIMEOUT_MS = 1_000;
+const logger = createLogger("test", "silent");
+
+let database: TestDatabase;
+let pool: Pool;
+
+beforeAll(async () => {
+  database = await createTestDatabase([migrations]);
+  pool = createPool({ databaseUrl: database.url, schema: migrations.schema, max: 4 });
+});
+afterAll(async () => {
+  await pool?.end();
+  await database?.drop();
+});
+
+/**
+ * A sender whose attempts all succeed after `delayMs`, in the order they were made, with when
+ * each began (`performance.now()`).
+ */
+function recordingSender(delayMs = 5): Sender & { sent: SendInput[]; startedAt: number[] } {
+  const sent: SendInput[] = [];
+  const startedAt: number[] = [];
+  return {
+    sent,
+    startedAt,
+    async send(input) {
+      sent.push(input);
+      startedAt.push(performance.now());
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+      return { ok: true, status: 204, durationMs: delayMs };
+    },
+    close: async () => {},
+  };
+}
+
+/** A started dispatcher: its rounds claim from the table beside what it is handed. */
+function dispatcherWith(sender: Sender, bounds: { concurrency: number; perEndpoint: number }): Dispatcher {
+  const dispatcher = createDispatcher({
+    pool,
+    logger,
+    sender,
+    schedule: [100],
+    timeoutMs: TIMEOUT_MS,
+    ...bounds,
+  });
+  dispatcher.start();
+  return dispatcher;
+}
+
+/** Stores `count` events for each new endpoint, leased under `lease`; what the dispatcher is handed. */
+async function storeLeased(
+  endpoints: number,
+  count: number,
+  lease: { token: string; ms: number },
+): Promise<ClaimedDelivery[]> {
+  const targets = [];
+  for (let i = 0; i < endpoints; i++) {
+    const secret = generateSecret();
+    const row = await insertEndpoint(pool, {
+      id: newId(),
+      environmentId: ENVIRONMENT,
+      url: `https://receiver.example/${i}`,
+      eventTypes: ["*"],
+      secret,
+      enabled: true,
+    });
+    targets.push({ ...row, secret });
+  }
+  const events: Array<{ event: EventEnvelope; body: string }> = [];
+  const handed: ClaimedDelivery[] = [];
+  for (let n = 0; n < count; n++) {
+    const event: EventEnvelope = {
+      id: newId(),
+      type: "subject.imported",
+      timestamp: new Date().toISOString(),
+      environment_id: ENVIRONMENT,
+      data: { n },
+    };
+    const body = eventBody(event);
+    events.push({ event, body });
+    for (const target of targets) {
+      handed.push({
+        id: newId(),
+        endpoint_id: target.id,
+        event_id: event.id,
+        attempt_count: 0,
+        series_start: 0,
+        next_attempt_at: new Date(),
+        claim_token: lease.token,
+        url: target.url,
+        secret: target.secret,
+        previous_secret: null,
+        endpoint_stopped: false,
+        endpoint_deleted: false,
+        endpoint_failing: false,
+        body,
+        trace_context: null,
+      });
+    }
+  }
+  const stored = await insertEventDeliveries(
+    pool,
+    events,
+    handed.map((d) => ({
+      id: d.id,
+      environmentId: ENVIRONMENT,
+      endpointId: d.endpoint_id,
+      eventId: d.event_id,
+      eventType: "subject.imported",
+      traceContext: null,
+      leased: true,
+    })),
+    lease,
+  );
+  expect(stored.leased.size).toBe(handed.length);
+  return handed;
+}
+
+async function statuses(ids: string[]) {
+  const found = await pool.query<{
+    id: string;
+    status: string;
+    attempt_count: number;
+    claim_token: string | null;
+    last_error: string | null;
+  }>("SELECT id, status, attempt_count, claim_token, last_error FROM webhook_deliveries WHERE id = ANY($1)", [
+    ids,
+  ]);
+  return new Map(found.rows.map((row) => [row.id, row]));
+}
+
+describe("createDispatcher, deliveries handed over in memory", { timeout: 20_000 }, () => {
+  it("attempts them per endpoint in the order stored, within the bounds, and records each as succeeded", async () => {
+    const sender = recordingSender();
+    const dispatcher = dispatcherWith(sender, { concurrency: 3, perEndpoint: 1 });
+    const handed = await storeLeased(3, 5, dispatcher.storedLease());
+    dispatcher.take(handed, performance.now());
+    // Every endpoint is served from the first round on, not one after the other.
+    expect(new Set(sender.sent.map((input) => input.url)).size).toBe(3);
+    await vi.waitFor(
+      async () => {
+        const rows = await statuses(handed.map((d) => d.id));
+        expect([...rows.values()].every((row) => row.status === "succeeded" && row.attempt_count === 1)).toBe(
+          true,
+        );
+      },
+      { timeout: 10_000, interval: 50 },
+    );
+    for (const url of new Set(handed.map((d) => d.url))) {
+      const expected = handed.filter((d) => d.url === url).map((d) => d.event_id);
+      expect(sender.sent.filter((input) => input.url === url).map((input) => input.eventId)).toEqual(
+        expected,
+      );
+    }
+    await dispatcher.stop();
+  });
+
+  it("renews leases that ran short while waiting, and drops the deliveries another worker took meanwhile", async () => {
+    const sender = recordingSender();
+    const dispatcher = dispatcherWith(sender, { concurrency: 2, perEndpoint: 2 });
+    const lease = dispatcher.storedLease();
+    const handed = await storeLeased(1, 4, lease);
+    const [taken] = handed;
+    // Another worker's claim after this worker's lease ran out.
+    await pool.query("UPDATE webhook_deliveries SET claim_token = $2 WHERE id = $1", [taken?.id, newId()]);
+    // Handed over as if stored long ago: what is left of the lease is shorter than an attempt's.
+    dispatcher.take(handed, performance.now() - lease.ms);
+    await vi.waitFor(() => expect(sender.sent).toHaveLength(3), { timeout: 10_000, interval: 20 });
+    expect(sender.sent.map((input) => input.eventId)).toEqual(handed.slice(1).map((d) => d.event_id));
+    expect(dispatcher.queuedTotal()).toBe(0);
+    await dispatcher.stop();
+  });
+
+  it("gives the deliveries still waiting back to the table when it stops", async () => {
+    const sender = recordingSender(200);
+    const dispatcher = dispatcherWith(sender, { concurrency: 1, perEndpoint: 1 });
+    const handed = await storeLeased(1, 3, dispatcher.storedLease());
+    dispatcher.take(handed, performance.now());
+    expect(dispatcher.queued(handed[0]?.endpoint_id ?? "")).toBe(2);
+    await dispatcher.stop();
+    expect(sender.sent).toHaveLength(1);
+    const rows = await statuses(handed.map((d) => d.id));
+    expect(rows.get(handed[0]?.id ?? "")?.status).toBe("succeeded");
+    for (const waiting of handed.slice(1)) {
+      expect(rows.get(waiting.id)).toMatchObject({ status: "pending", attempt_count: 0, claim_token: null });
+    }
+  });
+
+  /**
+   * An endpoint stopped while its deliveries wait in memory: once the bound on how long ago a
+   * waiting delivery was seen held has passed (250 ms; a generous margin here), none is sent, and
+   * those the stop dead-lettered stay so, unattempted.
+   */
+  async function stoppedWhileQueued(stop: (endpointId: string) => Promise<void>, lastError: string) {
+    const sender = recordingSender(50);
+    const dispatcher = dispatcherWith(sender, { concurrency: 2, perEndpoint: 1 });
+    const handed = await storeLeased(1, 40, dispatcher.storedLease());
+    const endpointId = handed[0]?.endpoint_id ?? "";
+    dispatcher.take(handed, performance.now());
+    await vi.waitFor(() => expect(sender.sent.length).toBeGreaterThanOrEqual(2), {
+      timeout: 5_000,
+      interval: 5,
+    });
+    await stop(endpointId);
+    const stoppedAt = performance.now();
+    await vi.waitFor(() => expect(dispatcher.queuedTotal()).toBe(0), { timeout: 5_000, interval: 20 });
+    // Without the bound the rest would go on being sent, one every 50 ms, for about 2 s.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(sender.startedAt.filter((at) => at > stoppedAt + 250 + 150)).toEqual([]);
+    expect(sender.sent.length).toBeLessThan(handed.length / 2);
+    const sentIds = new Set(sender.sent.map((input) => input.eventId));
+    const rows = await statuses(handed.map((d) => d.id));
+    for (const delivery of handed.filter((d) => !sentIds.has(d.event_id))) {
+      expect(rows.get(delivery.id)).toMatchObject({
+        status: "dead_letter",
+        attempt_count: 0,
+        last_error: lastError,
+      });
+    }
+    await dispatcher.stop();
+  }
+
+  it("sends nothing more to an endpoint disabled while its deliveries wait, once the bound has passed", async () => {
+    await stoppedWhileQueued(
+      (endpointId) =>
+        withTransaction(pool, (tx) => disableEndpoint(tx, endpointId, "requested")).then(() => {}),
+      "endpoint disabled",
+    );
+  });
+
+  it("sends nothing more to an endpoint deleted while its deliveries wait, once the bound has passed", async () => {
+    await stoppedWhileQueued(
+      (endpointId) =>
+        withTransaction(pool, async (tx) => {
+          await markDeleted(tx, endpointId);
+          await deadLetterWaiting(tx, endpointId, "endpoint deleted");
+        }),
+      "endpoint deleted",
+    );
+  });
+
+  it("records as not sent a delivery stored while its endpoint was being disabled", async () => {
+    const sender = recordingSender();
+    const dispatcher = dispatcherWith(sender, { concurrency: 2, perEndpoint: 2 });
+    const handed = await storeLeased(1, 3, dispatcher.storedLease());
+    // Disabled by a transaction that could not see these deliveries yet: they are still pending.
+    await pool.query("UPDATE webhook_endpoints SET disabled_at = now() WHERE id = $1", [
+      handed[0]?.endpoint_id,
+    ]);
+    // Seen held longer ago than the bound: read again before they are launched.
+    dispatcher.take(handed, performance.now() - 1_000);
+    await vi.waitFor(
+      async () => {
+        const rows = await statuses(handed.map((d) => d.id));
+        expect([...rows.values()].map((row) => [row.status, row.last_error])).toEqual(
+          handed.map(() => ["dead_letter", "endpoint disabled"]),
+        );
+      },
+      { timeout: 5_000, interval: 20 },
+    );
+    expect(sender.sent).toEqual([]);
+    await dispatcher.stop();
+  });
+});
