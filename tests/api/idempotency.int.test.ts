@@ -14,6 +14,31 @@ beforeAll(async () => {
   tenant = await createTenant(api);
 });
 
+/** The Redis keys of an Idempotency-Key sent on `POST ORG/apps` by the tenant: its lock and its record. */
+function appKeys(key: string) {
+  const id = idempotencyId(
+    `org:${tenant.organizationId}`,
+    "POST",
+    "/v1/organizations/:organization_id/apps",
+    key,
+  );
+  const prefix = `${stack.config.REDIS_KEY_PREFIX}idem`;
+  return { lock: `${prefix}:lock:${id}`, record: `${prefix}:rec:${id}` };
+}
+
+/** `POST ORG/apps` as the tenant, under an Idempotency-Key. */
+const postApp = (slug: string, key: string) =>
+  api.post(`${tenant.org}/apps`, { slug, name: slug }, { token: tenant.token, idempotencyKey: key });
+
+/** `POST ORG/apps` with a body that is not a JSON app, under an Idempotency-Key. */
+const postRawApp = (key: string, contentType: string, raw: string) =>
+  api.post(`${tenant.org}/apps`, undefined, {
+    token: tenant.token,
+    idempotencyKey: key,
+    raw,
+    headers: { "content-type": contentType },
+  });
+
 const appCount = async (slug: string) =>
   (await stack.db.query("SELECT count(*)::int AS n FROM apps WHERE slug = $1", [slug])).rows[0].n as number;
 
@@ -119,13 +144,8 @@ describe("Idempotency-Key (docs/idempotency.md)", () => {
   it("answers 409 idempotency_key_in_use with Retry-After while the key is held, executing nothing", async () => {
     const key = ik();
     // What a request still executing leaves in Redis: the key's lock.
-    const id = idempotencyId(
-      `org:${tenant.organizationId}`,
-      "POST",
-      "/v1/organizations/:organization_id/apps",
-      key,
-    );
-    await stack.redis.set(`${stack.config.REDIS_KEY_PREFIX}idem:lock:${id}`, "other-request", "PX", 5_000);
+    const { lock } = appKeys(key);
+    await stack.redis.set(lock, "other-request", "PX", 5_000);
     const blocked = await api.post(
       `${tenant.org}/apps`,
       { slug: "held", name: "Held" },
@@ -138,38 +158,18 @@ describe("Idempotency-Key (docs/idempotency.md)", () => {
 
   it("leaves a key free after a request refused for its body, which the same key then runs", async () => {
     const key = ik();
-    const id = idempotencyId(
-      `org:${tenant.organizationId}`,
-      "POST",
-      "/v1/organizations/:organization_id/apps",
-      key,
-    );
-    const lock = `${stack.config.REDIS_KEY_PREFIX}idem:lock:${id}`;
+    const { lock } = appKeys(key);
     // The caller's principal is cached by now: its key is claimed with the rate limit's count,
     // before the body is read, and released when the body is refused.
     expect((await api.get("/v1/auth/principal", { token: tenant.token })).status).toBe(200);
-    const notJson = await api.post(`${tenant.org}/apps`, undefined, {
-      token: tenant.token,
-      idempotencyKey: key,
-      raw: "slug=freed&name=Freed",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
-    });
+    const notJson = await postRawApp(key, "application/x-www-form-urlencoded", "slug=freed&name=Freed");
     expectError(notJson, 415, "unsupported_media_type");
     expect(await stack.redis.exists(lock)).toBe(0);
-    const malformed = await api.post(`${tenant.org}/apps`, undefined, {
-      token: tenant.token,
-      idempotencyKey: key,
-      raw: '{"slug": "freed",}',
-      headers: { "content-type": "application/json" },
-    });
+    const malformed = await postRawApp(key, "application/json", '{"slug": "freed",}');
     expect(malformed.status).toBe(422);
     expect(malformed.headers.get("idempotent-replayed")).toBeNull();
     expect(await stack.redis.exists(lock)).toBe(0);
-    const ran = await api.post(
-      `${tenant.org}/apps`,
-      { slug: "freed", name: "Freed" },
-      { token: tenant.token, idempotencyKey: key },
-    );
+    const ran = await postApp("freed", key);
     expect(ran.status).toBe(201);
     expect(ran.headers.get("idempotent-replayed")).toBeNull();
     expect(await appCount("freed")).toBe(1);
@@ -183,14 +183,9 @@ describe("Idempotency-Key (docs/idempotency.md)", () => {
       { token: tenant.token, idempotencyKey: key },
     );
     expect(first.status).toBe(201);
-    const id = idempotencyId(
-      `org:${tenant.organizationId}`,
-      "POST",
-      "/v1/organizations/:organization_id/apps",
-      key,
-    );
-    expect(await stack.redis.exists(`${stack.config.REDIS_KEY_PREFIX}idem:lock:${id}`)).toBe(0);
-    const ttl = await stack.redis.ttl(`${stack.config.REDIS_KEY_PREFIX}idem:rec:${id}`);
+    const { lock, record } = appKeys(key);
+    expect(await stack.redis.exists(lock)).toBe(0);
+    const ttl = await stack.redis.ttl(record);
     expect(ttl).toBeGreaterThan(24 * 3600 - 60);
     expect(ttl).toBeLessThanOrEqual(24 * 3600);
   });

@@ -181,35 +181,18 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
 
   /**
    * Extends the leases of an endpoint's waiting deliveries (one statement); those whose lease was
-   * taken meanwhile (a disabling, or another worker after it expired) are dropped. The endpoint's
-   * later deliveries wait meanwhile, so that they do not overtake.
+   * taken meanwhile (a disabling, or another worker after it expired) are dropped.
    */
   function renew(endpointId: string, queue: Queued[]) {
-    checking.add(endpointId);
-    const batch = new Set(queue);
-    const started = performance.now();
-    renewLeases(
-      options.pool,
-      [...batch].map(({ delivery }) => delivery),
-      storedLeaseMs,
-    )
-      .then((held) => {
-        for (const entry of batch) {
-          if (!held.has(entry.delivery.id)) continue;
-          entry.leaseEnds = started + storedLeaseMs;
-          entry.confirmedAt = started;
-        }
-        drop(endpointId, (entry) => batch.has(entry) && !held.has(entry.delivery.id));
-      })
-      .catch((error: unknown) => {
-        // Their leases run out and a claim takes them (here or in another worker).
-        log.warn({ err: error, endpoint_id: endpointId }, "renewing queued leases failed");
-        drop(endpointId, (entry) => batch.has(entry));
-      })
-      .finally(() => {
-        checking.delete(endpointId);
-        pump();
-      });
+    recheck(endpointId, queue, "renewing queued leases failed", async (deliveries, started) => {
+      const held = await renewLeases(options.pool, deliveries, storedLeaseMs);
+      return (entry) => {
+        if (!held.has(entry.delivery.id)) return false;
+        entry.leaseEnds = started + storedLeaseMs;
+        entry.confirmedAt = started;
+        return true;
+      };
+    });
   }
 
   /**
@@ -217,31 +200,51 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
    * before the bound passes again) are still leased to this worker and waiting; those that are
    * not (dead-lettered by a disabling or deletion, or taken by another worker) are dropped. One
    * whose endpoint stopped while it was being stored is kept, marked so, to be recorded as not
-   * sent. The endpoint's later deliveries wait meanwhile, so that they do not overtake.
+   * sent.
    */
   function confirm(endpointId: string, batch: Queued[]) {
+    recheck(endpointId, batch, "confirming queued leases failed", async (deliveries, started) => {
+      const held = await confirmLeases(options.pool, deliveries);
+      return (entry) => {
+        const seen = held.get(entry.delivery.id);
+        if (!seen) return false;
+        entry.confirmedAt = started;
+        if (seen.endpoint_stopped) {
+          entry.delivery.endpoint_stopped = true;
+          entry.delivery.endpoint_deleted = seen.endpoint_deleted;
+        }
+        return true;
+      };
+    });
+  }
+
+  /**
+   * Checks a batch of an endpoint's queue against the table (`check`, given the time it began,
+   * answers whether an entry is still held, updating it) and drops the entries that are not. The
+   * endpoint's later deliveries wait meanwhile, so that they do not overtake. When the check
+   * fails, the whole batch is dropped: not known to be held, their leases run out and a claim
+   * takes them (here or in another worker).
+   */
+  function recheck(
+    endpointId: string,
+    batch: Queued[],
+    failure: string,
+    check: (deliveries: ClaimedDelivery[], started: number) => Promise<(entry: Queued) => boolean>,
+  ) {
     checking.add(endpointId);
-    const entries = new Set(batch);
-    const started = performance.now();
-    confirmLeases(
-      options.pool,
-      batch.map(({ delivery }) => delivery),
+    // The batch as it is now: the queue it may be grows while the check runs.
+    const snapshot = [...batch];
+    const entries = new Set(snapshot);
+    check(
+      snapshot.map(({ delivery }) => delivery),
+      performance.now(),
     )
       .then((held) => {
-        for (const entry of batch) {
-          const seen = held.get(entry.delivery.id);
-          if (!seen) continue;
-          entry.confirmedAt = started;
-          if (seen.endpoint_stopped) {
-            entry.delivery.endpoint_stopped = true;
-            entry.delivery.endpoint_deleted = seen.endpoint_deleted;
-          }
-        }
-        drop(endpointId, (entry) => entries.has(entry) && !held.has(entry.delivery.id));
+        const kept = new Set(snapshot.filter(held));
+        drop(endpointId, (entry) => entries.has(entry) && !kept.has(entry));
       })
       .catch((error: unknown) => {
-        // Not known to be held: their leases run out and a claim takes them (here or in another worker).
-        log.warn({ err: error, endpoint_id: endpointId }, "confirming queued leases failed");
+        log.warn({ err: error, endpoint_id: endpointId }, failure);
         drop(endpointId, (entry) => entries.has(entry));
       })
       .finally(() => {
