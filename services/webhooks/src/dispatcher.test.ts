@@ -255,6 +255,28 @@ describe("createDispatcher, deliveries handed over in memory", { timeout: 20_000
     );
   });
 
+  it("sends a delivery that waited past the bound to its endpoint's url and secret as they are now", async () => {
+    const sender = recordingSender();
+    const dispatcher = dispatcherWith(sender, { concurrency: 2, perEndpoint: 2 });
+    const handed = await storeLeased(1, 2, dispatcher.storedLease());
+    const moved = "https://moved.example/hooks";
+    const secret = generateSecret();
+    // A PATCH of its url and a rotation of its secret after the deliveries were stored.
+    await pool.query("UPDATE webhook_endpoints SET url = $2, secret = $3 WHERE id = $1", [
+      handed[0]?.endpoint_id,
+      moved,
+      secret,
+    ]);
+    // Seen held longer ago than the bound: read again before they are launched.
+    dispatcher.take(handed, performance.now() - 1_000);
+    await vi.waitFor(() => expect(sender.sent).toHaveLength(2), { timeout: 5_000, interval: 10 });
+    for (const input of sender.sent) {
+      expect(input.url).toBe(moved);
+      expect(input.secrets[0]).toBe(secret);
+    }
+    await dispatcher.stop();
+  });
+
   it("records as not sent a delivery stored while its endpoint was being disabled", async () => {
     const sender = recordingSender();
     const dispatcher = dispatcherWith(sender, { concurrency: 2, perEndpoint: 2 });

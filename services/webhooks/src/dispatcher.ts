@@ -200,7 +200,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
    * before the bound passes again) are still leased to this worker and waiting; those that are
    * not (dead-lettered by a disabling or deletion, or taken by another worker) are dropped. One
    * whose endpoint stopped while it was being stored is kept, marked so, to be recorded as not
-   * sent.
+   * sent; the others take their endpoint's url and secrets as they are now.
    */
   function confirm(endpointId: string, batch: Queued[]) {
     recheck(endpointId, batch, "confirming queued leases failed", async (deliveries, started) => {
@@ -209,10 +209,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         const seen = held.get(entry.delivery.id);
         if (!seen) return false;
         entry.confirmedAt = started;
-        if (seen.endpoint_stopped) {
-          entry.delivery.endpoint_stopped = true;
-          entry.delivery.endpoint_deleted = seen.endpoint_deleted;
-        }
+        // Stopped, moved or re-keyed since it was stored: it is attempted as the endpoint is now.
+        Object.assign(entry.delivery, seen);
         return true;
       };
     });

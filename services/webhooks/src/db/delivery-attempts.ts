@@ -140,16 +140,23 @@ export async function renewLeases(pool: Queryable, held: HeldLease[], ms: number
   return new Set(renewed.rows.map((row) => row.id));
 }
 
-/** A lease confirmed still held, and whether the delivery's endpoint stopped (disabled or deleted) meanwhile. */
-export type ConfirmedLease = { endpoint_stopped: boolean; endpoint_deleted: boolean };
+/**
+ * A lease confirmed still held: whether the delivery's endpoint stopped (disabled or deleted)
+ * meanwhile, and where and with what its endpoint now takes deliveries (a PATCH may have moved
+ * it, a rotation changed its secret).
+ */
+export type ConfirmedLease = Pick<
+  ClaimedDelivery,
+  "endpoint_stopped" | "endpoint_deleted" | "url" | "secret" | "previous_secret"
+>;
 
 /**
  * Of leases this worker took, those it still holds on a delivery still waiting (`pending` or
  * `failed`), by id; a disabling or deletion dead-letters the endpoint's waiting deliveries and
  * clears their token, so they are not among them. Read only: it runs every few hundred
  * milliseconds per endpoint with a backlog, where renewing the rows would write each time. The
- * endpoint is read too, for a delivery stored while its endpoint was being disabled (the
- * disabling could not see it yet).
+ * endpoint is read too: for a delivery stored while its endpoint was being disabled (the
+ * disabling could not see it yet), and for its url and secrets as they are now.
  */
 export async function confirmLeases(
   pool: Queryable,
@@ -157,19 +164,15 @@ export async function confirmLeases(
 ): Promise<Map<string, ConfirmedLease>> {
   const found = await pool.query<ConfirmedLease & { id: string }>(
     `SELECT d.id, (e.disabled_at IS NOT NULL OR e.deleted_at IS NOT NULL) AS endpoint_stopped,
-       e.deleted_at IS NOT NULL AS endpoint_deleted
+       e.deleted_at IS NOT NULL AS endpoint_deleted, e.url, e.secret,
+       CASE WHEN e.previous_secret_expires_at > now() THEN e.previous_secret END AS previous_secret
      FROM unnest($1::uuid[], $2::uuid[]) AS h (id, claim_token)
      JOIN webhook_deliveries d ON d.id = h.id AND d.claim_token = h.claim_token
      JOIN webhook_endpoints e ON e.id = d.endpoint_id
      WHERE d.status IN ('pending', 'failed')`,
     [held.map((lease) => lease.id), held.map((lease) => lease.claim_token)],
   );
-  return new Map(
-    found.rows.map((row) => [
-      row.id,
-      { endpoint_stopped: row.endpoint_stopped, endpoint_deleted: row.endpoint_deleted },
-    ]),
-  );
+  return new Map(found.rows.map(({ id, ...confirmed }) => [id, confirmed]));
 }
 
 /** Gives deliveries back untried (the worker stops before attempting them): claimable at once. */
