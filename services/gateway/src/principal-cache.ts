@@ -79,7 +79,11 @@ export function createPrincipalCache(options: {
   };
   const dropAll = () => drop({});
 
-  const subscriber = ttlMs > 0 ? redis.duplicate({ lazyConnect: true }) : null;
+  // No command timeout on the channel's connection: a SUBSCRIBE answered late (a busy Redis or
+  // gateway at start-up) must still turn the cache on, where a timed-out one left it off for good
+  // although Redis had subscribed. A connection that fails closes, and its next `ready` subscribes
+  // again.
+  const subscriber = ttlMs > 0 ? redis.duplicate({ lazyConnect: true, commandTimeout: undefined }) : null;
   if (subscriber) {
     subscriber.on("error", () => {});
     subscriber.on("message", (from: string, text: string) => {
