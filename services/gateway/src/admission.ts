@@ -1,6 +1,6 @@
 import type { Redis } from "ioredis";
-import type { Window } from "./fixed-window.js";
-import type { Claim } from "./idempotency-records.js";
+import { HIT_FUNCTION, type Window } from "./fixed-window.js";
+import { CLAIM_FUNCTION, type Claim, claimOf } from "./idempotency-records.js";
 
 /**
  * A request's admission in one script, so one round trip to Redis however many of its parts a
@@ -14,36 +14,22 @@ import type { Claim } from "./idempotency-records.js";
  * KEYS: address window, address refusals, credential window, record, lock.
  * ARGV: window ms, per address, refusals per address, per credential, lock owner, lock ms.
  */
-const ADMIT = `
+const ADMIT = `${HIT_FUNCTION}${CLAIM_FUNCTION}
 local windowMs = tonumber(ARGV[1])
-local function hit(key)
-  local count = redis.call('INCR', key)
-  local ttl = redis.call('PTTL', key)
-  if ttl < 0 then redis.call('PEXPIRE', key, windowMs); ttl = windowMs end
-  return count, ttl
-end
 local out = {-1, -1, -1, -1, -1, -1, -1}
 if KEYS[1] ~= '' then
-  out[1], out[2] = hit(KEYS[1])
+  out[1], out[2] = hit(KEYS[1], windowMs)
   out[3] = tonumber(redis.call('GET', KEYS[2]) or '0')
   out[4] = redis.call('PTTL', KEYS[2])
   if out[4] < 0 then out[4] = windowMs end
   if out[3] >= tonumber(ARGV[3]) or out[1] > tonumber(ARGV[2]) then return out end
 end
 if KEYS[3] ~= '' then
-  out[5], out[6] = hit(KEYS[3])
+  out[5], out[6] = hit(KEYS[3], windowMs)
   if out[5] > tonumber(ARGV[4]) then return out end
 end
 if KEYS[4] ~= '' then
-  local stored = redis.call('GET', KEYS[4])
-  if stored then
-    out[7] = 1
-    out[8] = stored
-  elseif redis.call('SET', KEYS[5], ARGV[5], 'PX', ARGV[6], 'NX') then
-    out[7] = 0
-  else
-    out[7] = 2
-  end
+  out[7], out[8] = claim(KEYS[4], KEYS[5], ARGV[5], ARGV[6])
 end
 return out
 `;
@@ -102,9 +88,8 @@ export function createAdmission(redis: Redis, windowMs: number, limits: Admissio
         refusals: window(refusals, refusalsMs),
         credential: window(credentialCount, credentialMs),
       };
-      if (claimed === 0) admitted.claim = { kind: "claimed" };
-      else if (claimed === 2) admitted.claim = { kind: "busy" };
-      else if (claimed === 1 && typeof sealed === "string") admitted.claim = { kind: "stored", sealed };
+      const found = claimOf(claimed, sealed);
+      if (found) admitted.claim = found;
       return admitted;
     },
   };

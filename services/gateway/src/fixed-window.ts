@@ -4,14 +4,23 @@ import type { Redis } from "ioredis";
 export type Window = { count: number; resetMs: number };
 
 /**
- * Counts a hit in a fixed window: INCR, an expiry set by the window's first hit, and what is
- * left of it — in one script, with commands Redis 6 has (managed Redis 6 refused `EXPIRE … NX`).
- * (The rate limit's windows are counted by admission.ts's script, with the same rule.)
+ * Counts a hit in a fixed window, as a Lua function for scripts: INCR, an expiry set by the
+ * window's first hit, and what is left of it — with commands Redis 6 has (managed Redis 6 refused
+ * `EXPIRE … NX`). Returns the count and the window's remaining ms. admission.ts's script counts
+ * the rate limit's windows with it too.
  */
-const HIT = `
-local count = redis.call('INCR', KEYS[1])
-local ttl = redis.call('PTTL', KEYS[1])
-if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1]) end
+export const HIT_FUNCTION = `
+local function hit(key, windowMs)
+  local count = redis.call('INCR', key)
+  local ttl = redis.call('PTTL', key)
+  if ttl < 0 then redis.call('PEXPIRE', key, windowMs); ttl = windowMs end
+  return count, ttl
+end
+`;
+
+/** One hit in one window: KEYS[1] the window, ARGV[1] its length in ms. */
+const HIT = `${HIT_FUNCTION}
+local count, ttl = hit(KEYS[1], tonumber(ARGV[1]))
 return {count, ttl}
 `;
 

@@ -1,16 +1,25 @@
 import type { Redis } from "ioredis";
 
 /**
- * A key's record and its in-flight lock in one round trip, atomically: the stored record if there
- * is one; else the lock (`SET NX PX`) if no one holds it. Being one script, no request can store
- * its record or release its lock between this one's read and its lock attempt, which three
- * separate commands (read, lock, read again under the lock) had to allow for.
+ * A key's record and its in-flight lock, as a Lua function for scripts: the stored record if there
+ * is one (1, the record); else the lock (`SET NX PX`) if no one holds it (0); else 2. Being one
+ * script, no request can store its record or release its lock between this one's read and its
+ * lock attempt, which three separate commands (read, lock, read again under the lock) had to
+ * allow for. admission.ts's script claims with it too; `claimOf` reads its answer.
  */
-const CLAIM = `
-local stored = redis.call('GET', KEYS[1])
-if stored then return {1, stored} end
-if redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2], 'NX') then return {0} end
-return {2}
+export const CLAIM_FUNCTION = `
+local function claim(recordKey, lockKey, owner, lockMs)
+  local stored = redis.call('GET', recordKey)
+  if stored then return 1, stored end
+  if redis.call('SET', lockKey, owner, 'PX', lockMs, 'NX') then return 0 end
+  return 2
+end
+`;
+
+/** One claim: KEYS record and lock, ARGV the lock's owner and lifetime in ms. */
+const CLAIM = `${CLAIM_FUNCTION}
+local found, stored = claim(KEYS[1], KEYS[2], ARGV[1], ARGV[2])
+return {found, stored}
 `;
 
 /**
@@ -26,6 +35,14 @@ return 1
 
 /** What a claim found: the record stored under the key, the lock taken, or the lock held by another. */
 export type Claim = { kind: "stored"; sealed: string } | { kind: "claimed" } | { kind: "busy" };
+
+/** What CLAIM_FUNCTION answered, as a Claim; undefined when it did not run (a part not reached). */
+export function claimOf(found: unknown, sealed: unknown): Claim | undefined {
+  if (found === 1 && typeof sealed === "string") return { kind: "stored", sealed };
+  if (found === 0) return { kind: "claimed" };
+  if (found === 2) return { kind: "busy" };
+  return undefined;
+}
 
 type RecordsRedis = Redis & {
   idempotencyClaim(
@@ -47,8 +64,7 @@ export function idempotencyRecords(redis: Redis) {
   return {
     async claim(recordKey: string, lockKey: string, owner: string, ttlMs: number): Promise<Claim> {
       const [found, sealed] = await client.idempotencyClaim(recordKey, lockKey, owner, ttlMs);
-      if (found === 1 && sealed !== undefined) return { kind: "stored", sealed };
-      return found === 0 ? { kind: "claimed" } : { kind: "busy" };
+      return claimOf(found, sealed) ?? { kind: "busy" };
     },
     /** Stores `sealed` for `ttlSeconds` (nothing when null) and releases the lock. */
     async finish(
