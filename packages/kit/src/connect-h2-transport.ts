@@ -122,13 +122,8 @@ export function createH2Transport(options: H2TransportOptions): H2Transport {
     mayResend: boolean,
   ): Promise<UnaryResponse> =>
     new Promise((resolve, reject) => {
-      let stream: http2.ClientHttp2Stream;
-      try {
-        stream = session.request(headers);
-      } catch (error) {
-        reject(errorFromNode(error));
-        return;
-      }
+      const stream = openStream(session, headers, reject);
+      if (!stream) return;
       let settled = false;
       let timer: NodeJS.Timeout | undefined;
       const signal = req.signal;
@@ -286,6 +281,23 @@ export function createH2Transport(options: H2TransportOptions): H2Transport {
 }
 
 /**
+ * A new stream of `session` for `headers`, or undefined once `reject` has the reason in connect's
+ * terms (a session closing or closed throws rather than refusing the stream).
+ */
+function openStream(
+  session: Pick<ReplicaSession, "request">,
+  headers: http2.OutgoingHttpHeaders,
+  reject: (reason: unknown) => void,
+): http2.ClientHttp2Stream | undefined {
+  try {
+    return session.request(headers);
+  } catch (error) {
+    reject(errorFromNode(error));
+    return undefined;
+  }
+}
+
+/**
  * connect's `UniversalClientFn` on a replica's session, for the calls connect's own transport
  * runs (streams): the request body written as it comes, the answer's body read as it arrives,
  * the signal (connect passes one per call) closing the stream.
@@ -300,13 +312,8 @@ function h2UniversalClient(session: ReplicaSession, baseUrl: string): UniversalC
             return url.pathname + url.search;
           })();
       const headers = nodeHeaders(request.header, { ":method": request.method, ":path": path });
-      let stream: http2.ClientHttp2Stream;
-      try {
-        stream = session.request(headers);
-      } catch (error) {
-        reject(errorFromNode(error));
-        return;
-      }
+      const stream = openStream(session, headers, reject);
+      if (!stream) return;
       const body = new ByteQueue(stream);
       const trailer = new Headers();
       let responded = false;
