@@ -19,6 +19,7 @@ export default defineConfig({
             "packages/*/src/**/*.test.ts",
             "services/*/src/**/*.test.ts",
             "tests/deploy/**/*.test.ts",
+            "tests/docs/**/*.test.ts",
             "bench/**/*.test.mjs",
           ],
           // The workspace packages' built code runs as Node runs it, not through Vite's module

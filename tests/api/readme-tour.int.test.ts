@@ -6,21 +6,19 @@ import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { useStack } from "./support/stack.js";
 
-// The README's tour is what a new user pastes first: its shell blocks, exactly as they stand in
-// the README, run here in one bash (with curl and jq, as the README says) against the platform.
+// The tour the README links (docs/tour.md) is what a new user pastes first: its shell blocks,
+// exactly as they stand there, run here in one bash (with curl and jq) against the platform.
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const context = useStack();
 
-/** The `sh` blocks of the README's "A tour" section, in order. */
+/** The `sh` blocks of the tour, in order. */
 function tourBlocks(): string[] {
-  const readme = readFileSync(`${ROOT}/README.md`, "utf8");
-  const start = readme.indexOf("\n## A tour\n");
-  const end = readme.indexOf("\n## ", start + 1);
-  expect(start, "the README has a section '## A tour'").toBeGreaterThan(0);
-  return [...readme.slice(start, end).matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1] as string);
+  const tour = readFileSync(`${ROOT}/docs/tour.md`, "utf8");
+  expect(readFileSync(`${ROOT}/README.md`, "utf8"), "the README links the tour").toContain("(docs/tour.md)");
+  return [...tour.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1] as string);
 }
 
-describe("the README's tour", () => {
+describe("the tour the README links", () => {
   it("runs as pasted: sign-up to a completed interview, ids and tokens picked with jq", async () => {
     const blocks = tourBlocks();
     expect(blocks.length).toBeGreaterThanOrEqual(4);

@@ -47,7 +47,7 @@ export const configSchema = z.object({
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   HOST: z.string().default("127.0.0.1"),
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
-  /** A service's RPC port and ops port; each service has its own defaults (see the README). */
+  /** A service's RPC port and ops port; each service has its own defaults (docs/configuration.md). */
   SERVICE_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   OPS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   PUBLIC_URL: z.string().url().optional(),
