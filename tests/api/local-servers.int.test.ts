@@ -3,7 +3,7 @@
 // between runs, stopped at the end; and one line saying what to install when a program is missing.
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { withDefaultUser } from "@evalp/kit";
 import { ensureServers, ServerNotInstalledError, UnreachableServerError } from "@evalp/local-servers";
 import { answers, freePort } from "@evalp/testing";
@@ -110,6 +110,35 @@ describe("ensureServers", () => {
       await nc.close();
     } finally {
       await second.stop();
+    }
+    expect(await Promise.all(ports.map((port) => answers(port)))).toEqual([false, false, false]);
+  });
+
+  it("puts the PostgreSQL cluster where its server can reach it when the checkout is closed to others, and says where", async () => {
+    const { ports, ...urls } = await unusedAddresses();
+    // A `mktemp -d` folder, or a checkout in root's home: no one else may enter it.
+    const closed = tempDir("evalp-closed-");
+    chmodSync(closed, 0o700);
+    const varDir = join(closed, "var");
+    const said: string[] = [];
+    const servers = await ensureServers({ ...urls, varDir, log: (line) => said.push(line) });
+    const postgres = servers.started.find((server) => server.kind === "postgres");
+    try {
+      expect(await query(urls.databaseUrl, "select 1 as one")).toEqual([{ one: 1 }]);
+      if (process.getuid?.() === 0) {
+        // As root the server runs as the postgres user, who cannot get into the folder.
+        expect(postgres?.dataDir.startsWith(closed)).toBe(false);
+        expect(said.find((line) => line.startsWith("DATABASE_URL:"))).toContain(
+          `data in ${postgres?.dataDir}: the postgres user it runs as cannot reach ${varDir}`,
+        );
+      } else {
+        // Otherwise the server runs as this user, who can.
+        expect(postgres?.dataDir).toBe(join(varDir, "postgres"));
+      }
+    } finally {
+      await servers.stop();
+      if (postgres && !postgres.dataDir.startsWith(closed))
+        rmSync(dirname(postgres.dataDir), { recursive: true, force: true });
     }
     expect(await Promise.all(ports.map((port) => answers(port)))).toEqual([false, false, false]);
   });

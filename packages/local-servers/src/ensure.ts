@@ -3,7 +3,7 @@ import { userInfo } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { type Env, findServerBinaries, type ServerBinaries, type ServerKind } from "./binaries.js";
 import { natsServer } from "./nats.js";
-import { postgresCluster } from "./postgres.js";
+import { postgresCluster, postgresDataDir } from "./postgres.js";
 import { answers, bindAddress, isLoopback, unbracketed } from "./reachability.js";
 import { redisServer } from "./redis.js";
 
@@ -147,11 +147,14 @@ export async function ensureServers(options: EnsureServersOptions): Promise<Loca
   };
   try {
     for (const target of missing) {
-      const dataDir = join(varDir, target.kind);
+      const preferred = join(varDir, target.kind);
+      const { dir: dataDir, moved } =
+        target.kind === "postgres" ? postgresDataDir(preferred) : { dir: preferred, moved: false };
       const address = `${unbracketed(target.host)}:${target.port}`;
       const shownDir = relative(process.cwd(), dataDir);
+      const why = moved ? `: the postgres user it runs as cannot reach ${varDir}` : "";
       log(
-        `${target.setting}: nothing answers at ${address}; starting a private ${NAMES[target.kind]} there (data in ${shownDir.startsWith("..") ? dataDir : shownDir})`,
+        `${target.setting}: nothing answers at ${address}; starting a private ${NAMES[target.kind]} there (data in ${shownDir.startsWith("..") ? dataDir : shownDir}${why})`,
       );
       stops.push(await startPrivateServer(target, dataDir, binaries, env));
       started.push({ kind: target.kind, setting: target.setting, address, dataDir });

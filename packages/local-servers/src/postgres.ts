@@ -1,6 +1,7 @@
-import { execFile, execFileSync } from "node:child_process";
+import { execFile, execFileSync, spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { chownSync, existsSync, mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { postgresBinDir } from "./binaries.js";
 import { logTail } from "./server-process.js";
@@ -47,6 +48,25 @@ function osUser(name: string): { uid: number; gid: number } | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Where clusters live whose preferred directory the postgres user cannot reach (kept across reboots). */
+const REACHABLE_ROOT = "/var/tmp/evalp";
+
+/**
+ * Where a cluster meant for `preferred` can live. As root the server runs as the postgres user,
+ * who cannot get into a checkout under a home only root may enter, or into a `mktemp -d` folder:
+ * such a cluster lives under /var/tmp/evalp instead, in a folder named by a hash of `preferred`,
+ * so each checkout keeps its own cluster (and its data) from one run to the next.
+ */
+export function postgresDataDir(preferred: string): { dir: string; moved: boolean } {
+  if (process.getuid?.() !== 0) return { dir: preferred, moved: false };
+  const parent = dirname(preferred);
+  mkdirSync(parent, { recursive: true });
+  const reachable = spawnSync("runuser", ["-u", "postgres", "--", "test", "-x", parent]).status === 0;
+  if (reachable) return { dir: preferred, moved: false };
+  const key = createHash("sha256").update(preferred).digest("hex").slice(0, 16);
+  return { dir: join(REACHABLE_ROOT, key, "postgres"), moved: true };
 }
 
 /** A value of postgres's `-o` options as pg_ctl's shell reads it: single-quoted. */
