@@ -210,21 +210,17 @@ describe("the journey through the typed client", () => {
 
     // 7. The webhooks delivered: each verifies with the endpoint's secret and reads as its event.
     const importedHook = await delivered("subject.imported");
-    const importedEvent = verifyWebhook(endpoint.secret, importedHook.headers, importedHook.body);
+    const importedEvent = await verifyWebhook(endpoint.secret, importedHook.headers, importedHook.body);
     expect(importedEvent.type === "subject.imported" && importedEvent.data.subject_ids).toEqual(
       imported.receipts.map((receipt) => receipt.subject_id),
     );
     const completedHook = await delivered("interview.completed");
-    const completed = verifyWebhook(endpoint.secret, completedHook.headers, completedHook.body);
+    const completed = await verifyWebhook(endpoint.secret, completedHook.headers, completedHook.body);
     expect(completed).toMatchObject({ type: "interview.completed", environment_id: environment.id });
     expect(completed.type === "interview.completed" && completed.data.evaluation_id).toBe(evaluation.id);
-    expect(() =>
-      verifyWebhook(
-        endpoint.secret,
-        completedHook.headers,
-        completedHook.body.replace("completed", "started"),
-      ),
-    ).toThrow();
+    await expect(
+      verifyWebhook(endpoint.secret, completedHook.headers, completedHook.body.replace("completed", "started")),
+    ).rejects.toThrow();
   });
 
   it("iterates a list across pages and catches a typed error with its code and request id", async () => {

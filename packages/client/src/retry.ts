@@ -1,4 +1,8 @@
-/** How the client retries answers that ask to be retried (429 `rate_limited`, 503 `unavailable`). */
+/**
+ * How the client retries what is safe to send again with the same Idempotency-Key (docs/errors.md):
+ * 409 `idempotency_key_in_use`, 429 `rate_limited`, 503 `unavailable`, 504 `upstream_timeout`, and
+ * a request that never got an answer (a network error).
+ */
 export type RetryOptions = {
   /** Tries in all, the first included (default 3); 1 turns retrying off. */
   attempts?: number;
@@ -13,8 +17,12 @@ export type RetryOptions = {
 
 export type RetryPolicy = Required<RetryOptions>;
 
-/** The statuses whose requests are tried again: the server asked the client to come back later. */
-export const RETRIED_STATUSES: ReadonlySet<number> = new Set([429, 503]);
+/**
+ * The statuses whose requests are tried again: the server asked the client to come back later, or
+ * did not say whether it ran the request (504), which the same key makes safe to ask again. A 409
+ * is retried only when its code is `idempotency_key_in_use` (the first try is still running).
+ */
+export const RETRIED_STATUSES: ReadonlySet<number> = new Set([429, 503, 504]);
 
 export function retryPolicy(options: RetryOptions | false | undefined): RetryPolicy {
   if (options === false) return { attempts: 1, maxDelayMs: 0, baseDelayMs: 0 };

@@ -138,6 +138,51 @@ describe("retries", () => {
     expect(server.requests).toHaveLength(1);
   });
 
+  it("retries a 409 idempotency_key_in_use and a 504 with the same key, but no other 409", async () => {
+    const detail = (code: string) => ({ detail: { code, message: "m", context: {}, request_id: "r" } });
+    server.respond((_request, index) =>
+      index === 0
+        ? { ...json(409, detail("idempotency_key_in_use")), retryAfter: "0" }
+        : index === 1
+          ? json(504, detail("upstream_timeout"))
+          : json(201, APP),
+    );
+    await unwrap(createApp(createClient({ baseUrl: server.url, retry: { baseDelayMs: 10 } })));
+    const keys = server.requests.map((request) => request.headers["idempotency-key"]);
+    expect(keys).toHaveLength(3);
+    expect(new Set(keys).size).toBe(1);
+
+    server.requests.length = 0;
+    server.respond(json(409, detail("already_exists")));
+    await expect(unwrap(createApp(createClient({ baseUrl: server.url })))).rejects.toMatchObject({
+      status: 409,
+      code: "already_exists",
+    });
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it("retries a request that got no answer (the connection refused), with the same key", async () => {
+    const keys: string[] = [];
+    let calls = 0;
+    const flaky = async (request: Request) => {
+      keys.push(request.headers.get("idempotency-key") ?? "");
+      calls += 1;
+      // The first try reaches a port where nothing listens: fetch rejects with a TypeError.
+      return fetch(calls === 1 ? new Request("http://127.0.0.1:1/", request) : request);
+    };
+    server.respond(json(201, APP));
+    const client = createClient({ baseUrl: server.url, fetch: flaky, retry: { baseDelayMs: 10 } });
+    expect((await unwrap(createApp(client))).id).toBe("a");
+    expect(calls).toBe(2);
+    expect(keys[1]).toBe(keys[0]);
+    expect(server.requests).toHaveLength(1);
+
+    // With retries off, the network error reaches the caller.
+    calls = 0;
+    const once = createClient({ baseUrl: server.url, fetch: flaky, retry: false });
+    await expect(createApp(once)).rejects.toThrow(TypeError);
+  });
+
   it("can be turned off", async () => {
     server.respond(unavailable("0"));
     await expect(
