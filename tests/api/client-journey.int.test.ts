@@ -219,7 +219,11 @@ describe("the journey through the typed client", () => {
     expect(completed).toMatchObject({ type: "interview.completed", environment_id: environment.id });
     expect(completed.type === "interview.completed" && completed.data.evaluation_id).toBe(evaluation.id);
     await expect(
-      verifyWebhook(endpoint.secret, completedHook.headers, completedHook.body.replace("completed", "started")),
+      verifyWebhook(
+        endpoint.secret,
+        completedHook.headers,
+        completedHook.body.replace("completed", "started"),
+      ),
     ).rejects.toThrow();
   });
 

@@ -19,6 +19,7 @@ beforeAll(async () => {
   stack = await startStack({
     RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT),
     LEGACY_API_KEYS: `${createHash("sha256").update(LEGACY_KEY).digest("hex")}:${LEGACY_ENVIRONMENT}`,
+    LEGACY_API_KEYS_SUNSET_AT: "2027-06-30T00:00:00Z",
   });
   api = apiClient(stack.urls);
   tenant = await createTenant(api);
@@ -33,10 +34,16 @@ afterAll(async () => {
 });
 
 describe("legacy keys (LEGACY_API_KEYS)", () => {
-  it("authenticate as kind legacy in their environment, every answer carrying Deprecation: true", async () => {
+  it("authenticate as kind legacy in their environment, every answer carrying Deprecation, Link and Sunset", async () => {
     const principal = await api.get("/v1/auth/principal", { token: LEGACY_KEY });
     expect(principal.status).toBe(200);
-    expect(principal.headers.get("deprecation")).toBe("true");
+    // RFC 9745: `@` and the Unix time of LEGACY_API_KEYS_DEPRECATED_AT (its default here).
+    expect(principal.headers.get("deprecation")).toBe("@1767225600");
+    expect(principal.headers.get("link")).toMatch(
+      /^<https?:\/\/[^>]+\/docs\/guides\/authentication\.md#legacy-keys>; rel="deprecation"; type="text\/markdown"$/,
+    );
+    // RFC 8594: an HTTP date.
+    expect(principal.headers.get("sunset")).toBe("Wed, 30 Jun 2027 00:00:00 GMT");
     expect(principal.body).toMatchObject({ kind: "legacy", api_key_name: null, email: null });
     // The data an old integration moved, nothing of the organization, its keys or its agents.
     expect(principal.body.scopes).toContain("subjects:write");
@@ -54,7 +61,7 @@ describe("legacy keys (LEGACY_API_KEYS)", () => {
       token: LEGACY_KEY,
     });
     expect(webhooks.status).toBe(200);
-    expect(webhooks.headers.get("deprecation")).toBe("true");
+    expect(webhooks.headers.get("deprecation")).toBe("@1767225600");
     const keys = await api.get(`${tenant.app}/environments/${LEGACY_ENVIRONMENT}/api-keys`, {
       token: LEGACY_KEY,
     });
@@ -62,10 +69,10 @@ describe("legacy keys (LEGACY_API_KEYS)", () => {
     expect(keys.body.detail.context).toEqual({ required_scope: "keys:write" });
     // Its reach is its own environment.
     expectError(await api.get(`${tenant.env}/webhooks`, { token: LEGACY_KEY }), 403, "forbidden");
-    // Ordinary credentials get no Deprecation header.
-    expect(
-      (await api.get("/v1/auth/principal", { token: tenant.token })).headers.get("deprecation"),
-    ).toBeNull();
+    // Ordinary credentials get none of them.
+    const ordinary = await api.get("/v1/auth/principal", { token: tenant.token });
+    expect(ordinary.headers.get("deprecation")).toBeNull();
+    expect(ordinary.headers.get("sunset")).toBeNull();
   });
 });
 

@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -17,6 +17,7 @@ type Operation = {
   responses: Record<string, { headers?: Record<string, unknown> }>;
 };
 type Document = {
+  info: { version: string };
   tags: Array<{ name: string }>;
   paths: Record<string, Partial<Record<(typeof METHODS)[number], Operation>>>;
   components: { schemas: Record<string, unknown> };
@@ -36,6 +37,12 @@ beforeAll(async () => {
 });
 
 describe("the served API document, as a client generator reads it", () => {
+  it("names the release it describes: the gateway package's version (docs/versioning.md)", () => {
+    const gateway = JSON.parse(readFileSync(join(ROOT, "services/gateway/package.json"), "utf8"));
+    expect(document.info.version).toBe(gateway.version);
+    expect(document.info.version).not.toBe("1.0.0");
+  });
+
   it("passes Redocly (recommended) and Spectral (spectral:oas) with no error and no warning", () => {
     const file = join(mkdtempSync(join(tmpdir(), "evalp-openapi-")), "openapi.json");
     writeFileSync(file, JSON.stringify(document));

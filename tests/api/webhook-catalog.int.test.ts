@@ -108,6 +108,21 @@ describe("the event catalog (/openapi.json's webhooks)", () => {
     for (const request of receiver.requests) expect(catalog.problems(request), request.body).toEqual([]);
   });
 
+  it("is open to fields added later: a consumer validating with the document accepts an extra field in every type's body", () => {
+    const byType = new Map(receiver.at("/all").map((request) => [JSON.parse(request.body).type, request]));
+    expect([...byType.keys()].sort()).toEqual([...catalog.types].sort());
+    for (const [type, delivered] of byType) {
+      const event = JSON.parse(delivered.body);
+      const later = { ...event, added_later: "x", data: { ...event.data, added_later: { any: true } } };
+      expect(catalog.accepts(event), type).toBe(true);
+      expect(catalog.accepts(later), type).toBe(true);
+      // The platform itself still sends only what the document names (the strict check).
+      expect(catalog.problems({ ...delivered, body: JSON.stringify(later) }).length, type).toBeGreaterThan(0);
+      // Open to additions, not to changes: a field of the wrong type is still refused.
+      expect(catalog.accepts({ ...event, id: 42 }), type).toBe(false);
+    }
+  });
+
   it("reports a body the document does not describe, and a type it does not list", () => {
     const delivered = receiver.at("/all")[0];
     if (!delivered) throw new Error("nothing was delivered");

@@ -146,6 +146,13 @@ export const configSchema = z.object({
   OTEL_BSP_SCHEDULE_DELAY: z.coerce.number().int().min(0).default(5_000),
   SIGNUP_ENABLED: booleanString.default(true),
   LEGACY_API_KEYS: z.string().default(""),
+  /**
+   * When legacy keys were deprecated: every answer to one carries it as `Deprecation:
+   * @<epoch seconds>` (RFC 9745), with a `Link` to the migration guide.
+   */
+  LEGACY_API_KEYS_DEPRECATED_AT: z.coerce.date().default(new Date("2026-01-01T00:00:00Z")),
+  /** When legacy keys stop working, announced on every answer to one as `Sunset` (RFC 8594); unset: none. */
+  LEGACY_API_KEYS_SUNSET_AT: z.coerce.date().optional(),
   JWT_SECRET: z.string().min(32).optional(),
   /**
    * The secrets of the tokens the platform's processes sign for each other (service-tokens.ts):

@@ -22,6 +22,7 @@ import { createSeal } from "./idempotency-seal.js";
 import { gatewayMetrics } from "./metrics.js";
 import { createAttemptLimiter, registerPasswordHashLimit } from "./plugins/attempt-limit.js";
 import { cachedOperator, registerAuth } from "./plugins/auth.js";
+import { legacyKeyHeaders, registerDeprecation } from "./plugins/deprecation.js";
 import { answerUnroutablePath, registerErrorHandling } from "./plugins/errors.js";
 import { countClaiming, registerIdempotency } from "./plugins/idempotency.js";
 import { registerOpenApi } from "./plugins/openapi.js";
@@ -108,6 +109,7 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     jwtSecret: deps.config.JWT_SECRET,
     countCredential: countClaiming(deps.config.REDIS_KEY_PREFIX, limiter.countCredential),
   });
+  registerDeprecation(app, legacyKeyHeaders(deps.config));
   registerIdempotency(
     app,
     deps.redis,

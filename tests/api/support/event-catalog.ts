@@ -14,8 +14,14 @@ type CompiledWebhook = {
 export type EventCatalog = {
   /** Every event type the document lists. */
   types: string[];
-  /** What is wrong with one delivery, measured against its type's webhook; empty when it matches. */
+  /**
+   * What is wrong with one delivery, measured against its type's webhook; empty when it matches.
+   * Measured strictly: the document's schemas are open to fields added later (docs/versioning.md),
+   * but the platform sends no field its document does not name.
+   */
   problems(request: ReceivedRequest): string[];
+  /** Whether a consumer validating with the document as served accepts this body. */
+  accepts(body: unknown): boolean;
 };
 
 type Parameter = { name: string; in: string; required?: boolean; schema: object };
@@ -25,6 +31,24 @@ type Webhook = {
 
 const DOCUMENT_ID = "openapi.json";
 
+/** A schema with every object that lists its properties closed to others (what the platform sends). */
+function closed(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(closed);
+  if (schema === null || typeof schema !== "object") return schema;
+  const copy: Record<string, unknown> = Object.fromEntries(
+    Object.entries(schema).map(([key, value]) => [key, closed(value)]),
+  );
+  if ("properties" in copy && !("additionalProperties" in copy)) copy.additionalProperties = false;
+  return copy;
+}
+
+function compiler(components: object): Ajv2020 {
+  const ajv = new Ajv2020({ allErrors: true, strict: false });
+  addFormats.default(ajv);
+  ajv.addSchema({ $id: DOCUMENT_ID, components });
+  return ajv;
+}
+
 /**
  * Compiles the document's `webhooks` with its components: OpenAPI 3.1 schemas are JSON Schema
  * 2020-12, and `#/components/schemas/X` references resolve within the document itself.
@@ -33,9 +57,9 @@ export async function loadEventCatalog(api: ApiClient): Promise<EventCatalog> {
   const served = await api.get("/openapi.json");
   expect(served.status).toBe(200);
   const document = served.body as { components: object; webhooks?: Record<string, Webhook> };
-  const ajv = new Ajv2020({ allErrors: true, strict: false });
-  addFormats.default(ajv);
-  ajv.addSchema({ $id: DOCUMENT_ID, components: document.components });
+  const ajv = compiler(closed(document.components) as object);
+  const asServed = compiler(document.components);
+  const consumers = new Map<string, ValidateFunction>();
   const compiled = new Map<string, CompiledWebhook>();
   for (const [type, webhook] of Object.entries(document.webhooks ?? {})) {
     // Each event's body is a named component (its schema a reference to it).
@@ -43,6 +67,7 @@ export async function loadEventCatalog(api: ApiClient): Promise<EventCatalog> {
       webhook.post.requestBody.content["application/json"]?.schema as { $ref?: string } | undefined
     )?.$ref;
     if (!ref) throw new Error(`webhook ${type} has no application/json body referring to a component`);
+    consumers.set(type, asServed.compile({ $ref: `${DOCUMENT_ID}${ref}` }));
     compiled.set(type, {
       body: ajv.compile({ $ref: `${DOCUMENT_ID}${ref}` }),
       headers: (webhook.post.parameters ?? [])
@@ -56,6 +81,11 @@ export async function loadEventCatalog(api: ApiClient): Promise<EventCatalog> {
   }
   return {
     types: [...compiled.keys()],
+    accepts(body) {
+      const type = (body as { type?: unknown } | null)?.type;
+      const validate = typeof type === "string" ? consumers.get(type) : undefined;
+      return validate !== undefined && validate(body) === true;
+    },
     problems(request) {
       const problems: string[] = [];
       if (request.method !== "POST") problems.push(`method ${request.method}, not POST`);

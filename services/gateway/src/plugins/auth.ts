@@ -195,8 +195,6 @@ export function registerAuth(
       const change = principalChange(changes, request);
       if (change) await principals.forget(change);
     }
-    // Legacy keys are for migration only; every answer to one says so.
-    if (request.access?.principal.kind === "legacy") reply.header("Deprecation", "true");
   });
 }
 

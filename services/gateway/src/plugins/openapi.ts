@@ -1,9 +1,19 @@
+import { readFileSync } from "node:fs";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { FastifyInstance } from "fastify";
 import { eventWebhooks, registerEventSchemas } from "../events/webhooks.js";
 import { GUIDES, GUIDES_PATH } from "../routes/guides.js";
 import { SESSION_COOKIE } from "./auth.js";
+
+/**
+ * The document's `info.version`: the gateway package's version, which CHANGELOG.md's newest
+ * release names (a test holds them together). Its major is the path's `/v1`; minors add what
+ * docs/versioning.md allows within it.
+ */
+export const API_VERSION: string = JSON.parse(
+  readFileSync(new URL("../../package.json", import.meta.url), "utf8"),
+).version;
 
 /** The document's tags: one per plane (`route()` tags each operation with its plane's). */
 export const TAGS = [
@@ -57,7 +67,7 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
       openapi: "3.1.0",
       info: {
         title: "evalp API",
-        version: "1.0.0",
+        version: API_VERSION,
         description: apiDescription(publicUrl),
         contact: { name: "evalp", url: publicUrl },
         license: { name: "Proprietary", identifier: "LicenseRef-evalp" },
