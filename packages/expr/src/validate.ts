@@ -27,13 +27,16 @@ export function validateExpression(node: unknown, options: ValidateOptions = {})
   return problems;
 }
 
-/** `validateExpression` with paths prefixed by `basePath`, appended to `out` (used by scorecards). */
+/**
+ * `validateExpression` with paths prefixed by `basePath`, appended to `out` (used by scorecards).
+ * Returns how many nodes it counted (at most `maxNodes + 1`).
+ */
 export function collectExpressionProblems(
   root: unknown,
   basePath: string,
   options: ValidateOptions,
   out: ExpressionProblem[],
-): void {
+): number {
   const maxDepth = options.maxDepth ?? MAX_DEPTH;
   const maxNodes = options.maxNodes ?? MAX_NODES;
   const stack: Array<{ node: unknown; path: string; depth: number }> = [
@@ -51,7 +54,7 @@ export function collectExpressionProblems(
     count += 1;
     if (count > maxNodes) {
       out.push({ path, reason: `expression has more than ${maxNodes} nodes` });
-      return;
+      return count;
     }
     const args = checkNode(node, path, out);
     // Children are pushed in reverse so they pop in order. No more are pushed than can still be
@@ -62,6 +65,7 @@ export function collectExpressionProblems(
       stack.push({ node: args[i], path: appendPointer(path, "args", i), depth: depth + 1 });
     }
   }
+  return count;
 }
 
 /** Checks one node's own shape and returns the args to descend into (none when it cannot tell). */
