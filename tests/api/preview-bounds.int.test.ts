@@ -1,5 +1,4 @@
 import { readFileSync } from "node:fs";
-import { expr, MAX_NODES, TRACE_BUDGET_BYTES } from "@evalp/expr";
 import { sampleContents } from "@evalp/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiClient, apiClient } from "./support/client.js";
@@ -14,7 +13,10 @@ import { type PlatformProcesses, startProcesses } from "./support/processes.js";
  * that is 20,000 copies of the answer, about 4 GB of trace; bounded, the trace stays within its budget.
  */
 
-const VAR_NODES = MAX_NODES - 1;
+/** One less than an expression's node limit (docs/expressions.md#limits): with their `agg`, 10,000. */
+const VAR_NODES = 9_999;
+/** The trace's budget (docs/expressions.md#the-trace). */
+const TRACE_BUDGET_BYTES = 1024 * 1024;
 const ANSWER_CHARS = 200_000;
 /**
  * How much the platform's peak resident memory may grow over the attack. Without the bounds one
@@ -50,18 +52,19 @@ function platformPeakRss(): number {
 const countingAxis = (id: string) => ({
   id,
   label: id,
-  expr: expr.agg("count", ...Array.from({ length: VAR_NODES }, () => expr.var("answers.a"))),
+  expr: {
+    op: "agg",
+    fn: "count",
+    args: Array.from({ length: VAR_NODES }, () => ({ op: "var", path: "answers.a" })),
+  },
   bands: [],
 });
 
 describe("preview bounds", () => {
   it("keeps the platform's memory bounded under the amplification case, and another tenant's preview answers", async () => {
-    const contents = sampleContents();
-    const amplifying = {
-      ...contents,
-      scorecard: { kind: "scorecard", axes: [countingAxis("first"), countingAxis("second")] },
-      report_template: { kind: "report_template", title: "Counts", sections: [] },
-    };
+    const amplifying = sampleContents();
+    Object.assign(amplifying.scorecard, { axes: [countingAxis("first"), countingAxis("second")] });
+    amplifying.report_template.sections = [];
     const { bundle: attack } = await createBundle(api, attacker, amplifying, "Amplifying");
     const { bundle: normal } = await createBundle(api, victim, undefined, "Normal");
     const attackBody = {

@@ -93,10 +93,13 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   return jsonEqualWithin(a, b, new WorkMeter(Number.POSITIVE_INFINITY)) as boolean;
 }
 
+/** The units of one object property compared: its pair, and the lookup of its key in the other object. */
+const PROPERTY_UNITS = 3;
+
 /**
- * `jsonEqual` that takes one unit of `meter` per pair of values it compares (and one more per 64
- * characters of two strings of the same length, which the engine compares whole), taken before the
- * work is done, and answers undefined, undecided, once the meter is below zero.
+ * `jsonEqual` that takes one unit of `meter` per pair of values it compares (three per object
+ * property, one more per 64 characters of two strings of the same length, which the engine compares
+ * whole), taken before the work is done, and answers undefined, undecided, once the meter is below zero.
  */
 export function jsonEqualWithin(a: unknown, b: unknown, meter: WorkMeter): boolean | undefined {
   meter.left -= 1;
@@ -125,7 +128,8 @@ export function jsonEqualWithin(a: unknown, b: unknown, meter: WorkMeter): boole
       const yo = y as Record<string, unknown>;
       const keys = meter.keysOf(xo);
       if (keys.length !== meter.keysOf(yo).length) return false;
-      meter.left -= keys.length;
+      // A property costs a lookup in the other object besides its pair: three units.
+      meter.left -= keys.length * PROPERTY_UNITS;
       if (meter.left < 0) return undefined;
       for (const key of keys) {
         if (!Object.hasOwn(yo, key)) return false;

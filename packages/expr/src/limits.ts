@@ -26,8 +26,8 @@ export const TRACE_VALUE_MAX_BYTES = 1024;
 
 /**
  * The comparison work one evaluation may do (a scorecard's axes together): `eq`, `ne`, `in` and the
- * ordering of strings step through their values, one unit per array item, object property or
- * character compared (a string compared whole counts one unit per 64 characters). A comparison that
+ * ordering of strings step through their values, one unit per array item or character compared,
+ * three per object property (a string compared whole counts one unit per 64 characters). A comparison that
  * would go past it makes its node null with `"error": "limit_exceeded"` rather than running on.
  */
 export const MAX_COMPARISON_WORK = 1_000_000;
