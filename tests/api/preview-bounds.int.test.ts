@@ -1,16 +1,16 @@
-import { readFileSync } from "node:fs";
 import { sampleContents } from "@evalp/testing";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ApiClient, apiClient } from "./support/client.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { ApiClient } from "./support/client.js";
 import { createTenant, expectError, type Tenant } from "./support/fixtures.js";
-import { createBundle } from "./support/platform.js";
-import { type PlatformProcesses, startProcesses } from "./support/processes.js";
+import { createBundle, moveBundle } from "./support/platform.js";
+import { useStack } from "./support/stack.js";
 
 /**
- * The preview's bounds (docs/expressions.md#limits) against the platform as it runs: its own
- * processes, so that the platform's memory is that of a process of its own. The amplification case:
- * a scorecard of two axes each counting 9,999 `var` nodes that read one 200 KB answer. Traced in full,
- * that is 20,000 copies of the answer, about 4 GB of trace; bounded, the trace stays within its budget.
+ * The preview's bounds (docs/expressions.md#limits) against the platform as it runs. The
+ * amplification case: a scorecard of two axes each counting 9,999 `var` nodes that read one 200 KB
+ * answer. Traced in full, that is 20,000 copies of the answer, about 4 GB of trace per preview;
+ * bounded, the trace stays within its budget. The stack runs in this test's process, so this
+ * process's peak resident memory is the platform's (and the gateway's, which relays the trace).
  */
 
 /** One less than an expression's node limit (docs/expressions.md#limits): with their `agg`, 10,000. */
@@ -19,35 +19,24 @@ const VAR_NODES = 9_999;
 const TRACE_BUDGET_BYTES = 1024 * 1024;
 const ANSWER_CHARS = 200_000;
 /**
- * How much the platform's peak resident memory may grow over the attack. Without the bounds one
- * preview alone serializes gigabytes; with them the trace is at most 1 MiB of JSON.
+ * How much the peak resident memory may grow over the attack. Without the bounds one preview alone
+ * serializes gigabytes; with them the trace is at most 1 MiB of JSON.
  */
 const PEAK_GROWTH_LIMIT_BYTES = 256 * 1024 * 1024;
 
-let platform: PlatformProcesses;
+const context = useStack();
 let api: ApiClient;
 let attacker: Tenant;
 let victim: Tenant;
 
 beforeAll(async () => {
-  platform = await startProcesses();
-  api = apiClient(platform.url);
+  ({ api } = context);
   attacker = await createTenant(api);
   victim = await createTenant(api);
-}, 120_000);
-
-afterAll(async () => {
-  await platform?.close();
 });
 
-/** The peak resident memory of the platform's process so far (Linux: VmHWM of /proc/<pid>/status). */
-function platformPeakRss(): number {
-  const pid = platform.child("platform")?.pid;
-  if (pid === undefined) throw new Error("the platform process is not running");
-  const line = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  if (!line?.[1]) throw new Error("no VmHWM in the platform's /proc status");
-  return Number(line[1]) * 1024;
-}
+/** The peak resident memory of this process so far, the stack's services included. */
+const peakRss = () => process.resourceUsage().maxRSS * 1024;
 
 const countingAxis = (id: string) => ({
   id,
@@ -76,7 +65,7 @@ describe("preview bounds", () => {
     const preview = (tenant: Tenant, bundleId: string, body: unknown) =>
       api.post(`${tenant.app}/bundles/${bundleId}/preview`, body, { token: tenant.token });
 
-    const before = platformPeakRss();
+    const before = peakRss();
     const attacks = Array.from({ length: 3 }, () => preview(attacker, attack.id, attackBody));
     const honest = preview(victim, normal.id, {
       answers: { q1: { value: 4 }, q3: { value: 2 } },
@@ -85,7 +74,7 @@ describe("preview bounds", () => {
       signals: {},
     });
     const [answered, ...attacked] = await Promise.all([honest, ...attacks]);
-    const growth = platformPeakRss() - before;
+    const growth = peakRss() - before;
 
     // The other tenant's preview is answered, and right.
     expect(answered?.status, answered?.text).toBe(200);
@@ -114,8 +103,7 @@ describe("preview bounds", () => {
         value_omitted: { type: "string", size: ANSWER_CHARS },
       });
     }
-    expect(platform.child("platform")?.exitCode ?? null).toBeNull();
-    expect(growth, `the platform's peak RSS grew by ${Math.round(growth / 1048576)} MiB`).toBeLessThan(
+    expect(growth, `the peak RSS grew by ${Math.round(growth / 1048576)} MiB`).toBeLessThan(
       PEAK_GROWTH_LIMIT_BYTES,
     );
   }, 120_000);
@@ -139,5 +127,34 @@ describe("preview bounds", () => {
       { token: victim.token },
     );
     expect(under.status, under.text.slice(0, 500)).toBe(200);
+    // The API document says so on the route.
+    const document = await api.get("/openapi.json");
+    const route =
+      document.body.paths["/v1/organizations/{organization_id}/apps/{app_id}/bundles/{bundle_id}/preview"]
+        .post;
+    expect(route.responses["413"].description).toContain("preview's limit");
   }, 60_000);
+
+  it("refuses a scorecard over 100 axes when it is validated and when it is previewed", async () => {
+    const contents = sampleContents();
+    const extra = Array.from({ length: 99 }, (_, i) => ({
+      id: `extra${i}`,
+      label: "Extra",
+      expr: { op: "lit", value: 1 },
+      bands: [],
+    }));
+    Object.assign(contents.scorecard, { axes: [...contents.scorecard.axes, ...extra] });
+    const { bundle } = await createBundle(api, victim, contents, "Too many axes");
+    const reason = "scorecard has more than 100 axes";
+    const validated = await moveBundle(api, victim, bundle.id, "validated");
+    expect(expectError(validated, 422, "bundle_invalid").context.errors).toEqual([
+      { component: "scorecard", path: "/axes", reason },
+    ]);
+    const preview = await api.post(
+      `${victim.app}/bundles/${bundle.id}/preview`,
+      { answers: {}, context: {}, respondent_id: "r", signals: {} },
+      { token: victim.token },
+    );
+    expect(expectError(preview, 422, "expression_invalid").context).toEqual({ path: "/axes", reason });
+  });
 });
