@@ -2,7 +2,6 @@ import { CompiledExpression, type EvalContext, type NodeEvaluator } from "./comp
 import { ExpressionInvalidError } from "./errors.js";
 import { civilDateOf } from "./iso-date.js";
 import { frozenJsonCopy, type JsonValue } from "./json.js";
-import { appendPointer } from "./json-pointer.js";
 import type { ExpressionNode } from "./nodes.js";
 import { applyAgg } from "./ops/agg.js";
 import { applyBool } from "./ops/bool.js";
@@ -110,7 +109,8 @@ function buildArgs(
   path: string,
   counter: { nodes: number },
 ): NodeEvaluator[] {
-  return args.map((arg, i) => build(arg, appendPointer(path, "args", i), counter));
+  // `/args/<i>` needs no escaping, so the pointer is appended as is (this runs once per node).
+  return args.map((arg, i) => build(arg, `${path}/args/${i}`, counter));
 }
 
 function evaluateAll(args: readonly NodeEvaluator[], ctx: EvalContext): JsonValue[] {

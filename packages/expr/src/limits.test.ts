@@ -13,7 +13,7 @@ import {
 } from "./limits.js";
 import { type ExpressionNode, MAX_NODES } from "./nodes.js";
 import { CompiledScorecard, compileScorecard, evaluateScorecard, validateScorecard } from "./scorecard.js";
-import { boundedJsonBytes, utf8Bytes } from "./tracer.js";
+import { boundedJsonBytes, stepSite, utf8Bytes } from "./tracer.js";
 
 const NOW = new Date("2025-06-15T12:00:00Z");
 const bytesOf = (value: unknown) => Buffer.byteLength(JSON.stringify(value), "utf8");
@@ -72,6 +72,15 @@ describe("the trace's value limit", () => {
     ];
     for (const sample of samples) expect(boundedJsonBytes(sample, 10_000)).toBe(bytesOf(sample));
     expect(utf8Bytes("é中😀")).toBe(Buffer.byteLength("é中😀"));
+    // A step's own bytes are counted, not serialized: the same as its JSON with a comma after it.
+    for (const [path, op, fn] of [
+      ["", "lit", undefined],
+      ["/args/0/args/12", "calc", "round"],
+      ["/args/9999", "years_since", undefined],
+    ] as const) {
+      const shell = fn === undefined ? { path, op, value: null } : { path, op, fn, value: null };
+      expect(stepSite(path, op, fn).bytes).toBe(bytesOf(shell) - 4 + 1);
+    }
     // Past the limit it stops early, with some number above it.
     expect(
       boundedJsonBytes(

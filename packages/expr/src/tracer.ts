@@ -8,9 +8,11 @@ import type { OmittedValue, TraceError, TraceStep } from "./trace.js";
 export type StepSite = { path: string; op: string; fn: string | undefined; bytes: number };
 
 export function stepSite(path: string, op: string, fn: string | undefined): StepSite {
-  const shell = fn === undefined ? { path, op, value: null } : { path, op, fn, value: null };
-  // Less the 4 bytes of the `null` standing for the value, plus the comma between steps.
-  return { path, op, fn, bytes: utf8Bytes(JSON.stringify(shell)) - 4 + 1 };
+  // `{"path":"…","op":"…","fn":"…","value":` and `},` around the value. Counted, not serialized: a
+  // compiled node's path holds only `/args/<index>` tokens and its op and fn are catalog names, all
+  // ASCII that JSON does not escape.
+  const bytes = 29 + path.length + op.length + (fn === undefined ? 0 : 8 + fn.length);
+  return { path, op, fn, bytes };
 }
 
 /** `,"error":"…"` */

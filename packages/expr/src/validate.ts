@@ -1,5 +1,4 @@
 import { isJsonValue, isPlainObject } from "./json.js";
-import { appendPointer } from "./json-pointer.js";
 import { type Arity, MAX_DEPTH, MAX_NODES, OP_SPECS, VAR_ROOTS } from "./nodes.js";
 
 /**
@@ -62,7 +61,8 @@ export function collectExpressionProblems(
     const take =
       depth + 1 > maxDepth ? Math.min(args.length, 1) : Math.min(args.length, maxNodes - count + 1);
     for (let i = take - 1; i >= 0; i--) {
-      stack.push({ node: args[i], path: appendPointer(path, "args", i), depth: depth + 1 });
+      // `/args/<i>` needs no escaping, so the pointer is appended as is (this runs once per node).
+      stack.push({ node: args[i], path: `${path}/args/${i}`, depth: depth + 1 });
     }
   }
   return count;
