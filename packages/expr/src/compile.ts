@@ -2,17 +2,16 @@ import { CompiledExpression, type EvalContext, type NodeEvaluator } from "./comp
 import { ExpressionInvalidError } from "./errors.js";
 import { civilDateOf } from "./iso-date.js";
 import { frozenJsonCopy, type JsonValue } from "./json.js";
-import { appendPointer } from "./json-pointer.js";
 import type { ExpressionNode } from "./nodes.js";
 import { applyAgg } from "./ops/agg.js";
 import { applyBool } from "./ops/bool.js";
 import { applyCalc } from "./ops/calc.js";
 import { applyCmp } from "./ops/cmp.js";
 import { applyIn } from "./ops/in.js";
-import { type OpResult, TYPE_ERROR } from "./ops/result.js";
+import { LIMIT_EXCEEDED, type OpResult, TYPE_ERROR } from "./ops/result.js";
 import { readPath } from "./ops/var.js";
 import { applyYearsSince } from "./ops/years-since.js";
-import type { TraceStep } from "./trace.js";
+import { type StepSite, stepSite } from "./tracer.js";
 import { validateExpression } from "./validate.js";
 
 /**
@@ -41,32 +40,33 @@ export function compileValidated(node: ExpressionNode): CompiledExpression {
  */
 function build(node: ExpressionNode, path: string, counter: { nodes: number }): NodeEvaluator {
   counter.nodes += 1;
+  const site = stepSite(path, node.op, "fn" in node ? node.fn : undefined);
   switch (node.op) {
     case "lit": {
       const value = frozenJsonCopy(node.value);
-      return (ctx) => record(ctx, path, "lit", undefined, value);
+      return (ctx) => record(ctx, site, value);
     }
     case "var": {
       const segments = node.path.split(".");
-      return (ctx) => record(ctx, path, "var", undefined, readPath(ctx.scope, segments));
+      return (ctx) => record(ctx, site, readPath(ctx.scope, segments));
     }
     case "calc": {
       const { fn } = node;
       const args = buildArgs(node.args, path, counter);
-      return (ctx) => record(ctx, path, "calc", fn, applyCalc(fn, evaluateAll(args, ctx)));
+      return (ctx) => record(ctx, site, applyCalc(fn, evaluateAll(args, ctx)));
     }
     case "cmp": {
       const { fn } = node;
       const [left, right] = buildArgs(node.args, path, counter) as [NodeEvaluator, NodeEvaluator];
       return (ctx) => {
         const a = left(ctx);
-        return record(ctx, path, "cmp", fn, applyCmp(fn, a, right(ctx)));
+        return record(ctx, site, applyCmp(fn, a, right(ctx), ctx.work));
       };
     }
     case "bool": {
       const { fn } = node;
       const args = buildArgs(node.args, path, counter);
-      return (ctx) => record(ctx, path, "bool", fn, applyBool(fn, evaluateAll(args, ctx)));
+      return (ctx) => record(ctx, site, applyBool(fn, evaluateAll(args, ctx)));
     }
     case "if": {
       const [cond, then, otherwise] = buildArgs(node.args, path, counter) as [
@@ -76,29 +76,29 @@ function build(node: ExpressionNode, path: string, counter: { nodes: number }): 
       ];
       return (ctx) => {
         const c = cond(ctx);
-        if (c === true) return record(ctx, path, "if", undefined, then(ctx));
-        if (c === false || c === null) return record(ctx, path, "if", undefined, otherwise(ctx));
-        return record(ctx, path, "if", undefined, TYPE_ERROR);
+        if (c === true) return record(ctx, site, then(ctx));
+        if (c === false || c === null) return record(ctx, site, otherwise(ctx));
+        return record(ctx, site, TYPE_ERROR);
       };
     }
     case "in": {
       const [needle, haystack] = buildArgs(node.args, path, counter) as [NodeEvaluator, NodeEvaluator];
       return (ctx) => {
         const n = needle(ctx);
-        return record(ctx, path, "in", undefined, applyIn(n, haystack(ctx)));
+        return record(ctx, site, applyIn(n, haystack(ctx), ctx.work));
       };
     }
     case "agg": {
       const { fn } = node;
       const args = buildArgs(node.args, path, counter);
-      return (ctx) => record(ctx, path, "agg", fn, applyAgg(fn, evaluateAll(args, ctx)));
+      return (ctx) => record(ctx, site, applyAgg(fn, evaluateAll(args, ctx)));
     }
     case "years_since": {
       const [date, asOf] = buildArgs(node.args, path, counter) as [NodeEvaluator, NodeEvaluator | undefined];
       return (ctx) => {
         const d = date(ctx);
         const a = asOf === undefined ? defaultAsOf(ctx) : asOf(ctx);
-        return record(ctx, path, "years_since", undefined, applyYearsSince(d, a));
+        return record(ctx, site, applyYearsSince(d, a));
       };
     }
   }
@@ -109,7 +109,8 @@ function buildArgs(
   path: string,
   counter: { nodes: number },
 ): NodeEvaluator[] {
-  return args.map((arg, i) => build(arg, appendPointer(path, "args", i), counter));
+  // `/args/<i>` needs no escaping, so the pointer is appended as is (this runs once per node).
+  return args.map((arg, i) => build(arg, `${path}/args/${i}`, counter));
 }
 
 function evaluateAll(args: readonly NodeEvaluator[], ctx: EvalContext): JsonValue[] {
@@ -128,17 +129,19 @@ function defaultAsOf(ctx: EvalContext): JsonValue {
   return `${pad(today.year, 4)}-${pad(today.month, 2)}-${pad(today.day, 2)}`;
 }
 
-/** Appends the node's trace step and returns its value: the one place a type error becomes null. */
-function record(
-  ctx: EvalContext,
-  path: string,
-  op: string,
-  fn: string | undefined,
-  result: OpResult,
-): JsonValue {
-  const step: TraceStep = fn === undefined ? { path, op, value: null } : { path, op, fn, value: null };
-  if (result === TYPE_ERROR) step.error = "type_error";
-  else step.value = result;
-  ctx.trace.push(step);
-  return step.value;
+/**
+ * Appends the node's trace step (within the trace's budget) and returns its value: the one place a
+ * type error or a comparison past its work limit becomes null.
+ */
+function record(ctx: EvalContext, site: StepSite, result: OpResult): JsonValue {
+  if (result === TYPE_ERROR) {
+    ctx.tracer.record(ctx.trace, site, null, "type_error");
+    return null;
+  }
+  if (result === LIMIT_EXCEEDED) {
+    ctx.tracer.record(ctx.trace, site, null, "limit_exceeded");
+    return null;
+  }
+  ctx.tracer.record(ctx.trace, site, result, undefined);
+  return result;
 }

@@ -1,10 +1,14 @@
-import type { JsonValue } from "./json.js";
+import type { JsonValue, WorkMeter } from "./json.js";
 import type { ExpressionNode } from "./nodes.js";
 import type { Scope } from "./ops/var.js";
 import type { TraceStep } from "./trace.js";
+import type { Tracer } from "./tracer.js";
 
-/** What one evaluation carries through the tree. Built afresh per `evaluate` call, never shared. */
-export type EvalContext = { scope: Scope; now: Date; trace: TraceStep[] };
+/**
+ * What one evaluation carries through the tree: the steps of this expression, and the trace budget
+ * and comparison work it shares with the other axes of its scorecard. Built afresh per evaluation.
+ */
+export type EvalContext = { scope: Scope; now: Date; trace: TraceStep[]; tracer: Tracer; work: WorkMeter };
 
 /** One compiled node: evaluates its subtree, appends its steps to the trace and returns its value. */
 export type NodeEvaluator = (ctx: EvalContext) => JsonValue;

@@ -11,6 +11,13 @@ export { type EvaluationResult, evaluate } from "./evaluate.js";
 export { isJsonValue, type JsonObject, type JsonValue, jsonEqual } from "./json.js";
 export { appendPointer, escapePointerToken, resolvePointer } from "./json-pointer.js";
 export {
+  MAX_AXES,
+  MAX_COMPARISON_WORK,
+  MAX_SCORECARD_NODES,
+  TRACE_BUDGET_BYTES,
+  TRACE_VALUE_MAX_BYTES,
+} from "./limits.js";
+export {
   AGG_FNS,
   type AggFn,
   type AggNode,
@@ -43,7 +50,8 @@ export {
   compileScorecard,
   evaluateScorecard,
   type ScorecardResult,
+  type ScorecardTrace,
   validateScorecard,
 } from "./scorecard.js";
-export type { EvaluateOptions, TraceStep } from "./trace.js";
+export type { EvaluateOptions, OmittedValue, TraceError, TraceStep } from "./trace.js";
 export { type ExpressionProblem, type ValidateOptions, validateExpression } from "./validate.js";

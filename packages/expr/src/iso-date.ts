@@ -9,12 +9,18 @@ export type CivilDate = { year: number; month: number; day: number };
 const ISO_DATE_TIME =
   /^(\d{4})-(\d{2})-(\d{2})(?:[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:([Zz])|([+-])(\d{2}):(\d{2})))?$/;
 
+/** The longest string `years_since` reads as a date. */
+export const MAX_ISO_DATE_LENGTH = 64;
+
 /**
  * Parses `YYYY-MM-DD` or an RFC 3339 date-time (`2020-05-17T23:30:00+02:00`) into the UTC calendar
  * day it falls on; null for anything else and for impossible dates or times (`2021-02-30`, hour 24).
  * A leap second (`:60`) is accepted and counts in its day.
  */
 export function parseIsoDate(text: string): CivilDate | null {
+  // No date is this long (fractional seconds aside): a longer string is not read at all, so that
+  // a huge string read by many nodes costs nothing per node (docs/expressions.md#limits).
+  if (text.length > MAX_ISO_DATE_LENGTH) return null;
   const m = ISO_DATE_TIME.exec(text);
   if (m === null) return null;
   const year = Number(m[1]);

@@ -61,15 +61,56 @@ export function isJsonValue(value: unknown): value is JsonValue {
 }
 
 /**
+ * What is left of an evaluation's comparison work (docs/expressions.md#limits): the comparisons take
+ * their units from it as they go and give up once it is below zero. Shared by every node of one
+ * evaluation (every axis of a scorecard). It lists each object's keys once, so that comparing the same
+ * large object many times does not list them again before the units are taken.
+ */
+export class WorkMeter {
+  left: number;
+  private readonly keys = new Map<object, string[]>();
+
+  constructor(units: number) {
+    this.left = units;
+  }
+
+  keysOf(object: Record<string, unknown>): string[] {
+    let keys = this.keys.get(object);
+    if (keys === undefined) {
+      keys = Object.keys(object);
+      this.keys.set(object, keys);
+    }
+    return keys;
+  }
+}
+
+/**
  * Structural equality of JSON values with no coercion (`"1"` is not `1`, key order does not matter):
  * the one equality behind `eq`, `ne` and `in`. Iterative, because the values come from the caller's
  * scope and may be nested arbitrarily deep.
  */
 export function jsonEqual(a: unknown, b: unknown): boolean {
+  return jsonEqualWithin(a, b, new WorkMeter(Number.POSITIVE_INFINITY)) as boolean;
+}
+
+/** The units of one object property compared: its pair, and the lookup of its key in the other object. */
+const PROPERTY_UNITS = 3;
+
+/**
+ * `jsonEqual` that takes one unit of `meter` per pair of values it compares (three per object
+ * property, one more per 64 characters of two strings of the same length, which the engine compares
+ * whole), taken before the work is done, and answers undefined, undecided, once the meter is below zero.
+ */
+export function jsonEqualWithin(a: unknown, b: unknown, meter: WorkMeter): boolean | undefined {
+  meter.left -= 1;
   const stack: unknown[] = [a, b];
   while (stack.length > 0) {
     const y = stack.pop();
     const x = stack.pop();
+    if (typeof x === "string" && typeof y === "string" && x.length === y.length) {
+      meter.left -= x.length >>> 6;
+    }
+    if (meter.left < 0) return undefined;
     if (x === y) continue;
     if (typeof x !== "object" || typeof y !== "object" || x === null || y === null) return false;
     const xIsArray = Array.isArray(x);
@@ -78,12 +119,18 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
       const xs = x as unknown[];
       const ys = y as unknown[];
       if (xs.length !== ys.length) return false;
+      // The units of every pair below, before any is pushed.
+      meter.left -= xs.length;
+      if (meter.left < 0) return undefined;
       for (let i = 0; i < xs.length; i++) stack.push(xs[i], ys[i]);
     } else {
       const xo = x as Record<string, unknown>;
       const yo = y as Record<string, unknown>;
-      const keys = Object.keys(xo);
-      if (keys.length !== Object.keys(yo).length) return false;
+      const keys = meter.keysOf(xo);
+      if (keys.length !== meter.keysOf(yo).length) return false;
+      // A property costs a lookup in the other object besides its pair: three units.
+      meter.left -= keys.length * PROPERTY_UNITS;
+      if (meter.left < 0) return undefined;
       for (const key of keys) {
         if (!Object.hasOwn(yo, key)) return false;
         stack.push(xo[key], yo[key]);

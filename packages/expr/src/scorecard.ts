@@ -1,12 +1,14 @@
 import { compileValidated } from "./compile.js";
 import type { CompiledExpression } from "./compiled.js";
 import { ExpressionInvalidError } from "./errors.js";
-import { evaluate } from "./evaluate.js";
+import { newContext, runExpression } from "./evaluate.js";
 import { isPlainObject } from "./json.js";
 import { appendPointer } from "./json-pointer.js";
+import { MAX_AXES, MAX_SCORECARD_NODES } from "./limits.js";
 import type { ExpressionNode } from "./nodes.js";
 import type { Scope } from "./ops/var.js";
 import type { EvaluateOptions, TraceStep } from "./trace.js";
+import { utf8Bytes } from "./tracer.js";
 import { collectExpressionProblems, type ExpressionProblem } from "./validate.js";
 
 /** A score range of an axis: a score is in the band when `min <= score < max`. */
@@ -24,16 +26,46 @@ export type AxisResult = {
   band_label: string | null;
 };
 
-/** A preview report's axes and the trace of each axis's expression, keyed by axis id. */
-export type ScorecardResult = { axes: AxisResult[]; trace: { axes: Record<string, TraceStep[]> } };
+/**
+ * The trace of a scorecard's evaluation (docs/expressions.md#the-trace): each axis's steps keyed by
+ * axis id; `truncated: true` and `omitted_steps` only when the trace reached its budget.
+ */
+export type ScorecardTrace = {
+  axes: Record<string, TraceStep[]>;
+  truncated?: true;
+  omitted_steps?: number;
+};
 
-/** Marks scorecards that went through `compileScorecard`, so they are not validated again. */
+/** A preview report's axes and the trace of each axis's expression, keyed by axis id. */
+export type ScorecardResult = { axes: AxisResult[]; trace: ScorecardTrace };
+
+/**
+ * Marks scorecards that went through `compileScorecard`, so they are not validated again. Holds the
+ * scorecard limits itself (`MAX_AXES`, `MAX_SCORECARD_NODES`): one built otherwise from compiled
+ * expressions is refused with `ExpressionInvalidError`, so no evaluation runs past them.
+ */
 export class CompiledScorecard {
   readonly axes: readonly CompiledAxis[];
   constructor(axes: readonly CompiledAxis[]) {
+    const problem = scorecardLimitProblem(axes);
+    if (problem !== undefined) throw new ExpressionInvalidError([problem]);
     this.axes = axes;
   }
 }
+
+/** The first scorecard limit `axes` pass, with the path of the axis where the node total passed it. */
+function scorecardLimitProblem(axes: readonly CompiledAxis[]): ExpressionProblem | undefined {
+  if (axes.length > MAX_AXES) return { path: "/axes", reason: tooManyAxes };
+  let nodes = 0;
+  for (const [i, axis] of axes.entries()) {
+    nodes += axis.expr.nodeCount;
+    if (nodes > MAX_SCORECARD_NODES) return { path: appendPointer("/axes", i, "expr"), reason: tooManyNodes };
+  }
+  return undefined;
+}
+
+const tooManyAxes = `scorecard has more than ${MAX_AXES} axes`;
+const tooManyNodes = `scorecard has more than ${MAX_SCORECARD_NODES} nodes across its axes`;
 
 /**
  * Every problem of scorecard content, paths from the content's root (`/axes/0/expr/args/1`): the shape
@@ -58,8 +90,12 @@ export function validateScorecard(content: unknown): ExpressionProblem[] {
     out.push({ path: "/axes", reason: "axes must be an array" });
     return out;
   }
+  if (content.axes.length > MAX_AXES) out.push({ path: "/axes", reason: tooManyAxes });
   const axisIds = new Set<string>();
-  for (const [i, axis] of content.axes.entries()) checkAxis(axis, appendPointer("/axes", i), axisIds, out);
+  const count = { nodes: 0, reported: false };
+  for (const [i, axis] of content.axes.entries()) {
+    checkAxis(axis, appendPointer("/axes", i), axisIds, count, out);
+  }
   return out;
 }
 
@@ -94,12 +130,17 @@ export function evaluateScorecard(
   options: EvaluateOptions = {},
 ): ScorecardResult {
   const scorecard = content instanceof CompiledScorecard ? content : compileScorecard(content);
-  // One clock reading for all axes, so they agree on "today".
-  const opts: EvaluateOptions = { now: options.now ?? new Date() };
+  // One clock reading, one trace budget and one comparison work limit for all axes. The budget
+  // holds the whole serialized trace: the axes' keys and brackets and the truncation marker too.
+  let wrapper = '{"axes":{},"truncated":true,"omitted_steps":'.length + 10;
+  for (const axis of scorecard.axes) wrapper += utf8Bytes(JSON.stringify(axis.id)) + 4;
+  const ctx = newContext(scope, options.now ?? new Date(), wrapper);
   const axes: AxisResult[] = [];
   const traces: Array<[string, TraceStep[]]> = [];
   for (const axis of scorecard.axes) {
-    const { value, trace } = evaluate(axis.expr, scope, opts);
+    const trace: TraceStep[] = [];
+    ctx.trace = trace;
+    const value = runExpression(axis.expr, ctx);
     const score = typeof value === "number" ? value : null;
     const band = score === null ? undefined : axis.bands.find((b) => b.min <= score && score < b.max);
     axes.push({
@@ -112,10 +153,21 @@ export function evaluateScorecard(
     traces.push([axis.id, trace]);
   }
   // fromEntries defines own properties, so an axis id such as "__proto__" is an ordinary key.
-  return { axes, trace: { axes: Object.fromEntries(traces) } };
+  const trace: ScorecardTrace = { axes: Object.fromEntries(traces) };
+  if (ctx.tracer.truncated) {
+    trace.truncated = true;
+    trace.omitted_steps = ctx.tracer.omitted;
+  }
+  return { axes, trace };
 }
 
-function checkAxis(axis: unknown, path: string, axisIds: Set<string>, out: ExpressionProblem[]): void {
+function checkAxis(
+  axis: unknown,
+  path: string,
+  axisIds: Set<string>,
+  count: { nodes: number; reported: boolean },
+  out: ExpressionProblem[],
+): void {
   if (!isPlainObject(axis)) {
     out.push({ path, reason: "axis must be an object" });
     return;
@@ -123,7 +175,15 @@ function checkAxis(axis: unknown, path: string, axisIds: Set<string>, out: Expre
   checkId(axis, path, "axis", axisIds, out);
   checkLabel(axis, path, out);
   if (!Object.hasOwn(axis, "expr")) out.push({ path, reason: 'property "expr" is required' });
-  else collectExpressionProblems(axis.expr, appendPointer(path, "expr"), {}, out);
+  else {
+    const exprPath = appendPointer(path, "expr");
+    count.nodes += collectExpressionProblems(axis.expr, exprPath, {}, out);
+    // Reported once, at the axis whose expression passes the total.
+    if (count.nodes > MAX_SCORECARD_NODES && !count.reported) {
+      out.push({ path: exprPath, reason: tooManyNodes });
+      count.reported = true;
+    }
+  }
   if (!Object.hasOwn(axis, "bands")) {
     out.push({ path, reason: 'property "bands" is required' });
     return;

@@ -1,5 +1,4 @@
 import { isJsonValue, isPlainObject } from "./json.js";
-import { appendPointer } from "./json-pointer.js";
 import { type Arity, MAX_DEPTH, MAX_NODES, OP_SPECS, VAR_ROOTS } from "./nodes.js";
 
 /**
@@ -27,13 +26,16 @@ export function validateExpression(node: unknown, options: ValidateOptions = {})
   return problems;
 }
 
-/** `validateExpression` with paths prefixed by `basePath`, appended to `out` (used by scorecards). */
+/**
+ * `validateExpression` with paths prefixed by `basePath`, appended to `out` (used by scorecards).
+ * Returns how many nodes it counted (at most `maxNodes + 1`).
+ */
 export function collectExpressionProblems(
   root: unknown,
   basePath: string,
   options: ValidateOptions,
   out: ExpressionProblem[],
-): void {
+): number {
   const maxDepth = options.maxDepth ?? MAX_DEPTH;
   const maxNodes = options.maxNodes ?? MAX_NODES;
   const stack: Array<{ node: unknown; path: string; depth: number }> = [
@@ -51,7 +53,7 @@ export function collectExpressionProblems(
     count += 1;
     if (count > maxNodes) {
       out.push({ path, reason: `expression has more than ${maxNodes} nodes` });
-      return;
+      return count;
     }
     const args = checkNode(node, path, out);
     // Children are pushed in reverse so they pop in order. No more are pushed than can still be
@@ -59,9 +61,11 @@ export function collectExpressionProblems(
     const take =
       depth + 1 > maxDepth ? Math.min(args.length, 1) : Math.min(args.length, maxNodes - count + 1);
     for (let i = take - 1; i >= 0; i--) {
-      stack.push({ node: args[i], path: appendPointer(path, "args", i), depth: depth + 1 });
+      // `/args/<i>` needs no escaping, so the pointer is appended as is (this runs once per node).
+      stack.push({ node: args[i], path: `${path}/args/${i}`, depth: depth + 1 });
     }
   }
+  return count;
 }
 
 /** Checks one node's own shape and returns the args to descend into (none when it cannot tell). */

@@ -182,6 +182,11 @@ export const configSchema = z.object({
   PLATFORM_URL: serviceAddress.default("http://127.0.0.1:8082"),
   INTERVIEW_URL: serviceAddress.default("http://127.0.0.1:8083"),
   WEBHOOKS_URL: serviceAddress.default("http://127.0.0.1:8084"),
+  /**
+   * The most a bundle preview's `answers`, `context` and `signals` may take together (bytes of their
+   * UTF-8 JSON): a larger one is 413 `payload_too_large` (docs/expressions.md#preview).
+   */
+  PREVIEW_INPUT_LIMIT_BYTES: z.coerce.number().int().min(1_024).max(1_048_576).default(262_144),
   /** How long the gateway waits for an upstream call before answering 504. */
   UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   /** A service closes (gracefully) the RPC connections older than this, so that calls spread over new replicas. */

@@ -8,7 +8,7 @@ import type { WebhookDeliveryService } from "@evalp/proto/webhooks/v1/delivery";
 export type Deps = {
   pool: Pool;
   logger: Logger;
-  config: Pick<Config, "CONTROL_URL" | "WEBHOOKS_URL" | "UPSTREAM_TIMEOUT_MS">;
+  config: Pick<Config, "CONTROL_URL" | "WEBHOOKS_URL" | "UPSTREAM_TIMEOUT_MS" | "PREVIEW_INPUT_LIMIT_BYTES">;
   /** The control plane: apps and environments, subjects and programs belong to it. */
   control: { organizations: Client<typeof OrganizationService>; subjects: Client<typeof SubjectService> };
   /** The webhooks plane: a continuous answer may name one of its deliveries. */

@@ -7,8 +7,14 @@ import type { JsonValue } from "../json.js";
  */
 export const TYPE_ERROR: unique symbol = Symbol("type_error");
 
+/**
+ * What a comparison returns when it would pass the evaluation's comparison work (docs/expressions.md#limits):
+ * the evaluator turns it into a null value and a trace step with `"error": "limit_exceeded"`.
+ */
+export const LIMIT_EXCEEDED: unique symbol = Symbol("limit_exceeded");
+
 /** The outcome of applying one op to its evaluated args. */
-export type OpResult = JsonValue | typeof TYPE_ERROR;
+export type OpResult = JsonValue | typeof TYPE_ERROR | typeof LIMIT_EXCEEDED;
 
 /**
  * Arithmetic results leave the evaluator only as JSON numbers: a non-finite result (overflow, `pow`

@@ -84,13 +84,14 @@ export function textResponse(description: string, mediaType: string): object {
 /**
  * The error responses of a route: the ones every route can give, those of its access (a
  * credential: 401, 403; an Idempotency-Key: 409 while its first request is being answered) and
- * of a body (413, 415), and `extra`.
+ * of a body (413, 415), and `extra`. `meanings` replaces the common description of a status.
  */
 export function errorResponses(
   access: RouteAccess,
   hasBody: boolean,
   extra: number[],
   honoursIdempotencyKey: boolean,
+  meanings: Record<number, string> = {},
 ): Record<number, object> {
   const statuses = new Set([404, 422, 429, 503, 504, ...extra]);
   if (honoursIdempotencyKey) statuses.add(409);
@@ -107,7 +108,7 @@ export function errorResponses(
     const headers = status === 429 || status === 503 ? { ...EVERY_RESPONSE, ...RETRY_AFTER } : EVERY_RESPONSE;
     const body =
       status === 422 ? Type.Union([ref(ValidationError), ref(ApplicationError)]) : ref(ApplicationError);
-    responses[status] = { ...body, description: ERROR_MEANINGS[status], headers };
+    responses[status] = { ...body, description: meanings[status] ?? ERROR_MEANINGS[status], headers };
   }
   return responses;
 }

@@ -82,6 +82,8 @@ export type RouteSpec<
   response?: R;
   /** Error statuses beyond the common ones (401, 403, 404, 422, 429, 503), e.g. 409 or 410. */
   errors?: number[];
+  /** What an error status means on this route, where it says more than the common meaning. */
+  errorMeanings?: Record<number, string>;
 } & Answer<P, Q, B, R, A>;
 
 /**
@@ -207,7 +209,13 @@ export function route<
             successResponse(meaning, spec.response, idempotent),
           ]),
         ),
-        ...errorResponses(spec.access, spec.body !== undefined, spec.errors ?? [], idempotent),
+        ...errorResponses(
+          spec.access,
+          spec.body !== undefined,
+          spec.errors ?? [],
+          idempotent,
+          spec.errorMeanings,
+        ),
       },
     },
     handler: async (request, reply) => {

@@ -15,11 +15,15 @@ import { buildReport, mergedContext } from "../report.js";
 /**
  * #10: runs the bundle's scorecard against the given answers, context (over the context
  * component's defaults) and signals, and answers the report and its trace. Writes nothing.
- * A malformed expression is 422 `expression_invalid` with its path from the scorecard's root.
+ * A malformed expression (or a scorecard past the scorecard limits) is 422 `expression_invalid`
+ * with its path from the scorecard's root; inputs over `PREVIEW_INPUT_LIMIT_BYTES` together are
+ * 413 `payload_too_large`. The evaluation itself is bounded by the expression package: its trace
+ * has a byte budget and its comparisons a work limit (docs/expressions.md#limits).
  */
 export function previewBundle(deps: Deps, requireApp: RequireApp) {
   return async (req: PreviewBundleRequest, ctx: HandlerContext): Promise<PreviewBundleResponse> => {
     const app = await requireApp(req.app, ctx);
+    checkInputSize(req, deps.config.PREVIEW_INPUT_LIMIT_BYTES);
     const bundle = await findBundle(deps.pool, app.appId, req.bundleId);
     if (bundle.status === "archived") {
       throw new AppError("invalid_transition", "An archived bundle cannot be previewed.", {
@@ -62,4 +66,22 @@ export function previewBundle(deps: Deps, requireApp: RequireApp) {
       trace: result.trace as unknown as JsonObject,
     });
   };
+}
+
+/**
+ * Refuses inputs over `limit` bytes together (their UTF-8 JSON, as a client sends them), before the
+ * bundle is read: what an evaluation keeps and compares grows with them.
+ */
+function checkInputSize(req: PreviewBundleRequest, limit: number): void {
+  let size = 0;
+  for (const part of [req.answers, req.context, req.signals]) {
+    size += Buffer.byteLength(JSON.stringify(part ?? {}), "utf8");
+  }
+  if (size > limit) {
+    throw new AppError(
+      "payload_too_large",
+      `The preview's answers, context and signals take ${size} bytes together; at most ${limit} are allowed.`,
+      { limit, size },
+    );
+  }
 }

@@ -85,6 +85,9 @@ export async function bundleRoutes(app: Api<typeof APP_PREFIX>, deps: RouteDeps)
     ),
     response: ref(BundlePreview),
     errors: [409],
+    errorMeanings: {
+      413: "The body is larger than 1 MiB, or `answers`, `context` and `signals` together are larger than the preview's limit (256 KiB by default; `context.limit`, `context.size`).",
+    },
     handler: async ({ request, call }) => {
       const { body } = request;
       const answer = await bundles.previewBundle(

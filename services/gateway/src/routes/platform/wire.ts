@@ -114,7 +114,10 @@ export function bundleJson(message: BundleMessage | undefined) {
 export const BundlePreview = Type.Object(
   {
     report: Type.Record(Type.String(), Type.Unknown(), { description: "The report (docs/expressions.md)." }),
-    trace: Type.Record(Type.String(), Type.Unknown(), { description: "How each value was computed." }),
+    trace: Type.Record(Type.String(), Type.Unknown(), {
+      description:
+        "How each value was computed (docs/expressions.md#the-trace): `axes`, each axis's steps; `truncated` and `omitted_steps` when steps were left out past the trace's 1 MiB budget.",
+    }),
   },
   named("BundlePreview", "What the bundle's scorecard makes of sample answers."),
 );
