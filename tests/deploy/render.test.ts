@@ -270,6 +270,21 @@ const CLIENT: Endpoint = { kind: "address", name: "an internet client", ip: "203
 const RECEIVER: Endpoint = { kind: "address", name: "a customer's webhook receiver", ip: "93.184.216.34" };
 const METADATA: Endpoint = { kind: "address", name: "the cloud metadata service", ip: "169.254.169.254" };
 const PRIVATE: Endpoint = { kind: "address", name: "a private address", ip: "10.20.30.40" };
+/** Special-purpose addresses a webhook's connection must not reach (beside PRIVATE and METADATA). */
+const SPECIAL_PURPOSE: Endpoint[] = [
+  "192.88.99.1",
+  "198.18.0.1",
+  "100.64.0.1",
+  "::1",
+  "fd00::1",
+  "fe80::1",
+  "fec0::1",
+  "64:ff9b::a00:1",
+  "64:ff9b:1::1",
+  "2001::1",
+  "2001:db8::1",
+  "2002:a00:1::1",
+].map((ip) => ({ kind: "address", name: `special-purpose ${ip}`, ip }));
 const PUBLIC_DNS: Endpoint = { kind: "address", name: "a public DNS server", ip: "8.8.8.8" };
 
 // ---------------------------------------------------------------------------------------------
@@ -707,12 +722,23 @@ for (const overlay of OVERLAYS) {
 
       it("let only webhooks reach the internet, on 443 and to public addresses only", () => {
         const { app, expectAllowed } = setup();
-        expectAllowed([{ from: app("webhooks"), to: RECEIVER, port: 443 }], true);
+        expectAllowed(
+          [
+            { from: app("webhooks"), to: RECEIVER, port: 443 },
+            {
+              from: app("webhooks"),
+              to: { kind: "address", name: "an IPv6 receiver", ip: "2606:4700::1111" },
+              port: 443,
+            },
+          ],
+          true,
+        );
         expectAllowed(
           [
             { from: app("webhooks"), to: RECEIVER, port: 80 },
             { from: app("webhooks"), to: METADATA, port: 443 },
             { from: app("webhooks"), to: PRIVATE, port: 443 },
+            ...SPECIAL_PURPOSE.map((to) => ({ from: app("webhooks"), to, port: 443 })),
             { from: app("webhooks"), to: INTRUDER, port: 443 },
             ...PROCESS_NAMES.filter((name) => name !== "webhooks").flatMap((name) => [
               { from: app(name), to: RECEIVER, port: 443 },
