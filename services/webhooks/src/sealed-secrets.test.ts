@@ -90,4 +90,25 @@ describe("sealed endpoint secrets", () => {
     const row = await pool.query("SELECT secret_key_id FROM webhook_endpoints WHERE id = $1", [id]);
     expect(row.rows[0]).toEqual({ secret_key_id: "lost" });
   });
+
+  it("take a plain secret written beside a sealed one (a process of the previous release) as the newer", async () => {
+    const sealer = createSecretSealer({ WEBHOOK_SECRETS_KEYS: NEW });
+    const id = newId();
+    await insertEndpoint(pool, {
+      id,
+      environmentId: ENVIRONMENT,
+      url: "https://receiver.example/",
+      eventTypes: ["*"],
+      secret: sealer.seal(id, generateSecret()),
+      enabled: true,
+    });
+    // The previous release's rotation writes the plain column only.
+    const rotated = generateSecret();
+    await pool.query("UPDATE webhook_endpoints SET secret = $2 WHERE id = $1", [id, rotated]);
+    expect(sealer.open(id, (await envelopes(id)).secret)).toBe(rotated);
+    expect(await resealSecrets(pool, sealer)).toMatchObject({ resealed: 1 });
+    const row = await pool.query("SELECT secret FROM webhook_endpoints WHERE id = $1", [id]);
+    expect(row.rows[0]).toEqual({ secret: null });
+    expect(sealer.open(id, (await envelopes(id)).secret)).toBe(rotated);
+  });
 });

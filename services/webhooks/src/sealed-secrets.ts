@@ -44,12 +44,14 @@ export function createSecretSealer(config: Pick<Config, "WEBHOOK_SECRETS_KEYS">)
 /**
  * The SQL of an endpoint's secret envelopes, for the endpoint row `alias`: `secret`, and
  * `previous_secret` while it has not expired (a rotation's previous secret stops signing at
- * `previous_secret_expires_at`, before the sweep erases it).
+ * `previous_secret_expires_at`, before the sweep erases it). A plain value wins over a sealed
+ * one: this release clears the plain column whenever it writes, so a plain value beside a sealed
+ * one was written later, by a process of the previous release during a rolling update.
  */
 export function secretEnvelopesSql(alias: string): string {
-  return `COALESCE(${alias}.secret_key_id || ':' || ${alias}.secret_sealed, ':' || ${alias}.secret) AS secret,
+  return `COALESCE(':' || ${alias}.secret, ${alias}.secret_key_id || ':' || ${alias}.secret_sealed) AS secret,
        CASE WHEN ${alias}.previous_secret_expires_at > now() THEN
-         COALESCE(${alias}.previous_secret_key_id || ':' || ${alias}.previous_secret_sealed, ':' || ${alias}.previous_secret)
+         COALESCE(':' || ${alias}.previous_secret, ${alias}.previous_secret_key_id || ':' || ${alias}.previous_secret_sealed)
        END AS previous_secret`;
 }
 
