@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { z } from "zod";
 import { NATS_USERS } from "./nats-permissions.js";
@@ -337,7 +337,19 @@ function readOrCreateSecret(file: string): string {
   if (existsSync(file)) return readFileSync(file, "utf8").trim();
   mkdirSync(dirname(file), { recursive: true });
   const secret = randomBytes(48).toString("base64url");
-  writeFileSync(file, `${secret}\n`, { mode: 0o600 });
+  // Written whole beside it, then linked into place only if absent: of processes starting at
+  // once, the first to link wins and the others read its secret, complete, so that all of them
+  // share one (a webhook secret sealed by one replica must open in another).
+  const written = `${file}.${process.pid}.${randomBytes(4).toString("hex")}`;
+  writeFileSync(written, `${secret}\n`, { mode: 0o600 });
+  try {
+    linkSync(written, file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    return readFileSync(file, "utf8").trim();
+  } finally {
+    unlinkSync(written);
+  }
   return secret;
 }
 
