@@ -8,6 +8,9 @@ export class TargetRefused extends Error {
   readonly code = "EVALP_TARGET_REFUSED";
 }
 
+/** 2000::/3, the global unicast block of IPv6. */
+const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR("2000::/3");
+
 /**
  * Whether an address is one a webhook may reach: global unicast only (docs/webhooks.md). An
  * allow rule rather than a list of what to refuse, so a special-purpose range the list forgot is
@@ -40,9 +43,6 @@ export function isGlobalUnicast(address: string): boolean {
   }
   return parsed.range() === "unicast";
 }
-
-/** 2000::/3, the global unicast block of IPv6. */
-const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR("2000::/3");
 
 /** Whether an address is one no webhook may reach unless `WEBHOOK_ALLOW_PRIVATE=true`. */
 export function isPrivateAddress(address: string): boolean {
