@@ -49,5 +49,19 @@ describe("the client's address", () => {
     expect(await madeUpKeys(stack.url, "2001:db8:1:2:ffff:ffff:ffff:fffe", 1)).toEqual([429]);
     // Another /64 is another client.
     expect(await madeUpKeys(stack.url, "2001:db8:1:3::1", 1)).toEqual([401]);
+
+    // Log-in attempts (5 a minute per address) too: a new address of the /64 for each, and a
+    // new email each time, so that only the address's count can refuse.
+    const api = apiClient(stack.url);
+    const statuses: number[] = [];
+    for (let i = 1; i <= 6; i++) {
+      const answer = await api.post(
+        "/auth/login",
+        { email: `nobody-${i}-${randomBytes(4).toString("hex")}@example.com`, password: "wrong password" },
+        { headers: { "x-forwarded-for": `2001:db8:7:7:${i}::1` } },
+      );
+      statuses.push(answer.status);
+    }
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 429]);
   });
 });
