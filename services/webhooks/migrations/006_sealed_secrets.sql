@@ -13,9 +13,13 @@ ALTER TABLE webhook_endpoints
   ALTER COLUMN secret DROP NOT NULL,
   ADD CONSTRAINT webhook_endpoints_secret_present
     CHECK ((secret_sealed IS NOT NULL AND secret_key_id IS NOT NULL) OR secret IS NOT NULL);
+-- Retention erases a rotation's previous secret once it expired, found through this index.
+CREATE INDEX webhook_endpoints_previous_secret_expiry ON webhook_endpoints (previous_secret_expires_at)
+  WHERE previous_secret_expires_at IS NOT NULL;
 
 -- Down Migration
 -- Only while every row still has its plain secret (before the webhooks process sealed them).
+DROP INDEX webhook_endpoints_previous_secret_expiry;
 ALTER TABLE webhook_endpoints
   DROP CONSTRAINT webhook_endpoints_secret_present,
   ALTER COLUMN secret SET NOT NULL,
