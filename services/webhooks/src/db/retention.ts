@@ -80,12 +80,12 @@ function expiredPreviousSecrets(): RetentionTask {
  */
 function resealedSecrets(sealer: SecretSealer): RetentionTask {
   const table = "webhook_endpoint_secrets_resealed";
+  // Rows no key of this process opens stay so until it restarts with other keys: not read again.
   const unopened = new Set<string>();
   return {
     table,
     async deleteBatch(db, limit) {
       if (!(await resealTurn(db))) return { [table]: 0 };
-      unopened.clear();
       const batch = await resealBatch(db, sealer, limit, unopened);
       return { [table]: batch.resealed };
     },
