@@ -40,4 +40,28 @@ describe("the client's address", () => {
     expect(await madeUpKeys(stack.url, "203.0.113.1", LIMIT + 1)).toEqual([...Array(LIMIT).fill(401), 429]);
     expect(await madeUpKeys(stack.url, "203.0.113.2", 1)).toEqual([401]);
   });
+
+  it("counts an IPv6 client by its /64: another address of the same /64 shares its limits", async () => {
+    const stack = await startStack({ RATE_LIMIT_PER_MINUTE: String(LIMIT), TRUSTED_PROXIES: "127.0.0.1/32" });
+    stacks.push(stack);
+    expect(await madeUpKeys(stack.url, "2001:db8:1:2::1", LIMIT)).toEqual(Array(LIMIT).fill(401));
+    // The same host rotating through its /64 finds the refusals used up.
+    expect(await madeUpKeys(stack.url, "2001:db8:1:2:ffff:ffff:ffff:fffe", 1)).toEqual([429]);
+    // Another /64 is another client.
+    expect(await madeUpKeys(stack.url, "2001:db8:1:3::1", 1)).toEqual([401]);
+
+    // Log-in attempts (5 a minute per address) too: a new address of the /64 for each, and a
+    // new email each time, so that only the address's count can refuse.
+    const api = apiClient(stack.url);
+    const statuses: number[] = [];
+    for (let i = 1; i <= 6; i++) {
+      const answer = await api.post(
+        "/auth/login",
+        { email: `nobody-${i}-${randomBytes(4).toString("hex")}@example.com`, password: "wrong password" },
+        { headers: { "x-forwarded-for": `2001:db8:7:7:${i}::1` } },
+      );
+      statuses.push(answer.status);
+    }
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 429]);
+  });
 });

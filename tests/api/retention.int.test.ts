@@ -13,7 +13,7 @@ import {
 import { createPlatform, platformRetention } from "@evalp/platform";
 import type { Receiver } from "@evalp/testing";
 import { startReceiver } from "@evalp/testing";
-import { webhooksRetention } from "@evalp/webhooks";
+import { createSecretSealer, webhooksRetention } from "@evalp/webhooks";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { ApiClient } from "./support/client.js";
 import { createTenant, ik, type Tenant } from "./support/fixtures.js";
@@ -226,7 +226,7 @@ const TASKS: Record<Schema, (config: Stack["config"]) => RetentionTask[]> = {
   control: controlRetention,
   platform: platformRetention,
   interview: interviewRetention,
-  webhooks: webhooksRetention,
+  webhooks: (config) => webhooksRetention(config, createSecretSealer(config)),
 };
 
 /** Two replicas' retention on one schema, each with its own pool and the same registry kind as a process. */

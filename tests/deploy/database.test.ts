@@ -235,6 +235,88 @@ describe("the production database", () => {
     }
   });
 
+  it("lets only the services reach PgBouncer, and only PgBouncer, the services' direct sessions, the instances and the operator reach Postgres", () => {
+    const policies = policiesOf(objects);
+    const pooler = only("Pooler").metadata.name;
+    const cluster = only("Cluster").metadata.name;
+    const pod = (namespace: string, name: string, labels: Record<string, string>, ip: string): Endpoint => ({
+      kind: "pod",
+      name,
+      namespace,
+      namespaceLabels: { "kubernetes.io/metadata.name": namespace },
+      labels,
+      ip,
+    });
+    const labelsOf = (name: string) =>
+      (spec(named("Deployment", name)).template.metadata.labels ?? {}) as Record<string, string>;
+    const poolerPod = pod(
+      "evalp",
+      `${pooler}-abc`,
+      { "cnpg.io/poolerName": pooler, "cnpg.io/podRole": "pooler" },
+      "10.244.200.2",
+    );
+    const instance = pod(
+      "evalp",
+      `${cluster}-1`,
+      { "cnpg.io/cluster": cluster, "cnpg.io/podRole": "instance" },
+      "10.244.200.3",
+    );
+    const replica = pod(
+      "evalp",
+      `${cluster}-2`,
+      { "cnpg.io/cluster": cluster, "cnpg.io/podRole": "instance" },
+      "10.244.200.4",
+    );
+    const operator = pod(
+      "cnpg-system",
+      "cnpg-controller-manager",
+      { "app.kubernetes.io/name": "cloudnative-pg" },
+      "10.244.90.1",
+    );
+    const prometheus = pod(
+      "monitoring",
+      "prometheus",
+      { "app.kubernetes.io/name": "prometheus" },
+      "10.244.250.1",
+    );
+    const gateway = pod("evalp", "gateway", labelsOf("gateway"), "10.244.1.20");
+    const neighbour = pod("evalp", "debug", { app: "debug" }, "10.244.1.30");
+    const intruder = pod(
+      "other-team",
+      "intruder",
+      { app: "intruder", ...labelsOf("control") },
+      "10.244.251.1",
+    );
+    const check = (from: Endpoint, to: Endpoint, port: number) =>
+      evaluate(policies, { from, to, port }).allowed;
+
+    for (const name of SERVICES) {
+      const service = pod("evalp", name, labelsOf(name), "10.244.1.10");
+      expect(check(service, poolerPod, 5432), `${name} → PgBouncer`).toBe(true);
+      // DATABASE_DIRECT_URL: the migrations' lock and the relays' LISTEN.
+      expect(check(service, instance, 5432), `${name} → Postgres`).toBe(true);
+      expect(check(service, poolerPod, 9127), `${name} → PgBouncer metrics`).toBe(false);
+      expect(check(service, instance, 8000), `${name} → instance manager`).toBe(false);
+    }
+    expect(check(poolerPod, instance, 5432)).toBe(true);
+    expect(check(replica, instance, 5432)).toBe(true);
+    expect(check(replica, instance, 8000)).toBe(true);
+    expect(check(operator, instance, 8000)).toBe(true);
+    expect(check(operator, instance, 5432)).toBe(true);
+    expect(check(prometheus, instance, 9187)).toBe(true);
+    expect(check(prometheus, poolerPod, 9127)).toBe(true);
+    expect(check(prometheus, instance, 5432)).toBe(false);
+    for (const from of [gateway, neighbour, intruder]) {
+      for (const [to, port] of [
+        [poolerPod, 5432],
+        [instance, 5432],
+        [instance, 8000],
+      ] as const) {
+        expect(check(from, to, port), `${from.name} → ${to.name}:${port}`).toBe(false);
+      }
+    }
+  });
+
   it("has Prometheus scrape every instance's exporter and every PgBouncer's", () => {
     const cluster = only("Cluster").metadata.name;
     const pooler = only("Pooler").metadata.name;

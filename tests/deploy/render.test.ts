@@ -257,10 +257,34 @@ const PROMETHEUS = outsidePod(
   "10.244.250.1",
 );
 const INTRUDER = outsidePod("other-team", "intruder", { app: "intruder" }, "10.244.251.1");
+/** The ingress controller's pod (ingress-nginx's labels), the one door to the gateway's public port. */
+const INGRESS = outsidePod(
+  "ingress-nginx",
+  "ingress-nginx-controller",
+  { "app.kubernetes.io/name": "ingress-nginx", "app.kubernetes.io/component": "controller" },
+  "198.51.100.7",
+);
+/** A pod of the ingress's namespace that is not its controller. */
+const INGRESS_NEIGHBOUR = outsidePod("ingress-nginx", "admission-job", { app: "other" }, "198.51.100.8");
 const CLIENT: Endpoint = { kind: "address", name: "an internet client", ip: "203.0.113.7" };
 const RECEIVER: Endpoint = { kind: "address", name: "a customer's webhook receiver", ip: "93.184.216.34" };
 const METADATA: Endpoint = { kind: "address", name: "the cloud metadata service", ip: "169.254.169.254" };
 const PRIVATE: Endpoint = { kind: "address", name: "a private address", ip: "10.20.30.40" };
+/** Special-purpose addresses a webhook's connection must not reach (beside PRIVATE and METADATA). */
+const SPECIAL_PURPOSE: Endpoint[] = [
+  "192.88.99.1",
+  "198.18.0.1",
+  "100.64.0.1",
+  "::1",
+  "fd00::1",
+  "fe80::1",
+  "fec0::1",
+  "64:ff9b::a00:1",
+  "64:ff9b:1::1",
+  "2001::1",
+  "2001:db8::1",
+  "2002:a00:1::1",
+].map((ip) => ({ kind: "address", name: `special-purpose ${ip}`, ip }));
 const PUBLIC_DNS: Endpoint = { kind: "address", name: "a public DNS server", ip: "8.8.8.8" };
 
 // ---------------------------------------------------------------------------------------------
@@ -644,21 +668,28 @@ for (const overlay of OVERLAYS) {
         return { objects, pods, state, app, expectAllowed };
       };
 
-      it("let only the gateway take traffic from outside the namespace", () => {
+      it("let only the gateway take traffic from outside the namespace, and only from the ingress controller", () => {
         const { app, expectAllowed, pods } = setup();
-        expectAllowed(
-          [CLIENT, INTRUDER].map((from) => ({ from, to: app("gateway"), port: 8080 })),
-          true,
+        expectAllowed([{ from: INGRESS, to: app("gateway"), port: 8080 }], true);
+        // No other pod (whose X-Forwarded-For TRUSTED_PROXIES might believe) nor address reaches it.
+        const denied: Connection[] = [CLIENT, INTRUDER, INGRESS_NEIGHBOUR, ...PROCESS_NAMES.map(app)].map(
+          (from) => ({ from, to: app("gateway"), port: 8080 }),
         );
         // The gateway's ops port (readiness asks every plane; metrics) is not public.
-        const denied: Connection[] = [CLIENT, INTRUDER].map((from) => ({
-          from,
-          to: app("gateway"),
-          port: 9080,
-        }));
+        denied.push(
+          ...[CLIENT, INTRUDER, INGRESS].map((from) => ({
+            from,
+            to: app("gateway"),
+            port: 9080,
+          })),
+        );
         for (const name of PROCESS_NAMES.filter((n) => n !== "gateway")) {
           for (const port of Object.values((app(name) as { ports: Record<string, number> }).ports)) {
-            denied.push({ from: CLIENT, to: app(name), port }, { from: INTRUDER, to: app(name), port });
+            denied.push(
+              { from: CLIENT, to: app(name), port },
+              { from: INTRUDER, to: app(name), port },
+              { from: INGRESS, to: app(name), port },
+            );
           }
         }
         for (const [name, endpoint] of pods) {
@@ -691,12 +722,23 @@ for (const overlay of OVERLAYS) {
 
       it("let only webhooks reach the internet, on 443 and to public addresses only", () => {
         const { app, expectAllowed } = setup();
-        expectAllowed([{ from: app("webhooks"), to: RECEIVER, port: 443 }], true);
+        expectAllowed(
+          [
+            { from: app("webhooks"), to: RECEIVER, port: 443 },
+            {
+              from: app("webhooks"),
+              to: { kind: "address", name: "an IPv6 receiver", ip: "2606:4700::1111" },
+              port: 443,
+            },
+          ],
+          true,
+        );
         expectAllowed(
           [
             { from: app("webhooks"), to: RECEIVER, port: 80 },
             { from: app("webhooks"), to: METADATA, port: 443 },
             { from: app("webhooks"), to: PRIVATE, port: 443 },
+            ...SPECIAL_PURPOSE.map((to) => ({ from: app("webhooks"), to, port: 443 })),
             { from: app("webhooks"), to: INTRUDER, port: 443 },
             ...PROCESS_NAMES.filter((name) => name !== "webhooks").flatMap((name) => [
               { from: app(name), to: RECEIVER, port: 443 },
@@ -712,7 +754,7 @@ for (const overlay of OVERLAYS) {
         expectAllowed([{ from: INTRUDER, to: state.nats, port: 4222 }], false);
       });
 
-      it("let every process resolve names and reach Postgres, Redis and NATS", () => {
+      it("let every process resolve names and reach Redis and NATS, and those that use it Postgres", () => {
         const { app, state, expectAllowed } = setup();
         const allowed: Connection[] = [];
         for (const name of PROCESS_NAMES) {
@@ -721,10 +763,15 @@ for (const overlay of OVERLAYS) {
             { from: app(name), to: KUBE_DNS, port: 53, protocol: "TCP" },
           );
           for (const store of ["postgres", "redis", "nats"] as const) {
+            // The gateway uses no database: in prod, Postgres does not take it (network-policy-state.yaml).
+            if (store === "postgres" && name === "gateway") continue;
             allowed.push({ from: app(name), to: state[store], port: STATE_PORTS[store] });
           }
         }
         expectAllowed(allowed, true);
+        if (overlay === "prod") {
+          expectAllowed([{ from: app("gateway"), to: state.postgres, port: STATE_PORTS.postgres }], false);
+        }
         expectAllowed(
           PROCESS_NAMES.map((name) => ({
             from: app(name),
@@ -801,10 +848,41 @@ describe("NATS users and permissions", () => {
 });
 
 describe("overlay prod's gateway", () => {
-  it("trusts the ingress's X-Forwarded-For, so that limits count clients, not the ingress", () => {
+  it("trusts the ingress's X-Forwarded-For only, so that limits count clients, not the ingress", () => {
     const objects = render("prod");
     const env = environment(objects, mainContainer(appWorkload(objects, "gateway")));
-    expect(env.TRUSTED_PROXIES).toMatch(/^\S+$/);
+    const proxies = (env.TRUSTED_PROXIES ?? "").split(",").map((entry) => entry.trim());
+    expect(proxies.length).toBeGreaterThan(0);
+    for (const proxy of proxies) {
+      // Addresses and CIDRs, not a hop count (which believes whoever connects).
+      expect(proxy, proxy).toMatch(/^[0-9a-fA-F.:]+(\/\d+)?$/);
+      const bits = Number(proxy.split("/")[1] ?? (proxy.includes(":") ? 128 : 32));
+      // Never a whole private range or pod network (10.0.0.0/8 trusted every pod in the cluster).
+      expect(bits, proxy).toBeGreaterThanOrEqual(proxy.includes(":") ? 64 : 16);
+    }
+    // The ingress controller's address is among them; another pod's is not.
+    expect(proxies.some((proxy) => inCidr(INGRESS.ip, proxy.includes("/") ? proxy : `${proxy}/32`))).toBe(
+      true,
+    );
+    expect(proxies.some((proxy) => inCidr(INTRUDER.ip, proxy.includes("/") ? proxy : `${proxy}/32`))).toBe(
+      false,
+    );
+    const readme = readFileSync(join(ROOT, "deploy/k8s/README.md"), "utf8");
+    expect(readme).toContain("TRUSTED_PROXIES");
+  });
+
+  it("gives only the webhooks service the key that seals webhook secrets, from a Secret of its own", () => {
+    const objects = render("prod");
+    for (const workload of workloads(objects)) {
+      for (const { container } of containersOf(workload.pod)) {
+        const env = environment(objects, container);
+        const expected =
+          workload.name === "webhooks" && container.name === "webhooks"
+            ? "secret:evalp-webhook-secrets-key/WEBHOOK_SECRETS_KEYS"
+            : undefined;
+        expect(env.WEBHOOK_SECRETS_KEYS, `${workload.name}/${container.name}`).toBe(expected);
+      }
+    }
   });
 });
 

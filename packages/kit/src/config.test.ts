@@ -2,7 +2,13 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ConfigError, directDatabaseUrl, loadConfig, requireJwtSecret } from "./config.js";
+import {
+  ConfigError,
+  directDatabaseUrl,
+  loadConfig,
+  requireJwtSecret,
+  requireWebhookSecretsKeys,
+} from "./config.js";
 import { createLogger } from "./logger.js";
 import { connectNats } from "./nats.js";
 import { parseServiceTokenSecrets } from "./service-tokens.js";
@@ -114,6 +120,29 @@ describe("loadConfig", () => {
         SERVICE_TOKEN_SECRETS: "k1:short",
       }),
     ).toThrow(/SERVICE_TOKEN_SECRETS/);
+  });
+
+  it("generates a webhook secrets key in development, and requires a valid one in production", () => {
+    const dir = varDir();
+    const development = loadConfig({ VAR_DIR: dir });
+    expect(development.WEBHOOK_SECRETS_KEYS).toMatch(/^dev:.{32,}$/);
+    expect(loadConfig({ VAR_DIR: dir }).WEBHOOK_SECRETS_KEYS).toBe(development.WEBHOOK_SECRETS_KEYS);
+    expect(requireWebhookSecretsKeys(development)).toHaveLength(1);
+    const production = {
+      NODE_ENV: "production",
+      VAR_DIR: dir,
+      SERVICE_TOKEN_SECRETS: `k1:${"s".repeat(40)}`,
+    };
+    expect(() => requireWebhookSecretsKeys(loadConfig(production))).toThrow(
+      /WEBHOOK_SECRETS_KEYS is required/,
+    );
+    const keys = `k2:${"n".repeat(40)},k1:${"o".repeat(40)}`;
+    expect(requireWebhookSecretsKeys(loadConfig({ ...production, WEBHOOK_SECRETS_KEYS: keys }))[0]?.kid).toBe(
+      "k2",
+    );
+    expect(() => loadConfig({ ...production, WEBHOOK_SECRETS_KEYS: "k1:short" })).toThrow(
+      /WEBHOOK_SECRETS_KEYS/,
+    );
   });
 
   it("takes a NATS user (one of the processes) only with its password", () => {

@@ -1,14 +1,16 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { z } from "zod";
 import { NATS_USERS } from "./nats-permissions.js";
+import { parseSealingSecrets, type SealingSecret } from "./sealing.js";
 import { parseServiceAddress } from "./service-endpoints.js";
 import { parseServiceTokenSecrets } from "./service-tokens.js";
 
 /** The development default secret is written here so that restarts keep tokens valid. */
 const DEV_SECRET_FILE = "jwt-secret";
 const DEV_SERVICE_TOKEN_FILE = "service-token-secret";
+const DEV_WEBHOOK_SECRETS_KEY_FILE = "webhook-secrets-key";
 
 /** A service's address (`createEndpointSet`): one http(s) URL, or several separated by commas. */
 const serviceAddress = z.string().refine(
@@ -136,6 +138,12 @@ export const configSchema = z.object({
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(64),
   WEBHOOK_ENDPOINT_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(16),
   /**
+   * The keys that seal webhook signing secrets at rest (kit sealing.ts, docs/operations.md#webhook-secrets-key):
+   * `kid:secret` pairs, comma-separated, the first seals, every one opens. Required in production
+   * by the webhooks process; generated into VAR_DIR in development.
+   */
+  WEBHOOK_SECRETS_KEYS: z.string().optional(),
+  /**
    * Tracing (telemetry.ts): spans are exported over OTLP/HTTP to `<endpoint>/v1/traces` when this
    * is set; unset, no tracing SDK is loaded at all.
    */
@@ -214,10 +222,17 @@ type RawConfig = z.infer<typeof configSchema>;
 /** The parsed configuration, with the secret resolved and the public URL known. */
 export type Config = Omit<
   RawConfig,
-  "JWT_SECRET" | "PUBLIC_URL" | "REALTIME_URL" | "WEBHOOK_ALLOW_PRIVATE" | "SERVICE_TOKEN_SECRETS"
+  | "JWT_SECRET"
+  | "PUBLIC_URL"
+  | "REALTIME_URL"
+  | "WEBHOOK_ALLOW_PRIVATE"
+  | "SERVICE_TOKEN_SECRETS"
+  | "WEBHOOK_SECRETS_KEYS"
 > & {
   JWT_SECRET: string;
   SERVICE_TOKEN_SECRETS: string;
+  /** Empty in production when not set (requireWebhookSecretsKeys refuses to start then). */
+  WEBHOOK_SECRETS_KEYS: string;
   PUBLIC_URL: string;
   REALTIME_URL: string;
   WEBHOOK_ALLOW_PRIVATE: boolean;
@@ -267,6 +282,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       throw new ConfigError(`invalid configuration: SERVICE_TOKEN_SECRETS: ${(error as Error).message}`);
     }
   }
+  // In production only the webhooks process is given it (requireWebhookSecretsKeys).
+  let webhookSecretsKeys = raw.WEBHOOK_SECRETS_KEYS ?? "";
+  if (!webhookSecretsKeys && !production) {
+    webhookSecretsKeys = `dev:${readOrCreateSecret(resolve(raw.VAR_DIR, DEV_WEBHOOK_SECRETS_KEY_FILE))}`;
+  }
+  if (webhookSecretsKeys) {
+    try {
+      parseSealingSecrets("WEBHOOK_SECRETS_KEYS", webhookSecretsKeys);
+    } catch (error) {
+      throw new ConfigError(`invalid configuration: ${(error as Error).message}`);
+    }
+  }
   if (raw.SMTP_URL && !raw.MAIL_FROM) {
     throw new ConfigError(
       "invalid configuration: MAIL_FROM is required with SMTP_URL (a sender your SMTP provider accepts)",
@@ -280,6 +307,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ...raw,
     JWT_SECRET: secret ?? "",
     SERVICE_TOKEN_SECRETS: serviceTokenSecrets,
+    WEBHOOK_SECRETS_KEYS: webhookSecretsKeys,
     PUBLIC_URL: publicUrl,
     REALTIME_URL: raw.REALTIME_URL ?? realtimeUrlOf(publicUrl),
     // Private targets are allowed by default only outside production (docs/webhooks.md).
@@ -298,6 +326,17 @@ export function requireJwtSecret(config: Pick<Config, "JWT_SECRET">): string {
   return config.JWT_SECRET;
 }
 
+/**
+ * The keys that seal webhook secrets (WEBHOOK_SECRETS_KEYS), the first sealing: the webhooks
+ * process refuses to start without them in production.
+ */
+export function requireWebhookSecretsKeys(config: Pick<Config, "WEBHOOK_SECRETS_KEYS">): SealingSecret[] {
+  if (!config.WEBHOOK_SECRETS_KEYS) {
+    throw new ConfigError("WEBHOOK_SECRETS_KEYS is required when NODE_ENV=production");
+  }
+  return parseSealingSecrets("WEBHOOK_SECRETS_KEYS", config.WEBHOOK_SECRETS_KEYS);
+}
+
 /** The gateway's WebSocket door under a public URL: `https://h/base` → `wss://h/base/v1/participant/realtime`. */
 export function realtimeUrlOf(publicUrl: string): string {
   const url = new URL(publicUrl);
@@ -310,7 +349,19 @@ function readOrCreateSecret(file: string): string {
   if (existsSync(file)) return readFileSync(file, "utf8").trim();
   mkdirSync(dirname(file), { recursive: true });
   const secret = randomBytes(48).toString("base64url");
-  writeFileSync(file, `${secret}\n`, { mode: 0o600 });
+  // Written whole beside it, then linked into place only if absent: of processes starting at
+  // once, the first to link wins and the others read its secret, complete, so that all of them
+  // share one (a webhook secret sealed by one replica must open in another).
+  const written = `${file}.${process.pid}.${randomBytes(4).toString("hex")}`;
+  writeFileSync(written, `${secret}\n`, { mode: 0o600 });
+  try {
+    linkSync(written, file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    return readFileSync(file, "utf8").trim();
+  } finally {
+    unlinkSync(written);
+  }
   return secret;
 }
 

@@ -34,6 +34,7 @@ export * from "./request-context.js";
 export * from "./retention.js";
 export * from "./rpc-tracing.js";
 export * from "./scopes.js";
+export * from "./sealing.js";
 export * from "./serve.js";
 export * from "./service-endpoints.js";
 export * from "./service-tokens.js";

@@ -10,6 +10,7 @@ import {
 import { createControlClients } from "./control-clients.js";
 import { webhooksRetention } from "./db/retention.js";
 import { createEnvironmentScope } from "./environment-scope.js";
+import { createSecretSealer, resealSecrets } from "./sealed-secrets.js";
 import { SCHEMA, webhooksService } from "./server.js";
 import { createWebhookWorkers } from "./workers.js";
 
@@ -21,9 +22,12 @@ export const createWebhooks: ComposeProcess<ServiceProcess> = async (config, log
   const ports = { port: 8084, opsPort: 9084 };
   const base = serviceBase({ name: "webhooks", schema: SCHEMA, ports }, config, logger, options);
   const { pool, shutdown } = base;
-  base.retain(webhooksRetention(config));
+  // Endpoint secrets are sealed under WEBHOOK_SECRETS_KEYS (required in production).
+  const sealer = createSecretSealer(config);
+  base.retain(webhooksRetention(config, sealer));
   const workers = createWebhookWorkers({
     pool,
+    sealer,
     logger,
     config,
     databaseUrl: directDatabaseUrl(config),
@@ -43,6 +47,7 @@ export const createWebhooks: ComposeProcess<ServiceProcess> = async (config, log
       logger,
       config,
       control,
+      sealer,
       requireEnvironment: createEnvironmentScope(control),
       wake: workers.wake,
     },
@@ -59,7 +64,24 @@ export const createWebhooks: ComposeProcess<ServiceProcess> = async (config, log
     ],
   );
   return base.serve(service, {
-    listening: () => workers.start(),
+    listening() {
+      workers.start();
+      // Rows stored in plain (before secrets were sealed) or under a key rotated out of first
+      // place are sealed under the current key; retention repeats it at each round.
+      resealSecrets(pool, sealer).then(
+        (done) => {
+          if (done.resealed > 0 || done.unopened > 0) logger.info(done, "webhook secrets re-sealed");
+          if (done.unopened > 0) {
+            logger.error(
+              { unopened: done.unopened },
+              "webhook secrets sealed under a key WEBHOOK_SECRETS_KEYS no longer holds: their endpoints cannot be signed for",
+            );
+          }
+        },
+        (error: unknown) =>
+          logger.warn({ err: error }, "re-sealing webhook secrets failed; retention retries"),
+      );
+    },
     // NATS may come up after this process: RPCs and deliveries already stored are served meanwhile.
     async connect() {
       nats = await connectNats(base.natsConfig, "webhooks", logger);

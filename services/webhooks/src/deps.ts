@@ -3,6 +3,7 @@ import type { Config, Logger, Pool } from "@evalp/kit";
 import type { OrganizationService } from "@evalp/proto/control/v1/organization";
 import type { QuotaService } from "@evalp/proto/control/v1/quota";
 import type { RequireEnvironment } from "./environment-scope.js";
+import type { SecretSealer } from "./sealed-secrets.js";
 import type { Resolver } from "./ssrf.js";
 
 /** The control plane, which owns environments and the limits of quotas. */
@@ -17,6 +18,8 @@ export type Deps = {
   logger: Logger;
   config: Pick<Config, "WEBHOOK_ALLOW_PRIVATE">;
   control: ControlClients;
+  /** Seals endpoint secrets for storage (WEBHOOK_SECRETS_KEYS). */
+  sealer: SecretSealer;
   requireEnvironment: RequireEnvironment;
   /** Tells this process's delivery worker that a delivery is due now (test, replay, recover). */
   wake: () => void;

@@ -8,6 +8,7 @@ import type { Sender, SendInput } from "./deliver.js";
 import { disableEndpoint } from "./disable.js";
 import { createDispatcher, type Dispatcher } from "./dispatcher.js";
 import { eventBody } from "./event-body.js";
+import { createSecretSealer, type SecretEnvelope } from "./sealed-secrets.js";
 import { generateSecret } from "./secrets.js";
 import { migrations } from "./server.js";
 
@@ -16,6 +17,7 @@ import { migrations } from "./server.js";
 const ENVIRONMENT = "01936f6e-7a2b-7c3d-8e4f-5a6b7c8d9e0f";
 const TIMEOUT_MS = 1_000;
 const logger = createLogger("test", "silent");
+const sealer = createSecretSealer({ WEBHOOK_SECRETS_KEYS: `test:${"k".repeat(40)}` });
 
 let database: TestDatabase;
 let pool: Pool;
@@ -54,6 +56,7 @@ function dispatcherWith(sender: Sender, bounds: { concurrency: number; perEndpoi
   const dispatcher = createDispatcher({
     pool,
     logger,
+    sealer,
     sender,
     schedule: [100],
     timeoutMs: TIMEOUT_MS,
@@ -71,16 +74,17 @@ async function storeLeased(
 ): Promise<ClaimedDelivery[]> {
   const targets = [];
   for (let i = 0; i < endpoints; i++) {
-    const secret = generateSecret();
+    const id = newId();
+    const sealed = sealer.seal(id, generateSecret());
     const row = await insertEndpoint(pool, {
-      id: newId(),
+      id,
       environmentId: ENVIRONMENT,
       url: `https://receiver.example/${i}`,
       eventTypes: ["*"],
-      secret,
+      secret: sealed,
       enabled: true,
     });
-    targets.push({ ...row, secret });
+    targets.push({ ...row, secret: `${sealed.kid}:${sealed.sealed}` as SecretEnvelope });
   }
   const events: Array<{ event: EventEnvelope; body: string }> = [];
   const handed: ClaimedDelivery[] = [];
@@ -261,12 +265,13 @@ describe("createDispatcher, deliveries handed over in memory", { timeout: 20_000
     const handed = await storeLeased(1, 2, dispatcher.storedLease());
     const moved = "https://moved.example/hooks";
     const secret = generateSecret();
+    const endpointId = handed[0]?.endpoint_id as string;
+    const sealed = sealer.seal(endpointId, secret);
     // A PATCH of its url and a rotation of its secret after the deliveries were stored.
-    await pool.query("UPDATE webhook_endpoints SET url = $2, secret = $3 WHERE id = $1", [
-      handed[0]?.endpoint_id,
-      moved,
-      secret,
-    ]);
+    await pool.query(
+      "UPDATE webhook_endpoints SET url = $2, secret_sealed = $3, secret_key_id = $4 WHERE id = $1",
+      [endpointId, moved, sealed.sealed, sealed.kid],
+    );
     // Seen held longer ago than the bound: read again before they are launched.
     dispatcher.take(handed, performance.now() - 1_000);
     await vi.waitFor(() => expect(sender.sent).toHaveLength(2), { timeout: 5_000, interval: 10 });

@@ -14,6 +14,7 @@ import {
 } from "./db/delivery-attempts.js";
 import type { Sender } from "./deliver.js";
 import type { DeliveryMetrics } from "./metrics.js";
+import type { SecretSealer } from "./sealed-secrets.js";
 
 /** The delivery worker of one process: takes due deliveries and attempts them. */
 export type Dispatcher = {
@@ -63,6 +64,8 @@ type Queued = { delivery: ClaimedDelivery; leaseEnds: number; confirmedAt: numbe
 export type DispatcherOptions = {
   pool: Pool;
   logger: Logger;
+  /** Opens the endpoints' sealed secrets, to sign each attempt. */
+  sealer: SecretSealer;
   sender: Sender;
   schedule: readonly number[];
   /** Attempts in flight at once, overall and per endpoint. */
@@ -260,6 +263,24 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     else queues.delete(endpointId);
   }
 
+  /**
+   * The secrets that sign an attempt, opened for it only: the current one, and a rotation's
+   * previous one until it expires. A secret no key of WEBHOOK_SECRETS_KEYS opens (its key dropped
+   * before the re-seal finished) cannot sign: the attempt is not made, its lease runs out and a
+   * later claim tries again, once the key is back.
+   */
+  function openSecrets(delivery: ClaimedDelivery): string[] {
+    const current = options.sealer.open(delivery.endpoint_id, delivery.secret);
+    if (current === null) {
+      throw new Error("the endpoint's secret is sealed under a key WEBHOOK_SECRETS_KEYS does not hold");
+    }
+    if (delivery.previous_secret === null) return [current];
+    const previous = options.sealer.open(delivery.endpoint_id, delivery.previous_secret);
+    if (previous === null)
+      log.warn({ endpoint_id: delivery.endpoint_id }, "previous secret does not open; not signed with it");
+    return previous === null ? [current] : [current, previous];
+  }
+
   async function attempt(delivery: ClaimedDelivery): Promise<void> {
     if (delivery.endpoint_stopped) {
       // Replayed or raced past a disabling: it is not sent.
@@ -267,9 +288,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       await recordAttempt(options.pool, delivery, null, options.schedule);
       return;
     }
-    const secrets = delivery.previous_secret
-      ? [delivery.secret, delivery.previous_secret]
-      : [delivery.secret];
+    const secrets = openSecrets(delivery);
     const result = await options.sender.send({
       url: delivery.url,
       body: delivery.body,

@@ -1,5 +1,6 @@
 import { lookup as dnsLookup, type LookupAddress } from "node:dns";
-import { BlockList, isIP } from "node:net";
+import { isIP } from "node:net";
+import ipaddr from "ipaddr.js";
 
 /** A target the delivery worker refuses to call (docs/webhooks.md), with the reason a client reads. */
 export class TargetRefused extends Error {
@@ -7,62 +8,45 @@ export class TargetRefused extends Error {
   readonly code = "EVALP_TARGET_REFUSED";
 }
 
-/** Addresses no webhook may reach unless `WEBHOOK_ALLOW_PRIVATE=true`: private, loopback, link-local and the like. */
-const BLOCKED = new BlockList();
-for (const [network, prefix] of [
-  ["0.0.0.0", 8],
-  ["10.0.0.0", 8],
-  ["100.64.0.0", 10],
-  ["127.0.0.0", 8],
-  ["169.254.0.0", 16],
-  ["172.16.0.0", 12],
-  ["192.0.0.0", 24],
-  ["192.0.2.0", 24],
-  ["192.168.0.0", 16],
-  ["198.18.0.0", 15],
-  ["198.51.100.0", 24],
-  ["203.0.113.0", 24],
-  ["224.0.0.0", 4],
-  ["240.0.0.0", 4],
-] as const) {
-  BLOCKED.addSubnet(network, prefix, "ipv4");
-}
-for (const [network, prefix] of [
-  ["::", 128],
-  ["::1", 128],
-  ["64:ff9b::", 96],
-  ["100::", 64],
-  ["2001:db8::", 32],
-  ["2002::", 16],
-  ["fc00::", 7],
-  ["fe80::", 10],
-  ["ff00::", 8],
-] as const) {
-  BLOCKED.addSubnet(network, prefix, "ipv6");
-}
+/** 2000::/3, the global unicast block of IPv6. */
+const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR("2000::/3");
 
-/** The IPv4 address inside an IPv4-mapped IPv6 address (`::ffff:127.0.0.1`, `::ffff:7f00:1`). */
-function mappedIpv4(address: string): string | null {
-  const lower = address.toLowerCase();
-  const dotted = /^(?:0{0,4}:){0,5}:?ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
-  if (dotted?.[1]) return dotted[1];
-  const hex = /^(?:0{0,4}:){0,5}:?ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower);
-  if (!hex?.[1] || !hex[2]) return null;
-  const high = Number.parseInt(hex[1], 16);
-  const low = Number.parseInt(hex[2], 16);
-  return [high >> 8, high & 255, low >> 8, low & 255].join(".");
-}
-
-/** Whether an IP address is private, loopback, link-local, reserved or multicast. */
-export function isPrivateAddress(address: string): boolean {
+/**
+ * Whether an address is one a webhook may reach: global unicast only (docs/webhooks.md). An
+ * allow rule rather than a list of what to refuse, so a special-purpose range the list forgot is
+ * refused too. The ranges are the IANA special-purpose registries as `ipaddr.js` keeps them:
+ * - IPv4: anything `ipaddr.js` does not call plain `unicast` is refused: unspecified (0/8),
+ *   private (10/8, 172.16/12, 192.168/16), carrier-grade NAT (100.64/10), loopback, link-local,
+ *   IETF protocol assignments (192.0.0/24), documentation, the 6to4 relay anycast (192.88.99/24),
+ *   benchmarking (198.18/15), AS112, AMT, multicast, reserved (240/4) and broadcast.
+ * - IPv6: only inside 2000::/3 (global unicast), and there nothing `ipaddr.js` names: Teredo
+ *   (2001::/32) and the rest of 2001::/23, documentation (2001:db8::/32, 3fff::/20), 6to4
+ *   (2002::/16, refused rather than judged by the IPv4 inside: the relay is not ours to trust),
+ *   benchmarking, ORCHID, AMT, AS112. NAT64 (64:ff9b::/96, 64:ff9b:1::/48), IPv4-translated
+ *   (::ffff:0:0:0/96), site-local (fec0::/10), unique local, link-local, multicast, loopback and
+ *   unspecified lie outside 2000::/3 and are refused by that alone.
+ * - IPv4-mapped IPv6 (::ffff:a.b.c.d) is judged as the IPv4 address inside it.
+ */
+export function isGlobalUnicast(address: string): boolean {
+  // Node's parser first: only the usual forms (no `127.1` or `0x7f000001`, which ipaddr.js reads).
   const family = isIP(address);
-  if (family === 4) return BLOCKED.check(address, "ipv4");
-  if (family === 6) {
-    const inner = mappedIpv4(address);
-    if (inner) return BLOCKED.check(inner, "ipv4");
-    return BLOCKED.check(address, "ipv6");
+  // A zone (`fe80::1%eth0`) names a link: never global.
+  if (family === 0 || address.includes("%")) return false;
+  // IPv6 in the URL standard's serialization first (hex groups only): ipaddr.js reads a dotted
+  // tail as IPv4-mapped whatever precedes it (`::8.8.8.8` as `::ffff:8.8.8.8`), where the
+  // address is `::808:808`.
+  const text = family === 6 ? new URL(`http://[${address}]/`).hostname.slice(1, -1) : address;
+  const parsed = ipaddr.parse(text);
+  if (parsed instanceof ipaddr.IPv6) {
+    if (parsed.isIPv4MappedAddress()) return parsed.toIPv4Address().range() === "unicast";
+    return parsed.match(GLOBAL_UNICAST_V6) && parsed.range() === "unicast";
   }
-  return true;
+  return parsed.range() === "unicast";
+}
+
+/** Whether an address is one no webhook may reach unless `WEBHOOK_ALLOW_PRIVATE=true`. */
+export function isPrivateAddress(address: string): boolean {
+  return !isGlobalUnicast(address);
 }
 
 /** Why a URL cannot be a webhook target by its form alone, or null when it can. */

@@ -17,6 +17,7 @@ import { createSender } from "./deliver.js";
 import { createDispatcher } from "./dispatcher.js";
 import { deliveryMetrics } from "./metrics.js";
 import { parseSchedule } from "./retry.js";
+import { createSecretSealer, type SecretSealer } from "./sealed-secrets.js";
 import type { Resolver } from "./ssrf.js";
 
 type WorkerConfig = Pick<
@@ -33,6 +34,7 @@ type WorkerConfig = Pick<
   | "WEBHOOK_TIMEOUT_MS"
   | "WEBHOOK_CONCURRENCY"
   | "WEBHOOK_ENDPOINT_CONCURRENCY"
+  | "WEBHOOK_SECRETS_KEYS"
 >;
 
 /** The background work of the webhooks plane, apart from its RPCs. */
@@ -56,6 +58,8 @@ export function createWebhookWorkers(options: {
   pool: Pool;
   logger: Logger;
   config: WorkerConfig;
+  /** What opens the endpoints' secrets to sign; default: from WEBHOOK_SECRETS_KEYS. */
+  sealer?: SecretSealer;
   /** Where the relay LISTENs for committed outbox rows; without it, it polls. */
   databaseUrl?: string;
   resolver?: Resolver;
@@ -75,6 +79,7 @@ export function createWebhookWorkers(options: {
   const dispatcher = createDispatcher({
     pool: options.pool,
     logger: options.logger,
+    sealer: options.sealer ?? createSecretSealer(config),
     sender,
     schedule: parseSchedule(config.WEBHOOK_RETRY_SCHEDULE_MS),
     concurrency: config.WEBHOOK_CONCURRENCY,

@@ -108,6 +108,7 @@ export async function startProcesses(options: ProcessOptions = {}): Promise<Plat
     REDIS_KEY_PREFIX: uniqueRedisPrefix(),
     JWT_SECRET: "process-test-secret-process-test-secret-0123",
     SERVICE_TOKEN_SECRETS: "proc:process-test-service-token-secret-0123456789",
+    WEBHOOK_SECRETS_KEYS: "proc:process-test-webhook-secrets-key-0123456789",
     ...streams,
     NATS_URL: nats.url,
     ...options.env,

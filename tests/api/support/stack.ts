@@ -86,6 +86,7 @@ export async function startStack(
     REDIS_KEY_PREFIX: uniqueRedisPrefix(),
     JWT_SECRET: "test-secret-test-secret-test-secret-0123456789",
     SERVICE_TOKEN_SECRETS: "test:test-service-token-secret-0123456789abcdef",
+    WEBHOOK_SECRETS_KEYS: "test:test-webhook-secrets-key-0123456789abcdef",
     DATABASE_POOL_SIZE: "4",
     // At the end of a test file its stack stops at once: webhook attempts in flight are cut off.
     SHUTDOWN_GRACE_MS: "0",

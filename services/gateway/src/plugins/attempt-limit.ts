@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { AppError } from "@evalp/kit";
 import type { FastifyInstance } from "fastify";
 import type { Redis } from "ioredis";
+import { addressKey } from "../client-address.js";
 import { fixedWindows } from "../fixed-window.js";
 import type { RateLimitName } from "../metrics.js";
 
@@ -61,14 +62,17 @@ export function createAttemptLimiter(
     async check(action, email, ip) {
       const emailHash = createHash("sha256").update(email.trim().toLowerCase()).digest("hex").slice(0, 32);
       await count(
-        [`${prefix}attempts:${action}:email:${emailHash}`, `${prefix}attempts:${action}:ip:${ip}`],
+        [
+          `${prefix}attempts:${action}:email:${emailHash}`,
+          `${prefix}attempts:${action}:ip:${addressKey(ip)}`,
+        ],
         ATTEMPTS_PER_MINUTE,
         LIMIT_OF[action],
       );
     },
     async checkPasswordHash(ip) {
       await count(
-        [`${prefix}attempts:password-hash:ip:${ip}`],
+        [`${prefix}attempts:password-hash:ip:${addressKey(ip)}`],
         PASSWORD_HASHES_PER_ADDRESS_PER_MINUTE,
         "password_hash",
       );

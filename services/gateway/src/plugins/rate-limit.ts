@@ -3,6 +3,7 @@ import { AppError } from "@evalp/kit";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Redis } from "ioredis";
 import { type AdmissionParts, type Admitted, createAdmission } from "../admission.js";
+import { addressKey } from "../client-address.js";
 import { fixedWindows, type Window } from "../fixed-window.js";
 import type { Claim } from "../idempotency-records.js";
 import type { RateLimitName } from "../metrics.js";
@@ -69,11 +70,12 @@ export function registerRateLimit(
   const { limits, prefix } = options;
   const windows = fixedWindows(redis, WINDOW_MS);
   const admission = createAdmission(redis, WINDOW_MS, limits);
+  // IPv6 clients by their /64 (addressKey): one host may send from any address of it.
   const addressParts = (request: FastifyRequest) => ({
-    window: `${prefix}rl:ip:${request.ip}`,
+    window: `${prefix}rl:ip:${addressKey(request.ip)}`,
     refusals: refusalKey(request),
   });
-  const refusalKey = (request: FastifyRequest) => `${prefix}rl:refused:${request.ip}`;
+  const refusalKey = (request: FastifyRequest) => `${prefix}rl:refused:${addressKey(request.ip)}`;
   // Redis unreachable: nothing is counted, nothing is refused.
   const quietly = <T>(counting: Promise<T>) => counting.catch(() => null);
 

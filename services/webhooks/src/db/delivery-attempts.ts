@@ -1,4 +1,5 @@
 import { newId, type Queryable, type TraceCarrier } from "@evalp/kit";
+import { type SecretEnvelope, secretEnvelopesSql } from "../sealed-secrets.js";
 import { DELIVERY_COLUMNS, type DeliveryRow, type DeliveryStatus } from "./deliveries.js";
 
 /*
@@ -16,8 +17,9 @@ export type ClaimedDelivery = {
   next_attempt_at: Date;
   claim_token: string;
   url: string;
-  secret: string;
-  previous_secret: string | null;
+  /** Sealed: opened only to sign the attempt. */
+  secret: SecretEnvelope;
+  previous_secret: SecretEnvelope | null;
   endpoint_stopped: boolean;
   endpoint_deleted: boolean;
   /** The endpoint has a failure streak, which a success ends. */
@@ -79,8 +81,7 @@ export async function claimDue(
      FROM locked, webhook_endpoints e, webhook_events ev
      WHERE d.id = locked.id AND e.id = d.endpoint_id AND ev.id = d.event_id
      RETURNING d.id, d.endpoint_id, d.event_id, d.attempt_count, d.series_start, d.next_attempt_at, d.claim_token,
-       e.url, e.secret,
-       CASE WHEN e.previous_secret_expires_at > now() THEN e.previous_secret END AS previous_secret,
+       e.url, ${secretEnvelopesSql("e")},
        (e.disabled_at IS NOT NULL OR e.deleted_at IS NOT NULL) AS endpoint_stopped,
        e.deleted_at IS NOT NULL AS endpoint_deleted, e.failing_since IS NOT NULL AS endpoint_failing, ev.body,
        d.trace_context`,
@@ -164,8 +165,7 @@ export async function confirmLeases(
 ): Promise<Map<string, ConfirmedLease>> {
   const found = await pool.query<ConfirmedLease & { id: string }>(
     `SELECT d.id, (e.disabled_at IS NOT NULL OR e.deleted_at IS NOT NULL) AS endpoint_stopped,
-       e.deleted_at IS NOT NULL AS endpoint_deleted, e.url, e.secret,
-       CASE WHEN e.previous_secret_expires_at > now() THEN e.previous_secret END AS previous_secret
+       e.deleted_at IS NOT NULL AS endpoint_deleted, e.url, ${secretEnvelopesSql("e")}
      FROM unnest($1::uuid[], $2::uuid[]) AS h (id, claim_token)
      JOIN webhook_deliveries d ON d.id = h.id AND d.claim_token = h.claim_token
      JOIN webhook_endpoints e ON e.id = d.endpoint_id

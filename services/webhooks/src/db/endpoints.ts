@@ -3,6 +3,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { isUuid, notFound, pageClause, type Queryable } from "@evalp/kit";
 import type { PageRequest } from "@evalp/proto/common/v1/page";
 import { type Endpoint, EndpointSchema } from "@evalp/proto/webhooks/v1/endpoint";
+import { type SecretEnvelope, secretEnvelopesSql } from "../sealed-secrets.js";
 
 export type EndpointRow = {
   id: string;
@@ -91,9 +92,9 @@ export type SubscribedEndpoint = {
   event_types: string[];
   created_at: Date;
   url: string;
-  secret: string;
+  secret: SecretEnvelope;
   /** While a rotation's previous secret has not expired. */
-  previous_secret: string | null;
+  previous_secret: SecretEnvelope | null;
   /** The endpoint has a failure streak, which a success ends. */
   failing: boolean;
 };
@@ -108,12 +109,11 @@ export async function subscribedEndpoints(
   environmentIds: string[],
 ): Promise<SubscribedEndpoint[]> {
   const found = await db.query<SubscribedEndpoint>(
-    `SELECT id, environment_id, event_types, created_at, url, secret,
-       CASE WHEN previous_secret_expires_at > now() THEN previous_secret END AS previous_secret,
-       failing_since IS NOT NULL AS failing
-     FROM webhook_endpoints
+    `SELECT e.id, e.environment_id, e.event_types, e.created_at, e.url, ${secretEnvelopesSql("e")},
+       e.failing_since IS NOT NULL AS failing
+     FROM webhook_endpoints e
      WHERE environment_id = ANY($1::uuid[]) AND disabled_at IS NULL AND deleted_at IS NULL
-     ORDER BY created_at, id`,
+     ORDER BY e.created_at, e.id`,
     [environmentIds],
   );
   return found.rows;
@@ -139,7 +139,10 @@ export async function markDisabled(
   return updated.rows[0];
 }
 
-/** Inserts an endpoint, disabled at once (by request) unless `enabled`. */
+/** A secret sealed for its endpoint (`SecretSealer.seal`): what its columns store. */
+export type SealedSecret = { sealed: string; kid: string };
+
+/** Inserts an endpoint, disabled at once (by request) unless `enabled`; its secret sealed. */
 export async function insertEndpoint(
   db: Queryable,
   endpoint: {
@@ -147,13 +150,14 @@ export async function insertEndpoint(
     environmentId: string;
     url: string;
     eventTypes: string[];
-    secret: string;
+    secret: SealedSecret;
     enabled: boolean;
   },
 ): Promise<EndpointRow> {
   const inserted = await db.query<EndpointRow>(
-    `INSERT INTO webhook_endpoints (id, environment_id, url, event_types, secret, disabled_at, disabled_reason)
-     VALUES ($1, $2, $3, $4, $5,
+    `INSERT INTO webhook_endpoints
+       (id, environment_id, url, event_types, secret_sealed, secret_key_id, disabled_at, disabled_reason)
+     VALUES ($1, $2, $3, $4, $5, $7,
              CASE WHEN $6 THEN NULL ELSE date_trunc('milliseconds', clock_timestamp()) END,
              CASE WHEN $6 THEN NULL ELSE 'requested' END)
      RETURNING ${ENDPOINT_COLUMNS}`,
@@ -162,8 +166,9 @@ export async function insertEndpoint(
       endpoint.environmentId,
       endpoint.url,
       endpoint.eventTypes,
-      endpoint.secret,
+      endpoint.secret.sealed,
       endpoint.enabled,
+      endpoint.secret.kid,
     ],
   );
   return inserted.rows[0] as EndpointRow;
@@ -195,20 +200,25 @@ export async function listEndpointRows(
   return found.rows;
 }
 
-/** A new secret; the one it replaces keeps signing for `overlapMs` (an older previous one is dropped). */
+/**
+ * A new secret, sealed; the one it replaces keeps signing for `overlapMs`, in whichever form it
+ * was stored (an older previous one is dropped).
+ */
 export async function rotateEndpointSecret(
   db: Queryable,
   endpointId: string,
-  secret: string,
+  secret: SealedSecret,
   overlapMs: number,
 ): Promise<EndpointRow> {
   const updated = await db.query<EndpointRow>(
     `UPDATE webhook_endpoints
-     SET previous_secret = secret, secret = $2,
+     SET previous_secret = secret, previous_secret_sealed = secret_sealed,
+         previous_secret_key_id = secret_key_id,
+         secret = NULL, secret_sealed = $2, secret_key_id = $4,
          previous_secret_expires_at = clock_timestamp() + make_interval(secs => $3::double precision / 1000),
          updated_at = clock_timestamp()
      WHERE id = $1 RETURNING ${ENDPOINT_COLUMNS}`,
-    [endpointId, secret, overlapMs],
+    [endpointId, secret.sealed, overlapMs, secret.kid],
   );
   return updated.rows[0] as EndpointRow;
 }

@@ -1,4 +1,5 @@
 import { type Config, olderThanDays, outboxRetention, type RetentionTask } from "@evalp/kit";
+import { resealBatch, resealTurn, type SecretSealer } from "../sealed-secrets.js";
 
 /**
  * Deliveries in a final state (`succeeded`, `dead_letter`) whose last change is more than `days`
@@ -48,12 +49,65 @@ function orphanEvents(days: number): RetentionTask {
 }
 
 /**
+ * Rotations' previous secrets past their expiry (`previous_secret_expires_at`, 24 h after the
+ * rotation), erased: they stopped signing at that time already (the queries that read them
+ * ignore an expired one), and a secret no one uses is not kept. Counted as
+ * `webhook_endpoint_previous_secrets`.
+ */
+function expiredPreviousSecrets(): RetentionTask {
+  const table = "webhook_endpoint_previous_secrets";
+  return {
+    table,
+    async deleteBatch(db, limit) {
+      const erased = await db.query(
+        `UPDATE webhook_endpoints
+         SET previous_secret = NULL, previous_secret_sealed = NULL, previous_secret_key_id = NULL,
+             previous_secret_expires_at = NULL
+         WHERE id IN (
+           SELECT id FROM webhook_endpoints WHERE previous_secret_expires_at <= now()
+           ORDER BY previous_secret_expires_at LIMIT $1 FOR UPDATE SKIP LOCKED)`,
+        [limit],
+      );
+      return { [table]: erased.rowCount ?? 0 };
+    },
+  };
+}
+
+/**
+ * The re-seal of `resealSecrets` again at each round: rows a process of the previous release
+ * wrote in plain during a rolling update, or sealed under a key since rotated out of first place.
+ * Counted as `webhook_endpoint_secrets_resealed`.
+ */
+function resealedSecrets(sealer: SecretSealer): RetentionTask {
+  const table = "webhook_endpoint_secrets_resealed";
+  // Rows no key of this process opens stay so until it restarts with other keys: not read again.
+  const unopened = new Set<string>();
+  return {
+    table,
+    async deleteBatch(db, limit) {
+      if (!(await resealTurn(db))) return { [table]: 0 };
+      const batch = await resealBatch(db, sealer, limit, unopened);
+      return { [table]: batch.resealed };
+    },
+  };
+}
+
+/**
  * What the webhooks plane deletes (docs/configuration.md#retention): its published outbox rows,
- * then deliveries in a final state with their attempts, then the events left without deliveries.
+ * then deliveries in a final state with their attempts, then the events left without deliveries;
+ * and in the endpoints it erases expired previous secrets and seals what is not sealed under the
+ * current key.
  */
 export function webhooksRetention(
   config: Pick<Config, "RETENTION_OUTBOX_DAYS" | "RETENTION_WEBHOOK_DELIVERIES_DAYS">,
+  sealer: SecretSealer,
 ): RetentionTask[] {
   const days = config.RETENTION_WEBHOOK_DELIVERIES_DAYS;
-  return [outboxRetention(config.RETENTION_OUTBOX_DAYS), finishedDeliveries(days), orphanEvents(days)];
+  return [
+    outboxRetention(config.RETENTION_OUTBOX_DAYS),
+    finishedDeliveries(days),
+    orphanEvents(days),
+    expiredPreviousSecrets(),
+    resealedSecrets(sealer),
+  ];
 }

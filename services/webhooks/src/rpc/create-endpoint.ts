@@ -15,7 +15,8 @@ import { eventTypesOf, fieldError, requireTarget } from "../target.js";
 
 /**
  * A new endpoint, counted against the environment's `webhook_endpoints` quota (kit
- * `enforceQuota`, the limit read from control). Its secret is in this response only.
+ * `enforceQuota`, the limit read from control). Its secret is in this response only, and stored
+ * sealed.
  */
 export function createEndpoint(deps: Deps) {
   return async (req: CreateEndpointRequest, ctx: HandlerContext): Promise<CreateEndpointResponse> => {
@@ -36,12 +37,13 @@ export function createEndpoint(deps: Deps) {
         },
         usage: () => countEndpoints(tx, environmentId),
       });
+      const id = newId();
       const endpoint = await insertEndpoint(tx, {
-        id: newId(),
+        id,
         environmentId,
         url: req.url,
         eventTypes: eventTypesOf(req.eventTypes),
-        secret,
+        secret: deps.sealer.seal(id, secret),
         enabled: req.enabled,
       });
       await auditWebhooks(tx, ctx, req.environment, {

@@ -12,7 +12,7 @@ import type { Deps } from "../deps.js";
 import { generateSecret, ROTATION_OVERLAP_MS } from "../secrets.js";
 
 /**
- * A new secret for the endpoint, in this response only. The secret it replaces keeps signing
+ * A new secret for the endpoint, in this response only (stored sealed). The secret it replaces keeps signing
  * beside it for 24 h, so receivers can switch without missing a delivery; a second rotation
  * within that time drops the oldest.
  */
@@ -22,7 +22,8 @@ export function rotateSecret(deps: Deps) {
     const secret = generateSecret();
     const row = await withTransaction(deps.pool, async (tx) => {
       await requireEndpoint(tx, environmentId, req.endpointId, true);
-      const updated = await rotateEndpointSecret(tx, req.endpointId, secret, ROTATION_OVERLAP_MS);
+      const sealed = deps.sealer.seal(req.endpointId, secret);
+      const updated = await rotateEndpointSecret(tx, req.endpointId, sealed, ROTATION_OVERLAP_MS);
       await auditWebhooks(tx, ctx, req.environment, {
         action: "webhook_endpoint.secret_rotated",
         resourceType: "webhook_endpoint",
