@@ -6,7 +6,17 @@ import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:cr
  * access, participant or agent token), and a dump of Redis must reveal none. A record sealed under
  * another secret (rotated) does not open: it counts as absent.
  */
-export type Seal = { seal(plain: string): string; open(sealed: string): string | null };
+export type Seal = {
+  seal(plain: string): string;
+  open(sealed: string): string | null;
+  /**
+   * The key (base64url, 32 bytes) a plane seals its stored outcome of the key `id` with
+   * (docs/idempotency.md): derived from the same secret and the key's identity, so only a
+   * request under that key can have a plane's stored outcome opened, and a dump of a plane's
+   * table reveals no answer.
+   */
+  planeKey(id: string): string;
+};
 
 const VERSION = "v1";
 const IV_BYTES = 12;
@@ -31,6 +41,11 @@ export function createSeal(secret: string): Seal {
     return Buffer.from(pool.subarray(used - IV_BYTES, used));
   };
   return {
+    planeKey(id) {
+      return Buffer.from(hkdfSync("sha256", secret, "evalp", `idempotency plane outcome ${id}`, 32)).toString(
+        "base64url",
+      );
+    },
     seal(plain) {
       const iv = nextIv();
       const cipher = createCipheriv("aes-256-gcm", key, iv);

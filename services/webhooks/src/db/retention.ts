@@ -1,4 +1,10 @@
-import { type Config, olderThanDays, outboxRetention, type RetentionTask } from "@evalp/kit";
+import {
+  type Config,
+  idempotencyRetention,
+  olderThanDays,
+  outboxRetention,
+  type RetentionTask,
+} from "@evalp/kit";
 
 /**
  * Deliveries in a final state (`succeeded`, `dead_letter`) whose last change is more than `days`
@@ -55,5 +61,10 @@ export function webhooksRetention(
   config: Pick<Config, "RETENTION_OUTBOX_DAYS" | "RETENTION_WEBHOOK_DELIVERIES_DAYS">,
 ): RetentionTask[] {
   const days = config.RETENTION_WEBHOOK_DELIVERIES_DAYS;
-  return [outboxRetention(config.RETENTION_OUTBOX_DAYS), finishedDeliveries(days), orphanEvents(days)];
+  return [
+    outboxRetention(config.RETENTION_OUTBOX_DAYS),
+    idempotencyRetention(),
+    finishedDeliveries(days),
+    orphanEvents(days),
+  ];
 }

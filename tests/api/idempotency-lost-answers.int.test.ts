@@ -1,0 +1,123 @@
+import { beforeAll, describe, expect, it, vi } from "vitest";
+import type { ApiClient } from "./support/client.js";
+import { createTenant, expectError, ik, type Tenant } from "./support/fixtures.js";
+import { type Stack, useStack } from "./support/stack.js";
+
+// A write whose answer the gateway gave up on (504 after UPSTREAM_TIMEOUT_MS) while its plane went
+// on to commit: a retry under the same key never runs it a second time (docs/idempotency.md).
+const context = useStack({ UPSTREAM_TIMEOUT_MS: "2000" });
+let stack: Stack;
+let api: ApiClient;
+let tenant: Tenant;
+
+beforeAll(async () => {
+  ({ stack, api } = context);
+  tenant = await createTenant(api);
+});
+
+/**
+ * Holds, from outside, the advisory lock the webhooks plane takes on the environment's endpoint
+ * quota inside its write transaction, so that a creation waits there, after its key was recorded
+ * in that transaction and before it commits.
+ */
+async function holdEndpointQuota(environmentId: string) {
+  const client = await stack.pool("webhooks").connect();
+  const key = `quota:${environmentId}:webhook_endpoints`;
+  await client.query("SELECT pg_advisory_lock(hashtextextended($1, 0))", [key]);
+  return {
+    /** Sessions of the database waiting for a lock now. */
+    async waiters(): Promise<number> {
+      const found = await client.query(
+        `SELECT count(*)::int AS n FROM pg_stat_activity
+         WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+      );
+      return found.rows[0].n as number;
+    },
+    async release() {
+      await client.query("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [key]);
+      client.release();
+    },
+  };
+}
+
+describe("Idempotency-Key after a lost answer", () => {
+  it("answers a retry 409 while the first run is still going, then with its committed result, never running it twice", async () => {
+    const key = ik();
+    const body = { url: "http://127.0.0.1:9/lost-answer", event_types: ["subject.imported"] };
+    const post = () => api.post(`${tenant.env}/webhooks`, body, { token: tenant.token, idempotencyKey: key });
+    const held = await holdEndpointQuota(tenant.environmentId);
+    let released = false;
+    try {
+      // The gateway stops waiting; the plane holds its transaction open behind the lock.
+      const lost = await post();
+      expectError(lost, 504, "upstream_timeout");
+      expect(await held.waiters()).toBeGreaterThan(0);
+
+      // The outcome is not known yet: 409 with Retry-After, and nothing runs a second time.
+      const early = await post();
+      expectError(early, 409, "idempotency_key_in_use");
+      expect(early.headers.get("retry-after")).toBe("1");
+      expect(early.headers.get("idempotent-replayed")).toBeNull();
+
+      await held.release();
+      released = true;
+    } finally {
+      if (!released) await held.release();
+    }
+
+    // Once the first run committed, a retry gets its result: its endpoint, its secret.
+    const answered = await vi.waitFor(
+      async () => {
+        const retried = await post();
+        expect(retried.status, retried.text).toBe(201);
+        return retried;
+      },
+      { timeout: 15_000, interval: 200 },
+    );
+    const rows = await stack
+      .pool("webhooks")
+      .query("SELECT id FROM webhook_endpoints WHERE environment_id = $1 AND url = $2", [
+        tenant.environmentId,
+        body.url,
+      ]);
+    expect(rows.rows.map((row) => row.id)).toEqual([answered.body.id]);
+    expect(answered.body.secret).toEqual(expect.any(String));
+
+    // One audit record of the creation, written with it.
+    const audits = await stack
+      .pool("webhooks")
+      .query("SELECT count(*)::int AS n FROM outbox WHERE payload->>'resource_id' = $1", [answered.body.id]);
+    expect(audits.rows[0].n).toBe(1);
+    // The quota counted it once.
+    const quotas = await api.get(`${tenant.env}/quotas`, { token: tenant.token });
+    expect(quotas.body.usage.webhook_endpoints).toBe(1);
+
+    // From then on the gateway's record answers, verbatim.
+    const replayed = await post();
+    expect(replayed.status).toBe(201);
+    expect(replayed.headers.get("idempotent-replayed")).toBe("true");
+    expect(replayed.body).toEqual(answered.body);
+  });
+
+  it("runs a retry again when the write committed nothing", async () => {
+    const key = ik();
+    const body = { url: "http://127.0.0.1:9/nothing-committed", event_types: ["subject.imported"] };
+    const post = () => api.post(`${tenant.env}/webhooks`, body, { token: tenant.token, idempotencyKey: key });
+    // The plane's table is briefly gone: the write fails inside its transaction, which rolls back.
+    await stack.pool("webhooks").query("ALTER TABLE webhook_endpoints RENAME TO webhook_endpoints_away");
+    let failed: Awaited<ReturnType<typeof post>>;
+    try {
+      failed = await post();
+    } finally {
+      await stack.pool("webhooks").query("ALTER TABLE webhook_endpoints_away RENAME TO webhook_endpoints");
+    }
+    expectError(failed, 500, "internal");
+    const retried = await post();
+    expect(retried.status, retried.text).toBe(201);
+    expect(retried.headers.get("idempotent-replayed")).toBeNull();
+    const rows = await stack
+      .pool("webhooks")
+      .query("SELECT count(*)::int AS n FROM webhook_endpoints WHERE url = $1", [body.url]);
+    expect(rows.rows[0].n).toBe(1);
+  });
+});
