@@ -81,7 +81,10 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   registerErrorHandling(app);
   registerRequestLog(app);
   const { REQUEST_TIMEOUT_MS, UPSTREAM_TIMEOUT_MS } = deps.config;
+  // A request's upstream calls end by its deadline (`callOptions`). A WebSocket's calls are made
+  // for as long as the socket lives: each has UPSTREAM_TIMEOUT_MS, as it always had.
   app.addHook("onRequest", async (request) => {
+    if (request.headers.upgrade?.toLowerCase() === "websocket") return;
     request.deadline = { at: Date.now() + REQUEST_TIMEOUT_MS, callMs: UPSTREAM_TIMEOUT_MS };
   });
   await app.register(cookie);
