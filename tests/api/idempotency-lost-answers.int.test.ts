@@ -40,6 +40,26 @@ async function holdEndpointQuota(environmentId: string) {
   };
 }
 
+/**
+ * Holds, from outside, the row of the environment's subject count, which an import locks with
+ * its write (made at 0 and committed first, as an import makes it when the environment has none).
+ */
+async function holdSubjectCount(environmentId: string) {
+  const client = await stack.db.connect();
+  await client.query(
+    "INSERT INTO subject_counts (environment_id, subjects) VALUES ($1, 0) ON CONFLICT (environment_id) DO NOTHING",
+    [environmentId],
+  );
+  await client.query("BEGIN");
+  await client.query("SELECT 1 FROM subject_counts WHERE environment_id = $1 FOR UPDATE", [environmentId]);
+  return {
+    async release() {
+      await client.query("COMMIT");
+      client.release();
+    },
+  };
+}
+
 describe("Idempotency-Key after a lost answer", () => {
   it("answers a retry 409 while the first run is still going, then with its committed result, never running it twice", async () => {
     const key = ik();
@@ -97,6 +117,55 @@ describe("Idempotency-Key after a lost answer", () => {
     expect(replayed.status).toBe(201);
     expect(replayed.headers.get("idempotent-replayed")).toBe("true");
     expect(replayed.body).toEqual(answered.body);
+  });
+
+  it("gives a subject import retried after a timeout its first batch: one import, one audit record, one event", async () => {
+    const key = ik();
+    const body = {
+      items: ["lost-1", "lost-2"].map((external_id) => ({
+        external_id,
+        identity_mode: "anonymous",
+        profile: {},
+      })),
+    };
+    const post = () =>
+      api.post(`${tenant.env}/subjects/batch`, body, { token: tenant.token, idempotencyKey: key });
+    const held = await holdSubjectCount(tenant.environmentId);
+    let released = false;
+    try {
+      expectError(await post(), 504, "upstream_timeout");
+      expectError(await post(), 409, "idempotency_key_in_use");
+      await held.release();
+      released = true;
+    } finally {
+      if (!released) await held.release();
+    }
+    const answered = await vi.waitFor(
+      async () => {
+        const retried = await post();
+        expect(retried.status, retried.text).toBe(200);
+        return retried;
+      },
+      { timeout: 15_000, interval: 200 },
+    );
+    const events = await stack.db.query(
+      "SELECT payload::text AS payload FROM outbox WHERE event_type = 'subject.imported' AND environment_id = $1",
+      [tenant.environmentId],
+    );
+    expect(events.rows).toHaveLength(1);
+    expect(events.rows[0].payload).toContain(answered.body.batch_id);
+    const audits = await stack.db.query(
+      "SELECT count(*)::int AS n FROM audit_events WHERE action = 'subjects.imported' AND environment_id = $1",
+      [tenant.environmentId],
+    );
+    expect(audits.rows[0].n).toBe(1);
+    const subjects = await stack.db.query(
+      "SELECT count(*)::int AS n FROM subjects WHERE environment_id = $1 AND external_id LIKE 'lost-%'",
+      [tenant.environmentId],
+    );
+    expect(subjects.rows[0].n).toBe(2);
+    const quotas = await api.get(`${tenant.env}/quotas`, { token: tenant.token });
+    expect(quotas.body.usage.active_subjects).toBe(2);
   });
 
   it("runs a retry again when the write committed nothing", async () => {

@@ -1,4 +1,4 @@
-import { metadataHeaders } from "@evalp/kit";
+import { AppError, metadataHeaders } from "@evalp/kit";
 import type { FastifyRequest } from "fastify";
 
 /**
@@ -25,9 +25,12 @@ export function callOptions(request: FastifyRequest): {
   return {
     headers,
     // Read as each call starts (a route may make several with one options object): what is left
-    // of the request then, at least 1 ms (0 would mean no deadline at all to the transport).
+    // of the request then. Past the deadline no call starts (connect rejects the call with this).
     get timeoutMs() {
-      return Math.max(1, Math.min(deadline.callMs, deadline.at - Date.now()));
+      const left = deadline.at - Date.now();
+      if (left <= 0)
+        throw new AppError("upstream_timeout", "The request took longer than the gateway allows.");
+      return Math.min(deadline.callMs, left);
     },
   };
 }
