@@ -85,6 +85,20 @@ describe("Idempotency-Key after a lost answer", () => {
       if (!released) await held.release();
     }
 
+    // Another request under the key is refused once the first run is known, by the plane's record
+    // of it (the gateway stored nothing): 409 until then, never a second endpoint.
+    await vi.waitFor(
+      async () => {
+        const other = await api.post(
+          `${tenant.env}/webhooks`,
+          { ...body, url: "http://127.0.0.1:9/another-body" },
+          { token: tenant.token, idempotencyKey: key },
+        );
+        expectError(other, 422, "idempotency_key_reused");
+      },
+      { timeout: 15_000, interval: 200 },
+    );
+
     // Once the first run committed, a retry gets its result: its endpoint, its secret.
     const answered = await vi.waitFor(
       async () => {
