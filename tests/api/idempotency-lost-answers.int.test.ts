@@ -1,3 +1,4 @@
+import { idempotencyId, operatorScope } from "@evalp/gateway";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import type { ApiClient } from "./support/client.js";
 import { createTenant, expectError, ik, type Tenant } from "./support/fixtures.js";
@@ -5,15 +6,26 @@ import { type Stack, useStack } from "./support/stack.js";
 
 // A write whose answer the gateway gave up on (504 after UPSTREAM_TIMEOUT_MS) while its plane went
 // on to commit: a retry under the same key never runs it a second time (docs/idempotency.md).
-const context = useStack({ UPSTREAM_TIMEOUT_MS: "2000" });
+const REQUEST_TIMEOUT_MS = 20_000;
+const context = useStack({ UPSTREAM_TIMEOUT_MS: "2000", REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS) });
 let stack: Stack;
 let api: ApiClient;
 let tenant: Tenant;
+/** The tenant's user, as the gateway scopes its keys. */
+let userScope: string;
 
 beforeAll(async () => {
   ({ stack, api } = context);
   tenant = await createTenant(api);
+  const principal = await api.get("/v1/auth/principal", { token: tenant.token });
+  userScope = operatorScope(principal.body.kind, principal.body.principal_id, tenant.organizationId);
 });
+
+/** The Redis lock of a key sent by the tenant's user on `POST ENV/webhooks`. */
+function webhookLock(key: string): string {
+  const route = "/v1/organizations/:organization_id/apps/:app_id/environments/:environment_id/webhooks";
+  return `${stack.config.REDIS_KEY_PREFIX}idem:lock:${idempotencyId(userScope, "POST", route, key)}`;
+}
 
 /**
  * Holds, from outside, the advisory lock the webhooks plane takes on the environment's endpoint
@@ -68,9 +80,20 @@ describe("Idempotency-Key after a lost answer", () => {
     const held = await holdEndpointQuota(tenant.environmentId);
     let released = false;
     try {
-      // The gateway stops waiting; the plane holds its transaction open behind the lock.
-      const lost = await post();
+      // The gateway stops waiting; the plane holds its transaction open behind the lock. Meanwhile
+      // the key's lock lives as long as the longest request may (REQUEST_TIMEOUT_MS) and a margin.
+      const sent = post();
+      const lockMs = await vi.waitFor(async () => {
+        const left = await stack.redis.pttl(webhookLock(key));
+        expect(left).toBeGreaterThan(0);
+        return left;
+      });
+      expect(lockMs).toBeGreaterThan(REQUEST_TIMEOUT_MS - 2_000);
+      expect(lockMs).toBeLessThanOrEqual(REQUEST_TIMEOUT_MS + 5_000);
+      const lost = await sent;
       expectError(lost, 504, "upstream_timeout");
+      // Released by its owner once answered.
+      expect(await stack.redis.exists(webhookLock(key))).toBe(0);
       expect(await held.waiters()).toBeGreaterThan(0);
 
       // The outcome is not known yet: 409 with Retry-After, and nothing runs a second time.
