@@ -31,7 +31,10 @@ type Outcome =
  * request under the key 422 `idempotency_key_reused`. Otherwise the handler runs under the key,
  * and its first transaction records it (`withTransaction`); once it answers, the outcome is
  * stored, sealed with the key the gateway sent. A run that committed nothing leaves no row: a
- * retry runs again. Calls without the headers (reads, other planes' calls) pass untouched.
+ * retry runs again. Calls without the headers (other planes' calls) pass untouched; a read made
+ * for a keyed request costs one look-up and records nothing (it commits no transaction of its
+ * own, or if it does, its answer is given again on a retry, which is what the retry asks for).
+ * A row is per RPC: a route calls each write RPC at most once per request.
  */
 export function idempotencyInterceptor(pool: Pool): Interceptor {
   return (next) => async (req) => {
