@@ -123,9 +123,14 @@ async function committedAnswer(
   };
 }
 
+/** Waits between further tries to store an outcome the database refused (it restarting, say). */
+const STORE_RETRY_DELAYS_MS = [1_000, 2_000, 4_000, 8_000, 16_000];
+
 /**
- * Stores a committed run's outcome. A failure is logged, not thrown: the answer itself stands;
- * a retry is then told 409 until the row expires, rather than running the write again.
+ * Stores a committed run's outcome. A failure is not thrown: the answer itself stands. The store
+ * is tried again in the background for half a minute (a database restarting in between loses no
+ * outcome), meanwhile a retry under the key is told 409; past that (or if the process dies before)
+ * the row keeps no outcome and a retry is told 409 until it expires, never running the write again.
  */
 async function store(
   pool: Pool,
@@ -134,11 +139,21 @@ async function store(
   req: UnaryRequest,
   outcome: Outcome,
 ): Promise<void> {
-  await storeKeyOutcome(pool, key.rowId, sealOutcome(sealKey, JSON.stringify(outcome))).catch(
-    (error: unknown) =>
-      requestLogger(req.contextValues).error(
-        { err: error, rpc: req.method.name },
-        "idempotency outcome not stored: a retry under the key is answered 409 until it expires",
-      ),
-  );
+  const sealed = sealOutcome(sealKey, JSON.stringify(outcome));
+  const logger = requestLogger(req.contextValues);
+  const attempt = (tried: number): Promise<void> =>
+    storeKeyOutcome(pool, key.rowId, sealed).catch((error: unknown) => {
+      const delay = STORE_RETRY_DELAYS_MS[tried];
+      if (delay === undefined) {
+        logger.error(
+          { err: error, rpc: req.method.name },
+          "idempotency outcome not stored: a retry under the key is answered 409 until it expires",
+        );
+        return;
+      }
+      if (tried === 0)
+        logger.warn({ err: error, rpc: req.method.name }, "idempotency outcome not stored yet");
+      setTimeout(() => void attempt(tried + 1), delay).unref();
+    });
+  await attempt(0);
 }
