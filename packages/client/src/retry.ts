@@ -1,4 +1,8 @@
-/** How the client retries answers that ask to be retried (429 `rate_limited`, 503 `unavailable`). */
+/**
+ * How the client retries answers that ask to be retried (429 `rate_limited`, 503 `unavailable`,
+ * 409 `idempotency_key_in_use`) and 504 `upstream_timeout` (docs/idempotency.md: retried with the
+ * same key, a write whose answer was lost is answered with its result, never made twice).
+ */
 export type RetryOptions = {
   /** Tries in all, the first included (default 3); 1 turns retrying off. */
   attempts?: number;
@@ -14,7 +18,17 @@ export type RetryOptions = {
 export type RetryPolicy = Required<RetryOptions>;
 
 /** The statuses whose requests are tried again: the server asked the client to come back later. */
-export const RETRIED_STATUSES: ReadonlySet<number> = new Set([429, 503]);
+export const RETRIED_STATUSES: ReadonlySet<number> = new Set([429, 503, 504]);
+
+/**
+ * Whether an answer is tried again: a retried status, or a 409 that says when to come back (only
+ * `idempotency_key_in_use` does: the request with this key is still being carried out).
+ */
+export function isRetried(response: Pick<Response, "status" | "headers">): boolean {
+  return (
+    RETRIED_STATUSES.has(response.status) || (response.status === 409 && response.headers.has("retry-after"))
+  );
+}
 
 export function retryPolicy(options: RetryOptions | false | undefined): RetryPolicy {
   if (options === false) return { attempts: 1, maxDelayMs: 0, baseDelayMs: 0 };

@@ -93,6 +93,33 @@ describe("retries", () => {
     expect(waited).toBeGreaterThanOrEqual(950);
   });
 
+  it("retries a 504, then a 409 idempotency_key_in_use, with the same key, and returns the result", async () => {
+    const timedOut = json(504, {
+      detail: { code: "upstream_timeout", message: "slow", context: {}, request_id: "r" },
+    });
+    const inUse = {
+      ...json(409, {
+        detail: { code: "idempotency_key_in_use", message: "running", context: {}, request_id: "r" },
+      }),
+      retryAfter: "0",
+    };
+    server.respond((_request, index) => [timedOut, inUse][index] ?? json(201, APP));
+    const client = createClient({ baseUrl: server.url, retry: { baseDelayMs: 1 } });
+    expect((await unwrap(createApp(client))).id).toBe("a");
+    const keys = server.requests.map((request) => request.headers["idempotency-key"]);
+    expect(keys).toHaveLength(3);
+    expect(new Set(keys).size).toBe(1);
+  });
+
+  it("returns another 409 at once: only one that says when to come back is retried", async () => {
+    server.respond(
+      json(409, { detail: { code: "already_exists", message: "taken", context: {}, request_id: "r" } }),
+    );
+    const answer = await createApp(createClient({ baseUrl: server.url }));
+    expect(answer.response.status).toBe(409);
+    expect(server.requests).toHaveLength(1);
+  });
+
   it("retries a 429 and keeps a caller's key on every try", async () => {
     server.respond((_request, index) =>
       index < 2

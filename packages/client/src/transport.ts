@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { RETRIED_STATUSES, type RetryOptions, retryDelay, retryPolicy } from "./retry.js";
+import { isRetried, type RetryOptions, retryDelay, retryPolicy } from "./retry.js";
 
 /** What the client sends requests through: `fetch` or anything shaped like it. */
 export type Fetch = (request: Request) => Promise<Response>;
@@ -8,8 +8,9 @@ const WRITES: ReadonlySet<string> = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 /**
  * A `fetch` that gives every write an `Idempotency-Key` (a new UUID unless the caller set one) and
- * tries again what the server asked to be retried (429, 503), waiting as `Retry-After` says. Every
- * retry sends the same request, key included, so the server runs a write at most once (docs/idempotency.md).
+ * tries again what the server asked to be retried (429, 503, 409 `idempotency_key_in_use`) and
+ * 504s, waiting as `Retry-After` says. Every retry sends the same request, key included, so the
+ * server runs a write at most once and a retry after a lost answer gets its result (docs/idempotency.md).
  */
 export function createTransport(fetchImpl: Fetch, retry?: RetryOptions | false): Fetch {
   const policy = retryPolicy(retry);
@@ -21,7 +22,7 @@ export function createTransport(fetchImpl: Fetch, retry?: RetryOptions | false):
       const last = attempt >= policy.attempts;
       // A body can be read once: every try but the last sends a copy.
       const response = await fetchImpl(last ? request : request.clone());
-      if (last || !RETRIED_STATUSES.has(response.status)) return response;
+      if (last || !isRetried(response)) return response;
       const delay = retryDelay(response.headers.get("retry-after"), attempt, policy);
       if (delay === undefined) return response;
       await response.body?.cancel();
