@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from "node:crypto";
-import { idempotencyId } from "@evalp/gateway";
+import { idempotencyId, operatorScope } from "@evalp/gateway";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiClient, apiClient } from "./support/client.js";
 import { createKey, createTenant, expectError, ik, type Tenant } from "./support/fixtures.js";
@@ -135,7 +135,7 @@ describe("rate limit (RATE_LIMIT_PER_MINUTE)", () => {
       "rate_limited",
     );
     const id = idempotencyId(
-      `org:${tenant.organizationId}`,
+      operatorScope("api_key", key.id, tenant.organizationId),
       "POST",
       `${ENV_ROUTE}/subjects/batch`,
       refusedKey,

@@ -1,5 +1,6 @@
+import { idempotencyRecords } from "@evalp/gateway";
 import { sampleContents } from "@evalp/testing";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type ApiClient, apiClient } from "./support/client.js";
 import { createTenant, ik, type Tenant } from "./support/fixtures.js";
 import { type Stack, startStack } from "./support/stack.js";
@@ -59,7 +60,27 @@ describe("Idempotency-Key records", () => {
     expect(Math.max(...values.map((value) => value.length))).toBeLessThan(16 * 1024);
   });
 
-  it("answer what is too large to keep, release its key, and run a retry again", async () => {
+  it("are released and written only by the run that holds the lock: one whose lock expired leaves the next run's alone", async () => {
+    const records = idempotencyRecords(stack.redis);
+    const prefix = `${stack.config.REDIS_KEY_PREFIX}idem-test:`;
+    const record = `${prefix}rec`;
+    const lock = `${prefix}lock`;
+    expect(await records.claim(record, lock, "first-run", 50)).toEqual({ kind: "claimed" });
+    // The first run outlives its lock; a second run claims the key.
+    await vi.waitFor(async () => expect(await stack.redis.exists(lock)).toBe(0), { interval: 10 });
+    expect(await records.claim(record, lock, "second-run", 60_000)).toEqual({ kind: "claimed" });
+    // The first run finishes: it neither releases the second's lock nor stores its answer.
+    expect(await records.finish(record, lock, "first-run", "first answer", 60)).toBe(false);
+    expect(await stack.redis.get(lock)).toBe("second-run");
+    expect(await stack.redis.exists(record)).toBe(0);
+    expect(await records.claim(record, lock, "third-run", 60_000)).toEqual({ kind: "busy" });
+    // The second run's finish is its own.
+    expect(await records.finish(record, lock, "second-run", "second answer", 60)).toBe(true);
+    expect(await stack.redis.exists(lock)).toBe(0);
+    expect(await stack.redis.get(record)).toBe("second answer");
+  });
+
+  it("answer what is too large to keep, release its key, and answer a retry from the plane's record: not run twice", async () => {
     const contents = sampleContents();
     // A context whose defaults make the template's answer far larger than a record keeps.
     (contents.context as Record<string, unknown>).defaults = { note: "y".repeat(300 * 1024) };
@@ -84,6 +105,10 @@ describe("Idempotency-Key records", () => {
     });
     expect(again.status).toBe(201);
     expect(again.headers.get("idempotent-replayed")).toBeNull();
-    expect(again.body.id).not.toBe(first.body.id);
+    expect(again.body.id).toBe(first.body.id);
+    const templates = await stack
+      .pool("platform")
+      .query("SELECT count(*)::int AS n FROM templates WHERE name = $1", ["Large"]);
+    expect(templates.rows[0].n).toBe(1);
   });
 });

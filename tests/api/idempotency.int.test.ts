@@ -1,27 +1,26 @@
-import { idempotencyId } from "@evalp/gateway";
+import { idempotencyId, operatorScope } from "@evalp/gateway";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { ApiClient } from "./support/client.js";
-import { createTenant, expectError, ik, type Tenant } from "./support/fixtures.js";
+import { createKey, createTenant, expectError, ik, type Tenant } from "./support/fixtures.js";
 import { type Stack, useStack } from "./support/stack.js";
 
 const context = useStack();
 let stack: Stack;
 let api: ApiClient;
 let tenant: Tenant;
+/** The tenant's user, as the gateway scopes its keys. */
+let userScope: string;
 
 beforeAll(async () => {
   ({ stack, api } = context);
   tenant = await createTenant(api);
+  const principal = await api.get("/v1/auth/principal", { token: tenant.token });
+  userScope = operatorScope(principal.body.kind, principal.body.principal_id, tenant.organizationId);
 });
 
 /** The Redis keys of an Idempotency-Key sent on `POST ORG/apps` by the tenant: its lock and its record. */
 function appKeys(key: string) {
-  const id = idempotencyId(
-    `org:${tenant.organizationId}`,
-    "POST",
-    "/v1/organizations/:organization_id/apps",
-    key,
-  );
+  const id = idempotencyId(userScope, "POST", "/v1/organizations/:organization_id/apps", key);
   const prefix = `${stack.config.REDIS_KEY_PREFIX}idem`;
   return { lock: `${prefix}:lock:${id}`, record: `${prefix}:rec:${id}` };
 }
@@ -139,6 +138,52 @@ describe("Idempotency-Key (docs/idempotency.md)", () => {
       }
     }
     expect(await appCount("concurrent")).toBe(1);
+  });
+
+  it("scopes keys to the caller: another credential of the organization with the same key and body runs its own request", async () => {
+    const first = await createKey(api, tenant, ["keys:write"], "first caller");
+    const second = await createKey(api, tenant, ["keys:write"], "second caller");
+    const key = ik();
+    const body = { name: "made under one key", scopes: ["keys:write"] };
+    const made = await api.post(`${tenant.env}/api-keys`, body, {
+      apiKey: first.secret,
+      idempotencyKey: key,
+    });
+    expect(made.status).toBe(201);
+    const secret = made.body.secret as string;
+
+    // The same key and body from another key of the organization, then from the signed-in user.
+    const other = await api.post(`${tenant.env}/api-keys`, body, {
+      apiKey: second.secret,
+      idempotencyKey: key,
+    });
+    expect(other.status).toBe(201);
+    expect(other.headers.get("idempotent-replayed")).toBeNull();
+    expect(other.body.id).not.toBe(made.body.id);
+    expect(other.text).not.toContain(secret);
+    const user = await api.post(`${tenant.env}/api-keys`, body, { token: tenant.token, idempotencyKey: key });
+    expect(user.status).toBe(201);
+    expect(user.headers.get("idempotent-replayed")).toBeNull();
+    expect(user.text).not.toContain(secret);
+    expect(user.text).not.toContain(other.body.secret);
+    // Another body under the key from the second caller is that caller's reuse, never the first's answer.
+    const reused = await api.post(
+      `${tenant.env}/api-keys`,
+      { ...body, name: "another body" },
+      { apiKey: second.secret, idempotencyKey: key },
+    );
+    expectError(reused, 422, "idempotency_key_reused");
+    expect(reused.text).not.toContain(secret);
+
+    // The first caller still gets its own answer back.
+    const replayed = await api.post(`${tenant.env}/api-keys`, body, {
+      apiKey: first.secret,
+      idempotencyKey: key,
+    });
+    expect(replayed.headers.get("idempotent-replayed")).toBe("true");
+    expect(replayed.body.secret).toBe(secret);
+    const keys = await stack.db.query("SELECT count(*)::int AS n FROM api_keys WHERE name = $1", [body.name]);
+    expect(keys.rows[0].n).toBe(3);
   });
 
   it("answers 409 idempotency_key_in_use with Retry-After while the key is held, executing nothing", async () => {

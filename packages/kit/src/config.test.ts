@@ -161,6 +161,21 @@ describe("loadConfig", () => {
     ).toThrow(/NATS_USER and NATS_PASSWORD are required/);
   });
 
+  it("bounds every request: REQUEST_TIMEOUT_MS 30 s by default, and no upstream call longer than it", () => {
+    const dir = varDir();
+    const config = loadConfig({ VAR_DIR: dir });
+    expect(config.REQUEST_TIMEOUT_MS).toBe(30_000);
+    expect(config.UPSTREAM_TIMEOUT_MS).toBe(10_000);
+    expect(() => loadConfig({ VAR_DIR: dir, UPSTREAM_TIMEOUT_MS: "40000" })).toThrow(/REQUEST_TIMEOUT_MS/);
+    expect(
+      loadConfig({ VAR_DIR: dir, UPSTREAM_TIMEOUT_MS: "40000", REQUEST_TIMEOUT_MS: "60000" })
+        .REQUEST_TIMEOUT_MS,
+    ).toBe(60_000);
+    // Unbounded, a key's lock could not be made to outlive the request holding it.
+    expect(() => loadConfig({ VAR_DIR: dir, REQUEST_TIMEOUT_MS: "3600000" })).toThrow(ConfigError);
+    expect(() => loadConfig({ VAR_DIR: dir, UPSTREAM_TIMEOUT_MS: "3600000" })).toThrow(ConfigError);
+  });
+
   it("names every invalid variable", () => {
     expect(() => loadConfig({ VAR_DIR: varDir(), PORT: "eighty", SIGNUP_ENABLED: "maybe" })).toThrow(
       /PORT.*SIGNUP_ENABLED|SIGNUP_ENABLED.*PORT/,

@@ -195,8 +195,14 @@ export const configSchema = z.object({
    * UTF-8 JSON): a larger one is 413 `payload_too_large` (docs/expressions.md#preview).
    */
   PREVIEW_INPUT_LIMIT_BYTES: z.coerce.number().int().min(1_024).max(1_048_576).default(262_144),
-  /** How long the gateway waits for an upstream call before answering 504. */
-  UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  /** How long the gateway waits for an upstream call before answering 504 (at most REQUEST_TIMEOUT_MS). */
+  UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(10_000),
+  /**
+   * The longest the gateway serves one request: receiving it (Fastify's `requestTimeout`) and every
+   * upstream call made for it, which get what is left of it. An Idempotency-Key's in-flight lock
+   * lives this long and a margin, so that it outlives the request that holds it.
+   */
+  REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(300_000).default(30_000),
   /** A service closes (gracefully) the RPC connections older than this, so that calls spread over new replicas. */
   RPC_MAX_CONNECTION_AGE_MS: z.coerce.number().int().min(0).default(300_000),
   /** How long a draining process may take after SIGTERM before it exits anyway. */
@@ -297,6 +303,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (raw.SMTP_URL && !raw.MAIL_FROM) {
     throw new ConfigError(
       "invalid configuration: MAIL_FROM is required with SMTP_URL (a sender your SMTP provider accepts)",
+    );
+  }
+  if (raw.UPSTREAM_TIMEOUT_MS > raw.REQUEST_TIMEOUT_MS) {
+    throw new ConfigError(
+      "invalid configuration: UPSTREAM_TIMEOUT_MS is longer than REQUEST_TIMEOUT_MS, which bounds every request",
     );
   }
   if (Boolean(raw.NATS_USER) !== Boolean(raw.NATS_PASSWORD)) {

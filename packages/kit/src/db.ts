@@ -1,5 +1,6 @@
 import { userInfo } from "node:os";
 import pg from "pg";
+import { recordKeyInTransaction } from "./idempotency-keys.js";
 
 export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;
@@ -96,16 +97,25 @@ export function isConnectionFailure(error: unknown): boolean {
   return CONNECTION_MESSAGES.test(error.message);
 }
 
-/** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
+/**
+ * Runs `work` in one transaction: committed when it resolves, rolled back when it throws. In an
+ * RPC served under an Idempotency-Key, the RPC's first transaction also records the key
+ * (idempotency-keys.ts), so that a retry finds the write committed rather than running it again.
+ */
 export async function withTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  let key: Awaited<ReturnType<typeof recordKeyInTransaction>>;
   try {
     await client.query("BEGIN");
+    key = await recordKeyInTransaction(client);
     const result = await work(client);
     await client.query("COMMIT");
+    if (key) key.state = "recorded";
     return result;
   } catch (error) {
     await client.query("ROLLBACK").catch(() => {});
+    // Rolled back, the key is not recorded: a later transaction of the RPC records it.
+    if (key?.state === "recording") key.state = "open";
     throw error;
   } finally {
     client.release();

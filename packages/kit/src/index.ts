@@ -9,6 +9,8 @@ export * from "./environment-scope.js";
 export * from "./errors.js";
 export * from "./grpc-health.js";
 export * from "./grpc-reflection.js";
+export * from "./idempotency-interceptor.js";
+export * from "./idempotency-keys.js";
 export * from "./ids.js";
 export * from "./logger.js";
 export * from "./metric-catalog.js";

@@ -10,13 +10,20 @@ export type MigrationSet = { schema: string; dirs: string[] };
 /** The outbox table every emitting service has in its own schema (docs/webhooks.md). */
 export const OUTBOX_MIGRATIONS_DIR = fileURLToPath(new URL("../migrations/outbox", import.meta.url));
 
+/** The table of Idempotency-Keys every plane records its writes under, in its own schema (docs/idempotency.md). */
+export const IDEMPOTENCY_MIGRATIONS_DIR = fileURLToPath(
+  new URL("../migrations/idempotency", import.meta.url),
+);
+
 /**
  * Where a folder's applied migrations are recorded. Each folder keeps its own history, so the
- * shared outbox migrations (numbered on their own) never interleave with a service's and a new
+ * shared outbox and idempotency migrations (numbered on their own) never interleave with a service's and a new
  * kit migration never lands "before" migrations a database already has.
  */
 function historyTable(dir: string): string {
-  return dir === OUTBOX_MIGRATIONS_DIR ? "pgmigrations_outbox" : "pgmigrations";
+  if (dir === OUTBOX_MIGRATIONS_DIR) return "pgmigrations_outbox";
+  if (dir === IDEMPOTENCY_MIGRATIONS_DIR) return "pgmigrations_idempotency";
+  return "pgmigrations";
 }
 
 /**

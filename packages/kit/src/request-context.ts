@@ -6,6 +6,12 @@ import {
   type Interceptor,
 } from "@connectrpc/connect";
 import type { Logger } from "pino";
+import {
+  IDEMPOTENCY_FINGERPRINT_HEADER,
+  IDEMPOTENCY_ID_HEADER,
+  IDEMPOTENCY_SEAL_HEADER,
+  type IdempotencyMetadata,
+} from "./idempotency-keys.js";
 
 /** Header that carries the gateway's request id to every service it calls (docs/http.md). */
 export const REQUEST_ID_HEADER = "x-request-id";
@@ -64,7 +70,12 @@ export function requestContextInterceptor(logger: Logger): Interceptor {
 }
 
 /** What a client call carries; the gateway sets it per request. */
-export type CallMetadata = { requestId: string; actor?: Actor | undefined };
+export type CallMetadata = {
+  requestId: string;
+  actor?: Actor | undefined;
+  /** The request's Idempotency-Key, on the gateway's calls for a request that holds one. */
+  idempotency?: IdempotencyMetadata | undefined;
+};
 
 /** Builds the headers of one outgoing call from its metadata. */
 export function metadataHeaders(meta: CallMetadata): Record<string, string> {
@@ -72,6 +83,11 @@ export function metadataHeaders(meta: CallMetadata): Record<string, string> {
   if (meta.actor) {
     headers[ACTOR_KIND_HEADER] = meta.actor.kind;
     headers[ACTOR_ID_HEADER] = meta.actor.id;
+  }
+  if (meta.idempotency) {
+    headers[IDEMPOTENCY_ID_HEADER] = meta.idempotency.id;
+    headers[IDEMPOTENCY_FINGERPRINT_HEADER] = meta.idempotency.fingerprint;
+    headers[IDEMPOTENCY_SEAL_HEADER] = meta.idempotency.sealKey;
   }
   return headers;
 }

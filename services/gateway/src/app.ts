@@ -24,7 +24,7 @@ import { createAttemptLimiter, registerPasswordHashLimit } from "./plugins/attem
 import { cachedOperator, registerAuth } from "./plugins/auth.js";
 import { legacyKeyHeaders, registerDeprecation } from "./plugins/deprecation.js";
 import { answerUnroutablePath, registerErrorHandling } from "./plugins/errors.js";
-import { countClaiming, registerIdempotency } from "./plugins/idempotency.js";
+import { countClaiming, lockTtlMs, registerIdempotency } from "./plugins/idempotency.js";
 import { registerOpenApi } from "./plugins/openapi.js";
 import { registerOps } from "./plugins/ops.js";
 import { registerRateLimit } from "./plugins/rate-limit.js";
@@ -70,6 +70,9 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     // Every part of a request is validated at once by the validation plugin, never twice.
     schemaController: NO_FASTIFY_VALIDATION,
     return503OnClosing: true,
+    // Receiving a request takes at most REQUEST_TIMEOUT_MS (then 408 and the connection closed);
+    // its upstream calls are bounded by the same deadline (`callOptions`).
+    requestTimeout: deps.config.REQUEST_TIMEOUT_MS,
     // The client's address: the peer's, or (through the proxies TRUSTED_PROXIES names, e.g. the
     // ingress) the one X-Forwarded-For gives; rate limits and attempt limits count it.
     trustProxy: trustedProxies(deps.config.TRUSTED_PROXIES),
@@ -78,6 +81,13 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
 
   registerErrorHandling(app);
   registerRequestLog(app);
+  const { REQUEST_TIMEOUT_MS, UPSTREAM_TIMEOUT_MS } = deps.config;
+  // A request's upstream calls end by its deadline (`callOptions`). A WebSocket's calls are made
+  // for as long as the socket lives: each has UPSTREAM_TIMEOUT_MS, as it always had.
+  app.addHook("onRequest", async (request) => {
+    if (request.headers.upgrade?.toLowerCase() === "websocket") return;
+    request.deadline = { at: Date.now() + REQUEST_TIMEOUT_MS, callMs: UPSTREAM_TIMEOUT_MS };
+  });
   await app.register(cookie);
   // The realtime door; upgrades go through the hooks below (auth) before any socket exists.
   await app.register(websocket, {
@@ -107,14 +117,21 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     upstreams: deps.upstreams,
     principals,
     jwtSecret: deps.config.JWT_SECRET,
-    countCredential: countClaiming(deps.config.REDIS_KEY_PREFIX, limiter.countCredential),
+    countCredential: countClaiming(
+      deps.config.REDIS_KEY_PREFIX,
+      lockTtlMs(REQUEST_TIMEOUT_MS),
+      limiter.countCredential,
+    ),
   });
   registerDeprecation(app, legacyKeyHeaders(deps.config));
   registerIdempotency(
     app,
     deps.redis,
-    deps.config.REDIS_KEY_PREFIX,
-    createSeal(deps.config.JWT_SECRET),
+    {
+      prefix: deps.config.REDIS_KEY_PREFIX,
+      seal: createSeal(deps.config.JWT_SECRET),
+      lockMs: lockTtlMs(REQUEST_TIMEOUT_MS),
+    },
     measured,
   );
   registerValidation(app);

@@ -23,11 +23,15 @@ return {found, stored}
 `;
 
 /**
- * The answer stored (when there is one to keep) and the lock released, in one command: a
- * `MULTI` … `EXEC` is four, and ioredis sends a transaction on a write of its own, where a
- * script joins the commands other requests issue in the same turn of the event loop.
+ * The answer stored (when there is one to keep) and the lock released, in one command, by the
+ * lock's owner only: a run whose lock expired (and which another run may hold now) neither
+ * deletes that run's lock nor writes over its record; it returns 0. A `MULTI` … `EXEC` is four
+ * commands, and ioredis sends a transaction on a write of its own, where a script joins the
+ * commands other requests issue in the same turn of the event loop.
+ * KEYS record and lock; ARGV the sealed answer ('' for none), its lifetime in s, the owner.
  */
 const FINISH = `
+if redis.call('GET', KEYS[2]) ~= ARGV[3] then return 0 end
 if ARGV[1] ~= '' then redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2]) end
 redis.call('DEL', KEYS[2])
 return 1
@@ -51,7 +55,13 @@ type RecordsRedis = Redis & {
     owner: string,
     ttlMs: number,
   ): Promise<[number, string?]>;
-  idempotencyFinish(recordKey: string, lockKey: string, sealed: string, ttlSeconds: number): Promise<number>;
+  idempotencyFinish(
+    recordKey: string,
+    lockKey: string,
+    sealed: string,
+    ttlSeconds: number,
+    owner: string,
+  ): Promise<number>;
 };
 
 /** Claims idempotency keys and stores their answers on `redis` (one definition of each script per client). */
@@ -66,14 +76,18 @@ export function idempotencyRecords(redis: Redis) {
       const [found, sealed] = await client.idempotencyClaim(recordKey, lockKey, owner, ttlMs);
       return claimOf(found, sealed) ?? { kind: "busy" };
     },
-    /** Stores `sealed` for `ttlSeconds` (nothing when null) and releases the lock. */
+    /**
+     * Stores `sealed` for `ttlSeconds` (nothing when null) and releases the lock, if `owner` still
+     * holds it; resolves false (nothing done) when it no longer does.
+     */
     async finish(
       recordKey: string,
       lockKey: string,
+      owner: string,
       sealed: string | null,
       ttlSeconds: number,
-    ): Promise<void> {
-      await client.idempotencyFinish(recordKey, lockKey, sealed ?? "", ttlSeconds);
+    ): Promise<boolean> {
+      return (await client.idempotencyFinish(recordKey, lockKey, sealed ?? "", ttlSeconds, owner)) === 1;
     },
   };
 }

@@ -24,4 +24,13 @@ describe("createSeal", () => {
     }
     expect(ivs.size).toBe(600);
   });
+
+  it("gives each key identity a plane key of its own, which only the same secret derives again", () => {
+    const seal = createSeal("a".repeat(40));
+    const key = seal.planeKey("identity-1");
+    expect(Buffer.from(key, "base64url")).toHaveLength(32);
+    expect(createSeal("a".repeat(40)).planeKey("identity-1")).toBe(key);
+    expect(seal.planeKey("identity-2")).not.toBe(key);
+    expect(createSeal("b".repeat(40)).planeKey("identity-1")).not.toBe(key);
+  });
 });

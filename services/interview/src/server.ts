@@ -1,5 +1,12 @@
 import { fileURLToPath } from "node:url";
-import { type MigrationSet, OUTBOX_MIGRATIONS_DIR, pingPool, type ServiceDefinition } from "@evalp/kit";
+import {
+  IDEMPOTENCY_MIGRATIONS_DIR,
+  idempotencyInterceptor,
+  type MigrationSet,
+  OUTBOX_MIGRATIONS_DIR,
+  pingPool,
+  type ServiceDefinition,
+} from "@evalp/kit";
 import type { Deps } from "./deps.js";
 import { realtimeInterceptor } from "./realtime.js";
 import { routes } from "./routes.js";
@@ -9,7 +16,11 @@ export const SCHEMA = "interview";
 
 export const migrations: MigrationSet = {
   schema: SCHEMA,
-  dirs: [OUTBOX_MIGRATIONS_DIR, fileURLToPath(new URL("../migrations", import.meta.url))],
+  dirs: [
+    OUTBOX_MIGRATIONS_DIR,
+    IDEMPOTENCY_MIGRATIONS_DIR,
+    fileURLToPath(new URL("../migrations", import.meta.url)),
+  ],
 };
 
 /**
@@ -21,6 +32,7 @@ export function interviewService(deps: Deps): ServiceDefinition {
     name: "interview",
     routes: routes(deps),
     checks: [{ name: "postgres", check: () => pingPool(deps.pool) }],
-    interceptors: [realtimeInterceptor(deps.realtime)],
+    // Outermost: an answer given again from the key's row is not pushed to the sockets twice.
+    interceptors: [idempotencyInterceptor(deps.pool), realtimeInterceptor(deps.realtime)],
   };
 }

@@ -1,5 +1,12 @@
 import { fileURLToPath } from "node:url";
-import { type MigrationSet, OUTBOX_MIGRATIONS_DIR, pingPool, type ServiceDefinition } from "@evalp/kit";
+import {
+  IDEMPOTENCY_MIGRATIONS_DIR,
+  idempotencyInterceptor,
+  type MigrationSet,
+  OUTBOX_MIGRATIONS_DIR,
+  pingPool,
+  type ServiceDefinition,
+} from "@evalp/kit";
 import type { Deps } from "./deps.js";
 import { routes } from "./routes.js";
 
@@ -8,7 +15,11 @@ export const SCHEMA = "platform";
 
 export const migrations: MigrationSet = {
   schema: SCHEMA,
-  dirs: [OUTBOX_MIGRATIONS_DIR, fileURLToPath(new URL("../migrations", import.meta.url))],
+  dirs: [
+    OUTBOX_MIGRATIONS_DIR,
+    IDEMPOTENCY_MIGRATIONS_DIR,
+    fileURLToPath(new URL("../migrations", import.meta.url)),
+  ],
 };
 
 /** The platform service (templates, bundles, preview, continuous answers), not yet listening. */
@@ -17,5 +28,6 @@ export function platformService(deps: Deps): ServiceDefinition {
     name: "platform",
     routes: routes(deps),
     checks: [{ name: "postgres", check: () => pingPool(deps.pool) }],
+    interceptors: [idempotencyInterceptor(deps.pool)],
   };
 }

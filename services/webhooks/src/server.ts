@@ -1,5 +1,7 @@
 import { fileURLToPath } from "node:url";
 import {
+  IDEMPOTENCY_MIGRATIONS_DIR,
+  idempotencyInterceptor,
   type MigrationSet,
   OUTBOX_MIGRATIONS_DIR,
   pingPool,
@@ -14,7 +16,11 @@ export const SCHEMA = "webhooks";
 
 export const migrations: MigrationSet = {
   schema: SCHEMA,
-  dirs: [OUTBOX_MIGRATIONS_DIR, fileURLToPath(new URL("../migrations", import.meta.url))],
+  dirs: [
+    OUTBOX_MIGRATIONS_DIR,
+    IDEMPOTENCY_MIGRATIONS_DIR,
+    fileURLToPath(new URL("../migrations", import.meta.url)),
+  ],
 };
 
 /**
@@ -26,5 +32,6 @@ export function webhooksService(deps: Deps, extraChecks: ReadinessCheck[] = []):
     name: "webhooks",
     routes: routes(deps),
     checks: [{ name: "postgres", check: () => pingPool(deps.pool) }, ...extraChecks],
+    interceptors: [idempotencyInterceptor(deps.pool)],
   };
 }

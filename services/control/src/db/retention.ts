@@ -1,4 +1,10 @@
-import { type Config, outboxRetention, type RetentionTask, rowsOlderThan } from "@evalp/kit";
+import {
+  type Config,
+  idempotencyRetention,
+  outboxRetention,
+  type RetentionTask,
+  rowsOlderThan,
+} from "@evalp/kit";
 
 /**
  * What control deletes (docs/configuration.md#retention): its published outbox rows; sessions,
@@ -15,6 +21,7 @@ export function controlRetention(
   const grace = config.RETENTION_EXPIRED_GRACE_DAYS;
   const tasks = [
     outboxRetention(config.RETENTION_OUTBOX_DAYS),
+    idempotencyRetention(),
     rowsOlderThan("sessions", "expires_at", grace),
     rowsOlderThan("invitations", "expires_at", grace),
     rowsOlderThan("password_resets", "expires_at", grace),

@@ -15,9 +15,10 @@ import { AUDIT_COLUMNS, auditValues } from "./audit.js";
  * `subject_counts` (which the `subjects_counted` trigger keeps): every write of an import locks
  * it first, reads the count as it stands then (the latest version, whatever the statement's
  * snapshot), and writes only if the count still admits what was planned, in one statement. So
- * an import reads, plans, and writes in two round trips without a transaction; the lock lives
- * only as long as the writing statement does. A write whose plan the count no longer admits
- * writes nothing; the import then runs as a transaction that takes the lock before it reads.
+ * an import reads, plans, and writes in two round trips, in a short transaction that only adds
+ * the record of the request's Idempotency-Key; the lock lives from the writing statement to that
+ * commit. A write whose plan the count no longer admits writes nothing; the import then runs as
+ * a transaction that takes the lock before it reads.
  */
 
 /** What an import plans from: the limit, the subjects counted, the batch's external ids already known. */

@@ -41,6 +41,9 @@ const UNIQUE_VIOLATION = "23505";
  * When another import changed what the plan was made from, the import runs again as a
  * transaction that takes the lock before it reads.
  */
+/** An unlocked attempt whose plan another import changed meanwhile: it writes nothing. */
+const NOT_ADMITTED = new Error("an import not admitted without the count lock");
+
 export function importSubjects(deps: Deps) {
   return async (req: ImportSubjectsRequest, ctx: HandlerContext): Promise<ImportSubjectsResponse> => {
     const context = requestContext(ctx.values);
@@ -52,8 +55,16 @@ export function importSubjects(deps: Deps) {
       const written = await writeImport(db, importWrite(req, context, batchId, state, plan));
       return written ? plan.receipts : null;
     };
-    let receipts = await attempt(deps.pool).catch((error: unknown) => {
-      if ((error as { code?: string }).code === UNIQUE_VIOLATION) return null;
+    // A transaction of its own (the statement and its commit): the request's Idempotency-Key is
+    // recorded with the import it made (kit's withTransaction), so a retry after a lost answer is
+    // given this import's receipts rather than importing again. One not admitted rolls back, the
+    // key's record with it: the locked attempt below records it.
+    let receipts = await withTransaction(deps.pool, async (tx) => {
+      const written = await attempt(tx);
+      if (!written) throw NOT_ADMITTED;
+      return written;
+    }).catch((error: unknown) => {
+      if (error === NOT_ADMITTED || (error as { code?: string }).code === UNIQUE_VIOLATION) return null;
       throw error;
     });
     receipts ??= await withTransaction(deps.pool, async (tx) => {

@@ -1,4 +1,5 @@
 import type { Server } from "node:http";
+import type { IdempotencyMetadata } from "@evalp/kit";
 import type { Claim } from "../idempotency-records.js";
 import type { Access, ParticipantAccess, Principal, RouteAccess } from "./principal.js";
 
@@ -22,15 +23,33 @@ declare module "fastify" {
     credential?: string;
     /** The credential once the auth plugin proved it (any kind): the rate limit counts against it. */
     provenCredential?: string;
-    /** Set by the idempotency plugin when this request holds a key's lock. */
-    idempotency?: { recordKey: string; lockKey: string; fingerprint: string };
+    /**
+     * Set by the idempotency plugin when this request holds a key's lock (`owner` is the lock's
+     * token): what the planes are told of the key (`plane`), and `final` false once a plane
+     * answered about the key itself rather than the request (nothing is stored then).
+     */
+    idempotency?: {
+      recordKey: string;
+      lockKey: string;
+      owner: string;
+      fingerprint: string;
+      plane: IdempotencyMetadata;
+      final?: boolean;
+    };
+    /**
+     * When this request must be answered by (REQUEST_TIMEOUT_MS from its start), and how long one
+     * upstream call may take at most (UPSTREAM_TIMEOUT_MS): `callOptions` gives each call the less.
+     */
+    deadline?: { at: number; callMs: number };
     /**
      * A key claimed with the rate limit's count, before the body was read (idempotency.ts's
      * `claimWithCount`): the plugin answers it once the body is parsed, or releases its lock.
      */
     idempotencyClaim?: {
+      id: string;
       recordKey: string;
       lockKey: string;
+      owner: string;
       outcome: Claim | { kind: "unavailable"; cause: unknown } | undefined;
     };
     /** A principal the cache held when the request came in, which the auth plugin takes as is. */

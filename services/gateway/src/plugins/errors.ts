@@ -99,6 +99,10 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (appError.code === "unavailable" && !appError.headers["Retry-After"]) {
       reply.header("Retry-After", RETRY_AFTER_UNAVAILABLE);
     }
+    // A plane's 409 in-use (its run under the key still going) says when to ask again, as the gateway's does.
+    if (appError.code === "idempotency_key_in_use" && !appError.headers["Retry-After"]) {
+      reply.header("Retry-After", RETRY_AFTER_UNAVAILABLE);
+    }
     for (const [name, value] of Object.entries(appError.headers)) reply.header(name, value);
     return reply
       .code(appError.status)

@@ -1,5 +1,6 @@
-import { hash } from "node:crypto";
-import { AppError } from "@evalp/kit";
+import { hash, randomUUID } from "node:crypto";
+import { ConnectError } from "@connectrpc/connect";
+import { AppError, fromConnectError } from "@evalp/kit";
 import canonicalize from "canonicalize";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Redis } from "ioredis";
@@ -10,10 +11,16 @@ import type { GatewayMetrics } from "../metrics.js";
 /** Records live 24 h (docs/idempotency.md). */
 const RECORD_TTL_SECONDS = 24 * 60 * 60;
 /**
- * The in-flight lock outlives any request (upstream calls time out well before), and expires
- * on its own if the gateway dies holding it, so a key is never stuck.
+ * What the in-flight lock lives beyond REQUEST_TIMEOUT_MS, which bounds the request holding it
+ * (its body, then its upstream calls: `callOptions`): the margin covers storing the answer. The
+ * lock still expires on its own if the gateway dies holding it, so a key is never stuck.
  */
-const LOCK_TTL_MS = 60_000;
+const LOCK_MARGIN_MS = 5_000;
+
+/** How long a key's in-flight lock lives when requests take at most `requestTimeoutMs`. */
+export function lockTtlMs(requestTimeoutMs: number): number {
+  return requestTimeoutMs + LOCK_MARGIN_MS;
+}
 const HEADER = "idempotency-key";
 const MAX_KEY_LENGTH = 255;
 /**
@@ -34,20 +41,30 @@ export function requestFingerprint(method: string, path: string, body: unknown):
   return hash("sha256", `${method}\n${path}\n${canonical}`, "hex");
 }
 
-/** The Redis identity of one key in its scope (docs/idempotency.md: organization, method, route). */
+/** The Redis identity of one key in its scope (docs/idempotency.md: caller, method, route). */
 export function idempotencyId(scope: string, method: string, route: string, key: string): string {
   return hash("sha256", `${scope}\n${method}\n${route}\n${key}`, "hex");
 }
 
 /**
- * Whom a key belongs to: the credential's organization (or participant session), else the
- * caller; an anonymous caller by its address, so that one client's keys never meet another's.
+ * The scope of an operator's keys: the caller (an API key, or a signed-in user: the principal's
+ * kind and id) in the organization it acts in. Another credential of the same organization that
+ * sends the same key and body makes another request, and never sees this caller's answer (which
+ * can hold a secret that only this caller may read).
+ */
+export function operatorScope(kind: string, principalId: string, organizationId: string | null): string {
+  return `${kind}:${principalId}@${organizationId ?? ""}`;
+}
+
+/**
+ * Whom a key belongs to: the participant session, the operator (`operatorScope`), an anonymous
+ * caller by its address, so that one client's keys never meet another's.
  */
 function keyScope(request: FastifyRequest): string {
   const access = request.access;
   if (request.participant) return `participant:${request.participant.sessionId}`;
-  if (access?.organizationId) return `org:${access.organizationId}`;
-  if (access) return `principal:${access.principal.principalId}`;
+  if (access)
+    return operatorScope(access.principal.kind, access.principal.principalId, access.organizationId);
   return `anonymous:${request.ip}`;
 }
 
@@ -75,13 +92,13 @@ export type ClaimOutcome = Claim | { kind: "unavailable"; cause: unknown };
 function claimTarget(
   request: FastifyRequest,
   prefix: string,
-): { recordKey: string; lockKey: string } | undefined {
+): { id: string; recordKey: string; lockKey: string } | undefined {
   const mode = request.routeOptions.config.access?.idempotency ?? "none";
   const key = request.headers[HEADER];
   if (mode === "none" || typeof key !== "string" || key.length === 0 || key.length > MAX_KEY_LENGTH)
     return undefined;
   const id = idempotencyId(keyScope(request), request.method, request.routeOptions.url ?? request.url, key);
-  return { recordKey: `${prefix}idem:rec:${id}`, lockKey: `${prefix}idem:lock:${id}` };
+  return { id, recordKey: `${prefix}idem:rec:${id}`, lockKey: `${prefix}idem:lock:${id}` };
 }
 
 /**
@@ -90,10 +107,12 @@ function claimTarget(
  * belongs to is known then, and a request of an idempotent route claims its key anyway. The
  * outcome waits on the request (`idempotencyClaim`) until the body is parsed, so that every
  * error the request would meet before the key is looked at still comes first; a lock claimed
- * for a request that ends before (a body refused) is released unused.
+ * for a request that ends before (a body refused) is released unused. The lock's owner is a
+ * token of this claim's own (not the request id, which a client may choose).
  */
 export function countClaiming(
   prefix: string,
+  lockMs: number,
   count: (
     request: FastifyRequest,
     claim?: { recordKey: string; lockKey: string; owner: string; ttlMs: number },
@@ -101,34 +120,46 @@ export function countClaiming(
 ): (request: FastifyRequest, authorized: boolean) => Promise<void> {
   return async (request, authorized) => {
     const target = authorized ? claimTarget(request, prefix) : undefined;
-    const outcome = await count(request, target && { ...target, owner: request.id, ttlMs: LOCK_TTL_MS });
-    if (target) request.idempotencyClaim = { ...target, outcome };
+    const owner = randomUUID();
+    const outcome = await count(request, target && { ...target, owner, ttlMs: lockMs });
+    if (target) request.idempotencyClaim = { ...target, owner, outcome };
   };
 }
 
+/** Codes a plane answers about the key itself, not the request: never a key's final answer. */
+const KEY_REFUSALS = new Set(["idempotency_key_in_use", "idempotency_key_reused"]);
+
 /**
- * Idempotency-Key (docs/idempotency.md): a Redis lock (`SET NX PX`) admits one execution per key,
- * taken in the same script that looks for a stored record (one round trip), usually together with
- * the rate limit's count (`countClaiming`); the final response (< 500) is stored with the request
- * fingerprint, sealed (`idempotency-seal.ts`) and at most MAX_RECORD_BYTES, and replayed
- * verbatim. Answered after authentication (keys are scoped to the credential's organization) and
- * body parsing, and before validation, so that a stored 422 replays too. Replays and refused keys
- * are counted in `metrics`.
+ * Idempotency-Key (docs/idempotency.md): a Redis lock (`SET NX PX`, owned by a token of its own)
+ * admits one execution per key, taken in the same script that looks for a stored record (one
+ * round trip), usually together with the rate limit's count (`countClaiming`); the final response
+ * (< 500) is stored with the request fingerprint, sealed (`idempotency-seal.ts`) and at most
+ * MAX_RECORD_BYTES, and replayed verbatim. Answered after authentication (keys are scoped to the
+ * caller) and body parsing, and before validation, so that a stored 422 replays too.
+ *
+ * The lock only spares the planes concurrent duplicates: what makes a write run once is the
+ * planes' own record of the key, written in the write's transaction (kit's
+ * idempotency-interceptor.ts). Every upstream call of a request holding a key carries the key's
+ * identity (`callOptions`), so a retry whose first answer was lost (a 504 while the plane went on
+ * to commit, a 5xx on the way back) is answered by the plane with the committed outcome, or 409
+ * while that run is still going; a run that committed nothing runs again. Replays and refused
+ * keys are counted in `metrics`.
  */
 export function registerIdempotency(
   app: FastifyInstance,
   redis: Redis,
-  prefix: string,
-  seal: Seal,
+  options: { prefix: string; seal: Seal; lockMs: number },
   metrics?: Pick<GatewayMetrics, "idempotencyReplayed" | "idempotencyConflict">,
 ): void {
+  const { prefix, seal, lockMs } = options;
   const records = idempotencyRecords(redis);
   app.addHook("preValidation", async (request, reply) => {
     const early = request.idempotencyClaim;
     request.idempotencyClaim = undefined;
     const target = early ?? claimTarget(request, prefix);
     if (!target) return undefined;
-    const { recordKey, lockKey } = target;
+    const { id, recordKey, lockKey } = target;
+    let owner = early?.owner ?? randomUUID();
     const fingerprint = requestFingerprint(request.method, request.url.split("?")[0] ?? "", request.body);
 
     const inUse = () => {
@@ -145,7 +176,7 @@ export function registerIdempotency(
     // limit's count already claimed it.
     const outcome =
       early?.outcome ??
-      (await records.claim(recordKey, lockKey, request.id, LOCK_TTL_MS).catch((error: unknown) => {
+      (await records.claim(recordKey, lockKey, owner, lockMs).catch((error: unknown) => {
         throw unavailable(error);
       }));
     if (outcome.kind === "unavailable") throw unavailable(outcome.cause);
@@ -167,12 +198,19 @@ export function registerIdempotency(
       }
       // A record that does not open (sealed under a rotated secret) counts as absent: the request
       // runs again under the lock, and its answer replaces the record.
-      const locked = await redis.set(lockKey, request.id, "PX", LOCK_TTL_MS, "NX").catch((error: unknown) => {
+      owner = randomUUID();
+      const locked = await redis.set(lockKey, owner, "PX", lockMs, "NX").catch((error: unknown) => {
         throw unavailable(error);
       });
       if (locked !== "OK") throw inUse();
     }
-    request.idempotency = { recordKey, lockKey, fingerprint };
+    request.idempotency = {
+      recordKey,
+      lockKey,
+      owner,
+      fingerprint,
+      plane: { id, fingerprint, sealKey: seal.planeKey(id) },
+    };
     return undefined;
   });
 
@@ -182,10 +220,17 @@ export function registerIdempotency(
     request.idempotencyClaim = undefined;
     if (unused?.outcome?.kind !== "claimed") return;
     await records
-      .finish(unused.recordKey, unused.lockKey, null, RECORD_TTL_SECONDS)
+      .finish(unused.recordKey, unused.lockKey, unused.owner, null, RECORD_TTL_SECONDS)
       .catch((error: unknown) => request.log.error({ err: error }, "idempotency lock release failed"));
   };
   app.addHook("onRequestAbort", releaseUnused);
+
+  // A plane's word about the key (another run under it still going, or it committed another
+  // request) is this request's answer, but not the key's: nothing is stored, a retry asks again.
+  app.addHook("onError", async (request, _reply, error) => {
+    const code = error instanceof AppError ? error.code : codeOf(error);
+    if (code && KEY_REFUSALS.has(code) && request.idempotency) request.idempotency.final = false;
+  });
 
   app.addHook("onSend", async (request, reply, payload) => {
     await releaseUnused(request);
@@ -194,7 +239,7 @@ export function registerIdempotency(
     request.idempotency = undefined;
     const status = reply.statusCode;
     let sealed: string | null = null;
-    if (status < 500 && typeof payload === "string") {
+    if (status < 500 && held.final !== false && typeof payload === "string") {
       const headers: Record<string, string> = {};
       for (const name of REPLAYED_HEADERS) {
         const value = reply.getHeader(name);
@@ -211,12 +256,22 @@ export function registerIdempotency(
       }
     }
     // A failure to store is logged, not sent: the response itself is already final. The lock
-    // then expires on its own and a retry executes again.
+    // then expires on its own, and a retry is answered by the planes' record of the key. A run
+    // whose lock expired meanwhile stores nothing and releases nothing: the lock and the record
+    // are the run's that holds it now.
     await records
-      .finish(held.recordKey, held.lockKey, sealed, RECORD_TTL_SECONDS)
+      .finish(held.recordKey, held.lockKey, held.owner, sealed, RECORD_TTL_SECONDS)
+      .then((owned) => {
+        if (!owned) request.log.warn("idempotency lock lost before the answer: nothing stored");
+      })
       .catch((error: unknown) => request.log.error({ err: error }, "idempotency store failed"));
     return payload;
   });
+}
+
+/** The contract code a plane's error carries, for errors not yet rendered as AppError. */
+function codeOf(error: unknown): string | undefined {
+  return error instanceof ConnectError ? fromConnectError(error).code : undefined;
 }
 
 async function sendReplay(reply: FastifyReply, record: StoredResponse): Promise<void> {

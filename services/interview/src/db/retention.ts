@@ -1,4 +1,11 @@
-import { type Config, olderThanDays, outboxRetention, type RetentionTask, rowsOlderThan } from "@evalp/kit";
+import {
+  type Config,
+  idempotencyRetention,
+  olderThanDays,
+  outboxRetention,
+  type RetentionTask,
+  rowsOlderThan,
+} from "@evalp/kit";
 
 /**
  * Behavioral events stored more than `days` ago, oldest first. Their batches stay: one small row
@@ -40,6 +47,7 @@ export function interviewRetention(
 ): RetentionTask[] {
   const tasks = [
     outboxRetention(config.RETENTION_OUTBOX_DAYS),
+    idempotencyRetention(),
     behavioralEvents(config.RETENTION_BEHAVIORAL_EVENTS_DAYS),
   ];
   if (config.RETENTION_INTERVIEW_ENTRIES_DAYS !== undefined) {

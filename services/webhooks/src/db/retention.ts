@@ -1,4 +1,10 @@
-import { type Config, olderThanDays, outboxRetention, type RetentionTask } from "@evalp/kit";
+import {
+  type Config,
+  idempotencyRetention,
+  olderThanDays,
+  outboxRetention,
+  type RetentionTask,
+} from "@evalp/kit";
 import { resealBatch, resealTurn, type SecretSealer } from "../sealed-secrets.js";
 
 /**
@@ -105,6 +111,7 @@ export function webhooksRetention(
   const days = config.RETENTION_WEBHOOK_DELIVERIES_DAYS;
   return [
     outboxRetention(config.RETENTION_OUTBOX_DAYS),
+    idempotencyRetention(),
     finishedDeliveries(days),
     orphanEvents(days),
     expiredPreviousSecrets(),
