@@ -35,6 +35,7 @@ export * from "./retention.js";
 export * from "./rpc-tracing.js";
 export * from "./scopes.js";
 export * from "./serve.js";
+export * from "./service-callers.js";
 export * from "./service-endpoints.js";
 export * from "./service-tokens.js";
 export * from "./shutdown.js";

@@ -1,7 +1,7 @@
 import { fileURLToPath } from "node:url";
 import { type MigrationSet, OUTBOX_MIGRATIONS_DIR, pingPool, type ServiceDefinition } from "@evalp/kit";
 import type { Deps } from "./deps.js";
-import { routes } from "./routes.js";
+import { CALLERS, routes } from "./routes.js";
 
 /** The control plane owns the `control` schema. */
 export const SCHEMA = "control";
@@ -16,6 +16,7 @@ export function controlService(deps: Deps): ServiceDefinition {
   return {
     name: "control",
     routes: routes(deps),
+    callers: CALLERS,
     checks: [{ name: "postgres", check: () => pingPool(deps.pool) }],
   };
 }

@@ -2,7 +2,7 @@ import { fileURLToPath } from "node:url";
 import { type MigrationSet, OUTBOX_MIGRATIONS_DIR, pingPool, type ServiceDefinition } from "@evalp/kit";
 import type { Deps } from "./deps.js";
 import { realtimeInterceptor } from "./realtime.js";
-import { routes } from "./routes.js";
+import { CALLERS, routes } from "./routes.js";
 
 /** The interview plane owns the `interview` schema. */
 export const SCHEMA = "interview";
@@ -20,6 +20,7 @@ export function interviewService(deps: Deps): ServiceDefinition {
   return {
     name: "interview",
     routes: routes(deps),
+    callers: CALLERS,
     checks: [{ name: "postgres", check: () => pingPool(deps.pool) }],
     interceptors: [realtimeInterceptor(deps.realtime)],
   };
