@@ -25,4 +25,10 @@ describe("callerTable", () => {
       true,
     );
   });
+
+  it("lists every RPC granted and its callers", () => {
+    expect(table.entries().get("evalp.control.v1.QuotaService/GetLimits")).toEqual(["gateway", "webhooks"]);
+    expect(table.entries().get("evalp.control.v1.QuotaService/UpdateQuotas")).toEqual(["gateway"]);
+    expect(table.entries().has("evalp.common.v1.UsageService/CountUsage")).toBe(false);
+  });
 });

@@ -27,21 +27,28 @@ const OPEN_TO_EVERY_CALLER = new Set([
 
 /** Builds a service's table; an RPC granted to nobody is refused to everybody. */
 export function callerTable(grants: CallerGrants): CallerTable {
-  const allowed = new Map<string, Set<string>>();
+  // Service → method → callers: looked up per call without building a string.
+  const allowed = new Map<string, Map<string, Set<string>>>();
   for (const [caller, granted] of Object.entries(grants)) {
     for (const grant of granted) {
       const methods = grant.kind === "service" ? grant.methods : [grant];
       for (const method of methods) {
-        const rpc = `${method.parent.typeName}/${method.name}`;
-        const callers = allowed.get(rpc) ?? new Set<string>();
+        const service = allowed.get(method.parent.typeName) ?? new Map<string, Set<string>>();
+        allowed.set(method.parent.typeName, service);
+        const callers = service.get(method.name) ?? new Set<string>();
+        service.set(method.name, callers);
         callers.add(caller);
-        allowed.set(rpc, callers);
       }
     }
   }
   return {
     allows: (service, method, caller) =>
-      OPEN_TO_EVERY_CALLER.has(service) || (allowed.get(`${service}/${method}`)?.has(caller) ?? false),
-    entries: () => new Map([...allowed].map(([rpc, callers]) => [rpc, [...callers].sort()])),
+      allowed.get(service)?.get(method)?.has(caller) ?? OPEN_TO_EVERY_CALLER.has(service),
+    entries: () =>
+      new Map(
+        [...allowed].flatMap(([service, methods]) =>
+          [...methods].map(([method, callers]) => [`${service}/${method}`, [...callers].sort()] as const),
+        ),
+      ),
   };
 }

@@ -1,11 +1,17 @@
 import { createPrivateKey, createPublicKey } from "node:crypto";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { ApiKeyService } from "@evalp/proto/control/v1/api_key";
+import { QuotaService } from "@evalp/proto/control/v1/quota";
 import { SignJWT } from "jose";
+import { pino } from "pino";
 import { describe, expect, it } from "vitest";
+import { callerTable } from "./service-callers.js";
 import {
   generateServiceKeySet,
   mintServiceToken,
   parseServiceKey,
   parseServicePublicKeys,
+  requireServiceTokens,
   type ServiceTokenVerifier,
   verifyServiceToken,
 } from "./service-tokens.js";
@@ -83,5 +89,52 @@ describe("verifyServiceToken", () => {
     ).toMatchObject({
       caller: "webhooks",
     });
+  });
+});
+
+describe("requireServiceTokens", () => {
+  const lines: string[] = [];
+  const logger = pino({ level: "warn" }, { write: (line: string) => void lines.push(line) });
+  const interceptor = requireServiceTokens(
+    control,
+    callerTable({ gateway: [ApiKeyService, QuotaService], webhooks: [QuotaService.method.getLimits] }),
+    logger,
+  );
+  /** Runs the interceptor on a call of `method` with `token`; resolves with the actor it let through. */
+  const call = async (method: { parent: { typeName: string }; name: string }, token: string) => {
+    const req = {
+      header: new Headers({ authorization: `Bearer ${token}`, "x-evalp-actor-id": "forged" }),
+      service: { typeName: method.parent.typeName },
+      method: { name: method.name },
+    };
+    const next = async (passed: typeof req) => passed.header.get("x-evalp-actor-id");
+    // Only the parts the interceptor reads of a request.
+    return (interceptor as unknown as (n: typeof next) => (r: typeof req) => Promise<string | null>)(next)(
+      req,
+    );
+  };
+  const codeOf = (promise: Promise<unknown>) =>
+    promise.then(
+      () => null,
+      (error: unknown) => (error instanceof ConnectError ? error.code : error),
+    );
+
+  it("lets a caller through to what its table grants, with the token's actor and none sent beside it", async () => {
+    const token = await mintServiceToken(signer("gateway"), "control", { kind: "session", id: "user-1" });
+    expect(await call(ApiKeyService.method.createApiKey, token)).toBe("user-1");
+    expect(
+      await call(QuotaService.method.getLimits, await mintServiceToken(signer("webhooks"), "control")),
+    ).toBe(null);
+  });
+
+  it("refuses a caller the RPC is not granted to (PermissionDenied, logged), and a token for another service", async () => {
+    const webhooks = await mintServiceToken(signer("webhooks"), "control");
+    expect(await codeOf(call(ApiKeyService.method.createApiKey, webhooks))).toBe(Code.PermissionDenied);
+    expect(await codeOf(call(QuotaService.method.updateQuotas, webhooks))).toBe(Code.PermissionDenied);
+    expect(lines.map((line) => JSON.parse(line))).toContainEqual(
+      expect.objectContaining({ caller: "webhooks", rpc: "evalp.control.v1.ApiKeyService/CreateApiKey" }),
+    );
+    const elsewhere = await mintServiceToken(signer("gateway"), "webhooks");
+    expect(await codeOf(call(ApiKeyService.method.createApiKey, elsewhere))).toBe(Code.Unauthenticated);
   });
 });
