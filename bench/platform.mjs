@@ -2,7 +2,7 @@
 // fresh database, a Redis prefix and a NATS server of the run's own, beside the baselines, the
 // hop servers and the webhook receiver (bench/servers.mjs); and its removal at the end.
 import { randomBytes } from "node:crypto";
-import { configSchema, withDefaultUser } from "@evalp/kit";
+import { configSchema, generateServiceKeySet, schemaRoleUrl, withDefaultUser } from "@evalp/kit";
 import { freePort, natsAuthorization, startNatsServer } from "@evalp/testing";
 import pg from "pg";
 import { migrateAll } from "../scripts/migrate.mjs";
@@ -37,13 +37,15 @@ export async function startPlatform() {
       ]),
     ),
   );
+  // Each process its own key pair, made for the run, and (the planes) its schema's role.
+  const keys = generateServiceKeySet();
   const env = {
     ...process.env,
     NODE_ENV: "production",
     LOG_LEVEL: "warn",
     DATABASE_URL: databaseUrl.toString(),
     JWT_SECRET: randomBytes(32).toString("hex"),
-    SERVICE_TOKEN_SECRETS: `bench:${randomBytes(32).toString("hex")}`,
+    SERVICE_PUBLIC_KEYS: keys.public,
     REDIS_KEY_PREFIX: `evalp-bench-${suffix}:`,
     RATE_LIMIT_PER_MINUTE: "1000000000",
     // The webhook receiver listens on loopback.
@@ -57,6 +59,8 @@ export async function startPlatform() {
       ...env,
       SERVICE_PORT: String(ports[name].rpc),
       OPS_PORT: String(ports[name].ops),
+      SERVICE_KEY: keys.private[name],
+      DATABASE_URL: schemaRoleUrl(databaseUrl.toString(), name),
       ...authorization.credentials(name),
     });
   }
@@ -64,6 +68,7 @@ export async function startPlatform() {
     ...env,
     PORT: String(ports.gateway.rpc),
     OPS_PORT: String(ports.gateway.ops),
+    SERVICE_KEY: keys.private.gateway,
     ...authorization.credentials("gateway"),
   });
   startProcess("hello", ["bench/servers.mjs", "hello"], { ...env, PORT: String(ports.hello.rpc) });

@@ -20,10 +20,19 @@
 //   client (kit's `createServiceTransport`, as the gateway calls a plane) or raw node:http2, and
 //   prints `{calls, failed, seconds, cpuUs, latenciesMs}` (its own CPU, from process.cpuUsage).
 // PORT and (for the monolith) DATABASE_URL and DATABASE_POOL_SIZE come from the environment.
+
+import { createPrivateKey, createPublicKey } from "node:crypto";
 import { createServer } from "node:http";
 import http2 from "node:http2";
 import { createClient } from "@connectrpc/connect";
-import { createLogger, createServiceTransport, serveService, serviceCaller } from "@evalp/kit";
+import {
+  callerTable,
+  createLogger,
+  createServiceTransport,
+  serveService,
+  serviceCaller,
+  serviceVerifier,
+} from "@evalp/kit";
 import { HealthService } from "@evalp/proto/common/v1/health";
 import Fastify from "fastify";
 import pg from "pg";
@@ -31,8 +40,23 @@ import { monolithPrincipal, registerImport } from "./import-monolith.mjs";
 import { setting } from "./settings.mjs";
 
 const mode = process.argv[2];
-/** The hop's client and server sign and check service tokens as the platform's do. */
-const HOP_TOKENS = { SERVICE_TOKEN_SECRETS: "bench:bench-service-token-secret-0123456789abcdef" };
+/**
+ * The hop's client and server sign and check service tokens as the platform's do: the client as
+ * `bench`, with a key both ends derive from a fixed seed (they run as separate processes; a
+ * benchmark's key guards nothing).
+ */
+const HOP_KEY = createPrivateKey({
+  key: Buffer.concat([Buffer.from("302e020100300506032b657004220420", "hex"), Buffer.alloc(32, 7)]),
+  format: "der",
+  type: "pkcs8",
+});
+const HOP_KEYS = {
+  SERVICE_KEY: HOP_KEY.export({ type: "pkcs8", format: "pem" }),
+  SERVICE_PUBLIC_KEYS: JSON.stringify({
+    bench: createPublicKey(HOP_KEY).export({ type: "spki", format: "pem" }),
+  }),
+  developmentServiceKeys: {},
+};
 const app = Fastify({ logger: false });
 
 if (mode === "hello") {
@@ -113,13 +137,14 @@ if (mode === "hello") {
   process.on("SIGTERM", () => server.close(() => process.exit(0)));
 } else if (mode === "hop-connect") {
   const running = await serveService(
-    { name: "hop", routes: () => {}, checks: [] },
+    // HealthService is open to every caller with a valid token: the table grants nothing more.
+    { name: "hop", routes: () => {}, checks: [], callers: callerTable({}) },
     {
       logger: createLogger("hop", "warn"),
       host: "127.0.0.1",
       rpcPort: Number(setting("PORT") ?? 0),
       opsPort: 0,
-      serviceTokenSecrets: HOP_TOKENS.SERVICE_TOKEN_SECRETS,
+      tokens: serviceVerifier(HOP_KEYS, "hop"),
     },
   );
   process.stdout.write("listening\n");
@@ -144,7 +169,7 @@ if (mode === "hello") {
   if (kind === "connect") {
     const client = createClient(
       HealthService,
-      createServiceTransport(() => url, 10_000, serviceCaller(HOP_TOKENS, "bench")),
+      createServiceTransport("hop", () => url, 10_000, serviceCaller(HOP_KEYS, "bench")),
     );
     call = () => client.check({});
   } else {

@@ -1,19 +1,21 @@
-// Prints a service token of this cluster (a minute long, packages/kit/src/service-tokens.ts),
-// signed with the first secret of SERVICE_TOKEN_SECRETS, for calling a plane's RPC port by hand:
+// Prints a service token (a minute long, packages/kit/src/service-tokens.ts) to one plane, for
+// calling its RPC port by hand. It is signed with a process's own key, SERVICE_KEY or
+// SERVICE_KEY_FILE (in development, that process's key generated under VAR_DIR), and the plane
+// takes it as a call from that process, allowed what that process is allowed:
 //
-//   TOKEN=$(SERVICE_TOKEN_SECRETS=... node scripts/service-token.mjs [caller])
+//   TOKEN=$(SERVICE_KEY_FILE=gateway-key.pem node scripts/service-token.mjs control [gateway])
 //   grpcurl -plaintext -H "authorization: Bearer $TOKEN" 127.0.0.1:8081 list
 //
-// The caller (default `operator`) is what the services log the call as; the token names no
-// actor, so the RPCs that act for one refuse it (forbidden) and reflection and the
-// plane-internal reads answer.
-import { configSchema, mintServiceToken, parseServiceTokenSecrets } from "@evalp/kit";
+// The process (default `gateway`) is what the plane logs the call as; the token names no actor,
+// so the RPCs that act for one refuse it (forbidden) and reflection and the reads answer.
+import { loadConfig, mintServiceToken, serviceSigningKey } from "@evalp/kit";
 
-const { SERVICE_TOKEN_SECRETS: secrets } = configSchema
-  .pick({ SERVICE_TOKEN_SECRETS: true })
-  .parse(process.env);
-if (!secrets) {
-  console.error("SERVICE_TOKEN_SECRETS is required: the secrets the services verify tokens with");
+const [plane, as = "gateway"] = process.argv.slice(2);
+if (!plane) {
+  console.error(
+    "usage: node scripts/service-token.mjs <plane: control|platform|interview|webhooks> [process]",
+  );
   process.exit(2);
 }
-console.log(await mintServiceToken(process.argv[2] ?? "operator", parseServiceTokenSecrets(secrets)));
+const config = loadConfig();
+console.log(await mintServiceToken({ name: as, key: serviceSigningKey(config, as) }, plane));

@@ -11,7 +11,7 @@
 // (CONTROL_URL=http://127.0.0.1:8181,http://127.0.0.1:8191, …), over which it spreads its calls.
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { directDatabaseUrl, loadConfig } from "@evalp/kit";
+import { directDatabaseUrl, loadConfig, schemaRoleUrl } from "@evalp/kit";
 import { ensureServers, ServerNotInstalledError, UnreachableServerError } from "@evalp/local-servers";
 import { migrateAll } from "./migrate.mjs";
 
@@ -22,7 +22,8 @@ if (!Number.isInteger(replicas) || replicas < 1 || replicas > 9) {
   console.error(`REPLICAS must be a whole number from 1 to 9 (got "${setting("REPLICAS")}")`);
   process.exit(2);
 }
-// Loaded once here, so that a development secret is generated once for every process.
+// Loaded once here, so that a development secret and the processes' key pairs (VAR_DIR) are
+// generated once for every process.
 const config = loadConfig();
 
 const children = new Map();
@@ -133,10 +134,26 @@ function plan() {
 
 const { processes, gateways, shared } = plan();
 
+/**
+ * Each plane connects as its schema's role (created by the migrations), as in production: the
+ * configured URL with the role's name and no password, for a server that trusts local
+ * connections (the private one does); `<PLANE>_DATABASE_URL` names another (with a password).
+ */
+function databaseOf(name) {
+  if (name === "gateway") return {};
+  const own = setting(`${name.toUpperCase()}_DATABASE_URL`);
+  return {
+    DATABASE_URL: own ?? schemaRoleUrl(config.DATABASE_URL, name),
+    ...(config.DATABASE_DIRECT_URL && !own
+      ? { DATABASE_DIRECT_URL: schemaRoleUrl(config.DATABASE_DIRECT_URL, name) }
+      : {}),
+  };
+}
+
 for (const { name, label, env } of processes) {
   const child = spawn(process.execPath, [`services/${name}/dist/main.js`], {
     cwd: root,
-    env: { ...process.env, ...shared, ...env },
+    env: { ...process.env, ...shared, ...databaseOf(name), ...env },
     stdio: ["ignore", "inherit", "inherit"],
   });
   children.set(label, child);

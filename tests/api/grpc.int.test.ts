@@ -11,7 +11,7 @@ import {
   FileDescriptorSetSchema,
 } from "@bufbuild/protobuf/wkt";
 import { createControl } from "@evalp/control";
-import { createLogger, LIVENESS_SERVICE, mintServiceToken, parseServiceTokenSecrets } from "@evalp/kit";
+import { createLogger, LIVENESS_SERVICE, mintServiceToken, serviceSigningKey } from "@evalp/kit";
 import { ErrorDetailSchema } from "@evalp/proto/common/v1/error";
 import * as grpc from "@grpc/grpc-js";
 import { loadFileDescriptorSetFromBuffer, loadSync, type Options } from "@grpc/proto-loader";
@@ -27,7 +27,11 @@ import { type Stack, useStack } from "./support/stack.js";
 const context = useStack();
 let stack: Stack;
 let tenant: Tenant;
-let token: string;
+/** Per plane, a token of the gateway's and one of control's (the only caller of UsageService). */
+let tokens: Record<Plane, { gateway: string; control: string }>;
+/** The token a call to `service` on `plane` is sent with: its caller's, as its table grants it. */
+const tokenOf = (plane: Plane, service = "") =>
+  tokens[plane][service === "evalp.common.v1.UsageService" ? "control" : "gateway"];
 
 const PROTO = fileURLToPath(new URL("../../proto", import.meta.url));
 // What a grpc-js peer typically asks of proto-loader: the names of the .proto, 64-bit integers
@@ -121,7 +125,7 @@ const reflectionOf = (plane: Plane, version: "v1" | "v1alpha" = "v1") =>
 async function descriptorsOf(plane: Plane): Promise<{ services: string[]; files: FileDescriptorProto[] }> {
   const client = reflectionOf(plane);
   try {
-    const [listed] = await reflect(client, [{ list_services: "" }], withToken(token));
+    const [listed] = await reflect(client, [{ list_services: "" }], withToken(tokenOf(plane)));
     const services = (listed.list_services_response.service as { name: string }[]).map(
       (service) => service.name,
     );
@@ -129,7 +133,7 @@ async function descriptorsOf(plane: Plane): Promise<{ services: string[]; files:
     const answers = await reflect(
       client,
       [...services, "evalp.common.v1.ErrorDetail"].map((name) => ({ file_containing_symbol: name })),
-      withToken(token),
+      withToken(tokenOf(plane)),
     );
     const files = answers.flatMap((answer) =>
       (answer.file_descriptor_response.file_descriptor_proto as Buffer[]).map((bytes) =>
@@ -179,7 +183,17 @@ function entries(map: Record<string, unknown> | { key: string; value: unknown }[
 beforeAll(async () => {
   ({ stack } = context);
   tenant = await createTenant(context.api);
-  token = await mintServiceToken("grpc-peer", parseServiceTokenSecrets(stack.config.SERVICE_TOKEN_SECRETS));
+  const as = (name: string) => ({ name, key: serviceSigningKey(stack.config, name) });
+  const pairs = await Promise.all(
+    PLANES.map(async (plane) => [
+      plane,
+      {
+        gateway: await mintServiceToken(as("gateway"), plane),
+        control: await mintServiceToken(as("control"), plane),
+      },
+    ]),
+  );
+  tokens = Object.fromEntries(pairs) as typeof tokens;
 });
 
 /** One real RPC of each plane and one of its errors, over gRPC with a service token. */
@@ -328,9 +342,13 @@ describe.each(PLANES)("the %s plane over gRPC, to a @grpc/grpc-js client", (plan
     // The older v1alpha answers the same, for the clients that still ask it.
     const alpha = reflectionOf(plane, "v1alpha");
     try {
-      const [listed] = await reflect(alpha, [{ list_services: "" }], withToken(token));
+      const [listed] = await reflect(alpha, [{ list_services: "" }], withToken(tokenOf(plane)));
       expect(listed.list_services_response.service.map((s: { name: string }) => s.name)).toEqual(services);
-      const [missing] = await reflect(alpha, [{ file_by_filename: "evalp/nothing.proto" }], withToken(token));
+      const [missing] = await reflect(
+        alpha,
+        [{ file_by_filename: "evalp/nothing.proto" }],
+        withToken(tokenOf(plane)),
+      );
       expect(missing.error_response.error_code).toBe(grpc.status.NOT_FOUND);
     } finally {
       alpha.close();
@@ -339,7 +357,7 @@ describe.each(PLANES)("the %s plane over gRPC, to a @grpc/grpc-js client", (plan
     const call = await CALLS[plane].call();
     const client = clientOf(stubsOf(files), call.service, plane);
     try {
-      call.expect(await unary(client, call.method, call.request, withToken(token)));
+      call.expect(await unary(client, call.method, call.request, withToken(tokenOf(plane, call.service))));
     } finally {
       client.close();
     }
@@ -354,7 +372,7 @@ describe.each(PLANES)("the %s plane over gRPC, to a @grpc/grpc-js client", (plan
         client,
         failing.method,
         failing.request,
-        withToken(token),
+        withToken(tokenOf(plane, failing.service)),
       ).then(
         () => {
           throw new Error("expected an error");
@@ -465,8 +483,13 @@ describe("gRPC health of a process whose dependency is down", () => {
 describe("the service token for grpcurl (scripts/service-token.mjs)", () => {
   it("prints a token the planes accept for reflection", async () => {
     const script = fileURLToPath(new URL("../../scripts/service-token.mjs", import.meta.url));
-    const { stdout } = await promisify(execFile)(process.execPath, [script, "operator"], {
-      env: { ...process.env, SERVICE_TOKEN_SECRETS: stack.config.SERVICE_TOKEN_SECRETS },
+    // An operator borrows a process's key (here the gateway's, mounted from its Secret).
+    const { stdout } = await promisify(execFile)(process.execPath, [script, "control"], {
+      env: {
+        ...process.env,
+        SERVICE_KEY: stack.keys.private.gateway,
+        SERVICE_PUBLIC_KEYS: stack.keys.public,
+      },
     });
     const client = reflectionOf("control");
     try {

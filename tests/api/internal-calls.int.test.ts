@@ -1,15 +1,27 @@
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
-import { createServiceTransport, fromConnectError, metadataHeaders, serviceCaller } from "@evalp/kit";
+import {
+  createServiceTransport,
+  fromConnectError,
+  generateServiceKeySet,
+  keySetConfig,
+  metadataHeaders,
+  mintServiceToken,
+  schemaRoleUrl,
+  serviceCaller,
+  serviceSigningKey,
+} from "@evalp/kit";
 import { ApiKeyService } from "@evalp/proto/control/v1/api_key";
 import { QuotaService } from "@evalp/proto/control/v1/quota";
+import pg from "pg";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { ApiClient } from "./support/client.js";
 import { createKey, createTenant, type Tenant } from "./support/fixtures.js";
 import { type Stack, useStack } from "./support/stack.js";
 
-// Inside the cluster an address is no credential: a plane refuses a call without a service token
-// of this cluster, and re-checks what it owns whatever the caller says.
+// Inside the cluster an address is no credential, nor is being one of the platform's processes: a
+// plane refuses a call without a token signed by a known process's key for this plane, refuses a
+// process the RPC is not granted to, and re-checks what it owns whatever the caller says.
 const context = useStack();
 let stack: Stack;
 let api: ApiClient;
@@ -35,15 +47,68 @@ describe("calls between the planes", () => {
     await expect(plain.getLimits({ environmentId: tenant.environmentId })).rejects.toMatchObject({
       code: Code.Unauthenticated,
     });
-    const otherCluster = serviceCaller(
-      { SERVICE_TOKEN_SECRETS: "k1:another-cluster-secret-0123456789abcdef" },
-      "gateway",
-    );
+    // A key of no process of this platform, naming itself the gateway.
+    const otherCluster = serviceCaller(keySetConfig(generateServiceKeySet(["gateway"])), "gateway");
     const forged = createClient(
       QuotaService,
-      createServiceTransport(() => stack.config.CONTROL_URL, 5_000, otherCluster),
+      createServiceTransport("control", () => stack.config.CONTROL_URL, 5_000, otherCluster),
     );
     await expect(forged.getLimits({ environmentId: tenant.environmentId })).rejects.toMatchObject({
+      code: Code.Unauthenticated,
+    });
+  });
+
+  it("refuse a token the gateway signed for another plane", async () => {
+    // The gateway's own key, but the token is for the webhooks plane: control does not take it.
+    const gateway = serviceCaller(stack.config, "gateway");
+    const misaddressed = createClient(
+      QuotaService,
+      createServiceTransport("webhooks", () => stack.config.CONTROL_URL, 5_000, gateway),
+    );
+    await expect(misaddressed.getLimits({ environmentId: tenant.environmentId })).rejects.toMatchObject({
+      code: Code.Unauthenticated,
+    });
+  });
+
+  it("refuse a plane an RPC its table does not grant it: the webhooks process cannot reach API keys", async () => {
+    const webhooks = createServiceTransport(
+      "control",
+      () => stack.config.CONTROL_URL,
+      5_000,
+      serviceCaller(stack.config, "webhooks"),
+    );
+    const keys = createClient(ApiKeyService, webhooks);
+    const asOwner = { headers: metadataHeaders({ requestId: "test" }) };
+    await expect(
+      keys.createApiKey({ environment: environment(), name: "minted", scopes: ["org:admin"] }, asOwner),
+    ).rejects.toMatchObject({ code: Code.PermissionDenied });
+    await expect(keys.listApiKeys({ environment: environment() }, asOwner)).rejects.toMatchObject({
+      code: Code.PermissionDenied,
+    });
+    // What the webhooks plane does call is answered: an environment's limits.
+    const limits = await createClient(QuotaService, webhooks).getLimits({
+      environmentId: tenant.environmentId,
+    });
+    expect(limits.limits).toBeDefined();
+    // Nor can its key pass for the gateway's: a token naming the gateway, signed by the webhooks key.
+    const asGateway = await mintServiceToken(
+      { name: "gateway", key: serviceSigningKey(stack.config, "webhooks") },
+      "control",
+    );
+    const impostor = createClient(
+      ApiKeyService,
+      createConnectTransport({
+        baseUrl: stack.config.CONTROL_URL,
+        httpVersion: "2",
+        interceptors: [
+          (next) => (req) => {
+            req.header.set("authorization", `Bearer ${asGateway}`);
+            return next(req);
+          },
+        ],
+      }),
+    );
+    await expect(impostor.listApiKeys({ environment: environment() })).rejects.toMatchObject({
       code: Code.Unauthenticated,
     });
   });
@@ -52,7 +117,12 @@ describe("calls between the planes", () => {
     const narrow = await createKey(api, tenant, ["org:read", "keys:write"], "narrow");
     const keys = createClient(
       ApiKeyService,
-      createServiceTransport(() => stack.config.CONTROL_URL, 5_000, serviceCaller(stack.config, "gateway")),
+      createServiceTransport(
+        "control",
+        () => stack.config.CONTROL_URL,
+        5_000,
+        serviceCaller(stack.config, "gateway"),
+      ),
     );
     const refusal = async (actor: { kind: string; id: string } | undefined, scopes: string[]) => {
       const error = await keys
@@ -79,5 +149,35 @@ describe("calls between the planes", () => {
       { headers: metadataHeaders({ requestId: "test", actor: { kind: "api_key", id: narrow.id } }) },
     );
     expect(minted.apiKey?.scopes).toEqual(["org:read"]);
+  });
+});
+
+describe("the planes' Postgres roles", () => {
+  it("give each plane its own schema and no other: the webhooks role can neither read nor write control's API keys", async () => {
+    const asWebhooks = new pg.Client({ connectionString: schemaRoleUrl(stack.databaseUrl, "webhooks") });
+    await asWebhooks.connect();
+    try {
+      await expect(asWebhooks.query("SELECT count(*) FROM control.api_keys")).rejects.toMatchObject({
+        code: "42501",
+      });
+      await expect(
+        asWebhooks.query("INSERT INTO control.api_keys (id) VALUES (gen_random_uuid())"),
+      ).rejects.toMatchObject({ code: "42501" });
+      // Its own schema it owns.
+      const own = await asWebhooks.query("SELECT count(*)::int AS n FROM webhooks.webhook_endpoints");
+      expect(own.rows[0].n).toBeGreaterThanOrEqual(0);
+    } finally {
+      await asWebhooks.end();
+    }
+  });
+
+  it("connect each plane as its schema's role", async () => {
+    const roles = await Promise.all(
+      (["control", "platform", "interview", "webhooks"] as const).map(async (schema) => {
+        const { rows } = await stack.pool(schema).query<{ user: string }>("SELECT current_user AS user");
+        return rows[0]?.user;
+      }),
+    );
+    expect(roles).toEqual(["evalp_control", "evalp_platform", "evalp_interview", "evalp_webhooks"]);
   });
 });

@@ -179,7 +179,12 @@ describe("QuotaService.GetLimits (for the other planes)", () => {
     );
     const client = createClient(
       QuotaService,
-      createServiceTransport(() => stack.config.CONTROL_URL, 5_000, serviceCaller(stack.config, "test")),
+      createServiceTransport(
+        "control",
+        () => stack.config.CONTROL_URL,
+        5_000,
+        serviceCaller(stack.config, "interview"),
+      ),
     );
     const answer = await client.getLimits({ environmentId: fresh.environmentId });
     expect(Number(answer.limits?.evaluations)).toBe(12);

@@ -6,6 +6,7 @@ import {
   createTestDatabase,
   freePort,
   natsAuthorization,
+  processIdentities,
   type Receiver,
   startNatsServer,
   startReceiver,
@@ -59,7 +60,6 @@ describe("the event path under faults (docs/webhooks.md: nothing is lost if any 
       DATABASE_URL: database.url,
       REDIS_KEY_PREFIX: uniqueRedisPrefix(),
       JWT_SECRET: "fault-test-secret-fault-test-secret-0123456",
-      SERVICE_TOKEN_SECRETS: "fault:fault-test-service-token-secret-0123456789",
       NATS_URL: nats.url,
       ...names,
       WEBHOOK_ALLOW_PRIVATE: "true",
@@ -68,6 +68,7 @@ describe("the event path under faults (docs/webhooks.md: nothing is lost if any 
       CONTROL_URL: `http://127.0.0.1:${ports.control.rpc}`,
       WEBHOOKS_URL: `http://127.0.0.1:${ports.webhooks.rpc}`,
     };
+    const identities = processIdentities(database.url);
     const stderr: string[] = [];
     const start = (name: "control" | "webhooks" | "gateway") => {
       const own =
@@ -76,7 +77,7 @@ describe("the event path under faults (docs/webhooks.md: nothing is lost if any 
           : { SERVICE_PORT: String(ports[name].rpc), OPS_PORT: String(ports[name].ops) };
       const child = spawn(process.execPath, [`services/${name}/dist/main.js`], {
         cwd: ROOT,
-        env: { ...env, ...own, ...authorization.credentials(name) },
+        env: { ...env, ...identities.env(name), ...own, ...authorization.credentials(name) },
         stdio: ["ignore", "ignore", "pipe"],
       });
       children.add(child);

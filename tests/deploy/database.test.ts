@@ -158,8 +158,9 @@ describe("the production database", () => {
     );
     // Its server connections fit within the Cluster's max_connections, with room for the
     // direct connections (LISTEN, migrations) and the operator.
+    // PgBouncer keeps a pool per database and role: one per plane's role.
     const serverConnections =
-      spec(pooler).instances * Number(spec(pooler).pgbouncer.parameters.default_pool_size);
+      spec(pooler).instances * SERVICES.length * Number(spec(pooler).pgbouncer.parameters.default_pool_size);
     expect(serverConnections).toBeLessThan(Number(spec(cluster).postgresql.parameters.max_connections) - 50);
   });
 
@@ -177,21 +178,44 @@ describe("the production database", () => {
       for (const container of containers) {
         const where = `${name}/${container.name}`;
         const variables = env(container);
+        // The migrations as the database's owner; the server as its schema's own role, with its
+        // own password and no other plane's.
+        const migrating = container.name === "migrate";
+        const user = migrating ? "evalp" : `evalp_${name}`;
+        const secret = migrating ? `${cluster}-app` : `evalp-db-${name}`;
         // CloudNativePG names the Pooler's Service after the Pooler; no password in the URL.
         const url = new URL(variables.DATABASE_URL ?? "");
         expect([url.hostname, url.port, url.pathname, url.username, url.password], where).toEqual([
           pooler,
           "5432",
           "/evalp",
-          "evalp",
+          user,
           "",
         ]);
-        expect(variables.PGPASSWORD, where).toBe(`secret:${cluster}-app/password`);
+        expect(variables.PGPASSWORD, where).toBe(`secret:${secret}/password`);
         // The generated `uri` points at <cluster>-rw, the Service that follows the primary.
-        expect(variables.DATABASE_DIRECT_URL, where).toBe(`secret:${cluster}-app/uri`);
+        expect(variables.DATABASE_DIRECT_URL, where).toBe(
+          `secret:${secret}/${migrating ? "uri" : "direct-uri"}`,
+        );
         expect(settings, where).toContain("DATABASE_DIRECT_URL");
       }
     }
+  });
+
+  it("has a role per plane, with its password from that plane's Secret, and lets the owner migrate as each", () => {
+    const roles = (spec(only("Cluster")).managed?.roles ?? []) as {
+      name: string;
+      login?: boolean;
+      passwordSecret?: { name: string };
+      inRoles?: string[];
+    }[];
+    for (const name of SERVICES) {
+      const role = roles.find((entry) => entry.name === `evalp_${name}`);
+      expect(role, name).toMatchObject({ login: true, passwordSecret: { name: `evalp-db-${name}` } });
+      expect(role?.inRoles ?? [], name).toEqual([]);
+    }
+    const owner = roles.find((entry) => entry.name === spec(only("Cluster")).bootstrap.initdb.owner);
+    expect(owner?.inRoles?.sort()).toEqual(SERVICES.map((name) => `evalp_${name}`).sort());
   });
 
   it("lets the services reach the Pooler's pods and the instances on 5432, and nothing else there", () => {

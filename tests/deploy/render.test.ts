@@ -588,17 +588,69 @@ for (const overlay of OVERLAYS) {
         }
       }
       expect(problems).toEqual([]);
-      // Every process signs and checks the tokens the processes send each other; the JWT secret
-      // reaches only the two that sign or verify with it (the migrations' test: neither).
+      // The JWT secret reaches only the two that sign or verify with it (the migrations' test: neither).
       for (const name of PROCESS_NAMES) {
         const env = environment(objects, mainContainer(appWorkload(objects, name)));
-        expect(env.SERVICE_TOKEN_SECRETS, name).toMatch(/^secret:/);
         if (name === "gateway" || name === "interview") expect(env.JWT_SECRET, name).toMatch(/^secret:/);
         else expect(env.JWT_SECRET, name).toBeUndefined();
         // Each process is a NATS user of its own.
         expect(env.NATS_USER, name).toBe(name);
         expect(env.NATS_PASSWORD, name).toBe(`secret:evalp-nats-users/${name}`);
       }
+    });
+
+    it("gives each process its own private key and no other's, and every process's public keys", () => {
+      const objects = render(overlay);
+      for (const name of PROCESS_NAMES) {
+        const workload = appWorkload(objects, name);
+        const container = mainContainer(workload);
+        const env = environment(objects, container);
+        // The mounted Secret of its own key, read from the file the setting names.
+        const secrets = (workload.pod.volumes ?? []).flatMap((volume) =>
+          volume.secret ? [{ volume: volume.name, secret: volume.secret.secretName }] : [],
+        );
+        expect(secrets, name).toEqual([{ volume: "service-key", secret: `evalp-service-key-${name}` }]);
+        const mountOf = (volume: string) =>
+          container.volumeMounts?.find((mount) => mount.name === volume)?.mountPath ?? "(not mounted)";
+        expect(env.SERVICE_KEY_FILE?.startsWith(`${mountOf("service-key")}/`), name).toBe(true);
+        expect(env.SERVICE_KEY, name).toBeUndefined();
+        // No other Secret of any process's key reaches it by env either.
+        const keyRefs = Object.values(env).filter((value) => value.startsWith("secret:evalp-service-key-"));
+        expect(keyRefs, name).toEqual([]);
+        const publicKeys = (workload.pod.volumes ?? []).find(
+          (volume) => volume.name === "service-public-keys",
+        );
+        expect(publicKeys?.configMap?.name, name).toBe("evalp-service-public-keys");
+        expect(env.SERVICE_PUBLIC_KEYS_FILE?.startsWith(`${mountOf("service-public-keys")}/`), name).toBe(
+          true,
+        );
+      }
+    });
+
+    it("connects each plane to Postgres as its own role, and gives Redis's address to the gateway alone", () => {
+      const objects = render(overlay);
+      const credentials = new Map<string, string>();
+      for (const name of PROCESS_NAMES) {
+        const env = environment(objects, mainContainer(appWorkload(objects, name)));
+        // Redis holds the gateway's rate limits and idempotency records; no plane uses it.
+        if (name === "gateway") expect(env.REDIS_URL, name).toMatch(/^secret:/);
+        else expect(env.REDIS_URL, name).toBeUndefined();
+        if (name === "gateway") {
+          expect(env.DATABASE_URL, name).toBeUndefined();
+          continue;
+        }
+        // Its own role's credentials: its own Secret (dev: the URL; prod: the role's password).
+        const own = [env.DATABASE_URL, env.PGPASSWORD, env.DATABASE_DIRECT_URL].filter(
+          (value): value is string => value?.startsWith("secret:") ?? false,
+        );
+        expect(own.length, name).toBeGreaterThan(0);
+        for (const ref of own) expect(ref, name).toMatch(new RegExp(`^secret:evalp-db-${name}/`));
+        if (!env.DATABASE_URL?.startsWith("secret:")) {
+          expect(new URL(env.DATABASE_URL ?? "").username, name).toBe(`evalp_${name}`);
+        }
+        credentials.set(name, own.join());
+      }
+      expect(new Set(credentials.values()).size).toBe(credentials.size);
     });
 
     it("points the gateway at each service's Connect port through its Service, headless so that it sees every pod", () => {
@@ -640,10 +692,12 @@ for (const overlay of OVERLAYS) {
         );
         const migrateEnv = environment(objects, migrate);
         const serverEnv = environment(objects, mainContainer(workload));
-        expect(migrateEnv.DATABASE_URL, name).toBe(serverEnv.DATABASE_URL);
+        // The migrations as the administrator, the server as its schema's own role.
+        expect(migrateEnv.DATABASE_URL, name).not.toBe(serverEnv.DATABASE_URL);
         // The migrations sign nothing: no secret but the database's.
         expect(migrateEnv.JWT_SECRET, name).toBeUndefined();
-        expect(migrateEnv.SERVICE_TOKEN_SECRETS, name).toBeUndefined();
+        expect(migrateEnv.SERVICE_KEY_FILE, name).toBeUndefined();
+        expect(migrate.volumeMounts?.map((mount) => mount.name) ?? [], name).toEqual(["tmp"]);
       }
       expect(ofKind(objects, "Job")).toEqual([]);
     });
@@ -896,8 +950,13 @@ describe("overlay prod's state layer", () => {
     expect(spec(cluster).bootstrap?.initdb?.database).toBe("evalp");
     for (const name of ["control", "platform", "interview", "webhooks"] as const) {
       const env = environment(objects, mainContainer(appWorkload(objects, name)));
-      // DATABASE_URL goes through the Pooler: tests/deploy/database.test.ts.
-      expect(env.DATABASE_DIRECT_URL, name).toBe(`secret:${cluster.metadata.name}-app/uri`);
+      // DATABASE_URL goes through the Pooler: tests/deploy/database.test.ts. The server reaches
+      // the primary as its own role (its Secret); the migrations as the owner (the generated one).
+      expect(env.DATABASE_DIRECT_URL, name).toBe(`secret:evalp-db-${name}/direct-uri`);
+      const migrate = appWorkload(objects, name).pod.initContainers?.[0] as IContainer;
+      expect(environment(objects, migrate).DATABASE_DIRECT_URL, name).toBe(
+        `secret:${cluster.metadata.name}-app/uri`,
+      );
     }
   });
 

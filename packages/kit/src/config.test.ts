@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -8,10 +8,16 @@ import {
   loadConfig,
   requireJwtSecret,
   requireWebhookSecretsKeys,
+  serviceSigningKey,
+  serviceVerifier,
 } from "./config.js";
 import { createLogger } from "./logger.js";
 import { connectNats } from "./nats.js";
-import { parseServiceTokenSecrets } from "./service-tokens.js";
+import { generateServiceKeySet, SERVICE_NAMES } from "./service-tokens.js";
+
+/** A production process's keys: its own private key and every process's public one. */
+const GENERATED = generateServiceKeySet(["control"]);
+const KEYS = { SERVICE_KEY: GENERATED.private.control ?? "", SERVICE_PUBLIC_KEYS: GENERATED.public };
 
 const varDir = () => mkdtempSync(join(tmpdir(), "evalp-config-"));
 
@@ -90,36 +96,61 @@ describe("loadConfig", () => {
   it("refuses to start in production without a secret, or on the development one", () => {
     const dir = varDir();
     // Only the processes that sign or verify with it need the JWT secret.
-    const withoutJwt = loadConfig({
-      NODE_ENV: "production",
-      VAR_DIR: dir,
-      SERVICE_TOKEN_SECRETS: `k1:${"s".repeat(40)}`,
-    });
+    const withoutJwt = loadConfig({ NODE_ENV: "production", VAR_DIR: dir, ...KEYS });
     expect(() => requireJwtSecret(withoutJwt)).toThrow(ConfigError);
     const developmentSecret = loadConfig({ VAR_DIR: dir }).JWT_SECRET;
     expect(() => loadConfig({ NODE_ENV: "production", VAR_DIR: dir, JWT_SECRET: developmentSecret })).toThrow(
       /development secret/,
     );
-    // Nor the service tokens' secrets: a process that calls or serves RPCs refuses to start without them.
-    const withoutTokens = loadConfig({ NODE_ENV: "production", VAR_DIR: dir, JWT_SECRET: "p".repeat(40) });
-    expect(() => parseServiceTokenSecrets(withoutTokens.SERVICE_TOKEN_SECRETS)).toThrow(
-      /SERVICE_TOKEN_SECRETS is required/,
-    );
+    // Nor its service keys: a process that calls or serves RPCs refuses to start without them,
+    // and production generates none.
+    const withoutKeys = loadConfig({ NODE_ENV: "production", VAR_DIR: dir, JWT_SECRET: "p".repeat(40) });
+    expect(withoutKeys.developmentServiceKeys).toEqual({});
+    expect(() => serviceSigningKey(withoutKeys, "control")).toThrow(/SERVICE_KEY is required/);
+    expect(() => serviceVerifier(withoutKeys, "control")).toThrow(/SERVICE_PUBLIC_KEYS is required/);
     const production = loadConfig({
       NODE_ENV: "production",
       VAR_DIR: dir,
       JWT_SECRET: "p".repeat(40),
-      SERVICE_TOKEN_SECRETS: `k1:${"s".repeat(40)}`,
+      ...KEYS,
     });
     expect(production.WEBHOOK_ALLOW_PRIVATE).toBe(false);
+    expect(serviceSigningKey(production, "control").kid).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(() =>
       loadConfig({
         NODE_ENV: "production",
         VAR_DIR: dir,
         JWT_SECRET: "p".repeat(40),
-        SERVICE_TOKEN_SECRETS: "k1:short",
+        SERVICE_KEY: "not a key",
       }),
-    ).toThrow(/SERVICE_TOKEN_SECRETS/);
+    ).toThrow(/SERVICE_KEY/);
+    // A private key where the public ones go is refused: that setting is given to every process.
+    expect(() =>
+      loadConfig({
+        ...KEYS,
+        VAR_DIR: dir,
+        SERVICE_PUBLIC_KEYS: JSON.stringify({ control: KEYS.SERVICE_KEY }),
+      }),
+    ).toThrow(/private key/);
+  });
+
+  it("reads the keys from files (mounted Secrets), and generates one key pair per process in development", () => {
+    const dir = varDir();
+    writeFileSync(join(dir, "key.pem"), KEYS.SERVICE_KEY);
+    writeFileSync(join(dir, "public.json"), KEYS.SERVICE_PUBLIC_KEYS);
+    const mounted = loadConfig({
+      VAR_DIR: dir,
+      SERVICE_KEY_FILE: join(dir, "key.pem"),
+      SERVICE_PUBLIC_KEYS_FILE: join(dir, "public.json"),
+    });
+    expect(mounted.SERVICE_KEY).toBe(KEYS.SERVICE_KEY);
+    expect(mounted.developmentServiceKeys).toEqual({});
+    const development = loadConfig({ VAR_DIR: dir });
+    // Every process its own key, the same at the next start.
+    const kids = SERVICE_NAMES.map((name) => serviceSigningKey(development, name).kid);
+    expect(new Set(kids).size).toBe(SERVICE_NAMES.length);
+    expect(serviceSigningKey(loadConfig({ VAR_DIR: dir }), "gateway").kid).toBe(kids[0]);
+    expect(serviceVerifier(development, "control").keys.get(kids[0] ?? "")?.service).toBe("gateway");
   });
 
   it("generates a webhook secrets key in development, and requires a valid one in production", () => {
@@ -131,7 +162,7 @@ describe("loadConfig", () => {
     const production = {
       NODE_ENV: "production",
       VAR_DIR: dir,
-      SERVICE_TOKEN_SECRETS: `k1:${"s".repeat(40)}`,
+      ...KEYS,
     };
     expect(() => requireWebhookSecretsKeys(loadConfig(production))).toThrow(
       /WEBHOOK_SECRETS_KEYS is required/,

@@ -5,12 +5,20 @@ import { z } from "zod";
 import { NATS_USERS } from "./nats-permissions.js";
 import { parseSealingSecrets, type SealingSecret } from "./sealing.js";
 import { parseServiceAddress } from "./service-endpoints.js";
-import { parseServiceTokenSecrets } from "./service-tokens.js";
+import {
+  generateServiceKeySet,
+  parseServiceKey,
+  parseServicePublicKeys,
+  type ServiceKeySet,
+  type ServiceSigningKey,
+  type ServiceTokenVerifier,
+} from "./service-tokens.js";
 
 /** The development default secret is written here so that restarts keep tokens valid. */
 const DEV_SECRET_FILE = "jwt-secret";
-const DEV_SERVICE_TOKEN_FILE = "service-token-secret";
 const DEV_WEBHOOK_SECRETS_KEY_FILE = "webhook-secrets-key";
+/** The development key pairs of the processes (service-tokens.ts), made once per VAR_DIR. */
+const DEV_SERVICE_KEYS_FILE = "service-keys.json";
 
 /** A service's address (`createEndpointSet`): one http(s) URL, or several separated by commas. */
 const serviceAddress = z.string().refine(
@@ -163,11 +171,19 @@ export const configSchema = z.object({
   LEGACY_API_KEYS_SUNSET_AT: z.coerce.date().optional(),
   JWT_SECRET: z.string().min(32).optional(),
   /**
-   * The secrets of the tokens the platform's processes sign for each other (service-tokens.ts):
-   * `kid:secret` pairs, comma-separated, the first signs. Required in production; generated into
-   * VAR_DIR in development.
+   * The process's own private key for the tokens it signs to the other processes
+   * (service-tokens.ts): Ed25519, a PKCS#8 PEM or a JWK; or SERVICE_KEY_FILE, a file holding it
+   * (a mounted Secret). Required in production; in development every process's key pair is
+   * generated into VAR_DIR.
    */
-  SERVICE_TOKEN_SECRETS: z.string().optional(),
+  SERVICE_KEY: z.string().min(1).optional(),
+  SERVICE_KEY_FILE: z.string().min(1).optional(),
+  /**
+   * Every process's public key, which the tokens sent to this one are verified with: a JSON
+   * object `{"<process>": <SPKI PEM or JWK, or a list of them>}`; or SERVICE_PUBLIC_KEYS_FILE.
+   */
+  SERVICE_PUBLIC_KEYS: z.string().min(1).optional(),
+  SERVICE_PUBLIC_KEYS_FILE: z.string().min(1).optional(),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
   /** Everything one client address may send a minute (default: 10 × RATE_LIMIT_PER_MINUTE). */
   RATE_LIMIT_PER_ADDRESS_PER_MINUTE: z.coerce.number().int().min(1).optional(),
@@ -232,13 +248,25 @@ export type Config = Omit<
   | "PUBLIC_URL"
   | "REALTIME_URL"
   | "WEBHOOK_ALLOW_PRIVATE"
-  | "SERVICE_TOKEN_SECRETS"
   | "WEBHOOK_SECRETS_KEYS"
+  | "SERVICE_KEY"
+  | "SERVICE_KEY_FILE"
+  | "SERVICE_PUBLIC_KEYS"
+  | "SERVICE_PUBLIC_KEYS_FILE"
 > & {
   JWT_SECRET: string;
-  SERVICE_TOKEN_SECRETS: string;
   /** Empty in production when not set (requireWebhookSecretsKeys refuses to start then). */
   WEBHOOK_SECRETS_KEYS: string;
+  /** The process's private key (SERVICE_KEY or its file); empty when neither is set. */
+  SERVICE_KEY: string;
+  /** Every process's public key (SERVICE_PUBLIC_KEYS or its file); empty when neither is set. */
+  SERVICE_PUBLIC_KEYS: string;
+  /**
+   * Outside production, when no key is configured: each process's private key by its name, from
+   * the key set generated into VAR_DIR (or the one the tests made), so that every process of one
+   * machine signs with its own. Empty in production.
+   */
+  developmentServiceKeys: Readonly<Record<string, string>>;
   PUBLIC_URL: string;
   REALTIME_URL: string;
   WEBHOOK_ALLOW_PRIVATE: boolean;
@@ -275,18 +303,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   } else if (production && existsSync(secretFile) && readFileSync(secretFile, "utf8").trim() === secret) {
     throw new ConfigError("JWT_SECRET is the development secret; set a production secret");
   }
-  // In production only the processes that call or serve RPCs have it: they refuse to start
-  // without it (parseServiceTokenSecrets), the migrations do not need it.
-  let serviceTokenSecrets = raw.SERVICE_TOKEN_SECRETS ?? "";
-  if (!serviceTokenSecrets && !production) {
-    serviceTokenSecrets = `dev:${readOrCreateSecret(resolve(raw.VAR_DIR, DEV_SERVICE_TOKEN_FILE))}`;
+  // In production only the processes that call or serve RPCs have them: they refuse to start
+  // without them (serviceSigningKey, serviceVerifier), the migrations do not need them.
+  const serviceKey = settingOrFile(raw.SERVICE_KEY, raw.SERVICE_KEY_FILE, "SERVICE_KEY");
+  let servicePublicKeys = settingOrFile(
+    raw.SERVICE_PUBLIC_KEYS,
+    raw.SERVICE_PUBLIC_KEYS_FILE,
+    "SERVICE_PUBLIC_KEYS",
+  );
+  let developmentServiceKeys: Record<string, string> = {};
+  if (!serviceKey && !servicePublicKeys && !production) {
+    const generated = readOrCreateServiceKeys(resolve(raw.VAR_DIR, DEV_SERVICE_KEYS_FILE));
+    servicePublicKeys = generated.public;
+    developmentServiceKeys = generated.private;
   }
-  if (serviceTokenSecrets) {
-    try {
-      parseServiceTokenSecrets(serviceTokenSecrets);
-    } catch (error) {
-      throw new ConfigError(`invalid configuration: SERVICE_TOKEN_SECRETS: ${(error as Error).message}`);
-    }
+  try {
+    if (serviceKey) parseServiceKey(serviceKey);
+    if (servicePublicKeys) parseServicePublicKeys(servicePublicKeys);
+  } catch (error) {
+    throw new ConfigError(`invalid configuration: ${(error as Error).message}`);
   }
   // In production only the webhooks process is given it (requireWebhookSecretsKeys).
   let webhookSecretsKeys = raw.WEBHOOK_SECRETS_KEYS ?? "";
@@ -317,8 +352,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     ...raw,
     JWT_SECRET: secret ?? "",
-    SERVICE_TOKEN_SECRETS: serviceTokenSecrets,
     WEBHOOK_SECRETS_KEYS: webhookSecretsKeys,
+    SERVICE_KEY: serviceKey ?? "",
+    SERVICE_PUBLIC_KEYS: servicePublicKeys ?? "",
+    developmentServiceKeys,
     PUBLIC_URL: publicUrl,
     REALTIME_URL: raw.REALTIME_URL ?? realtimeUrlOf(publicUrl),
     // Private targets are allowed by default only outside production (docs/webhooks.md).
@@ -348,12 +385,80 @@ export function requireWebhookSecretsKeys(config: Pick<Config, "WEBHOOK_SECRETS_
   return parseSealingSecrets("WEBHOOK_SECRETS_KEYS", config.WEBHOOK_SECRETS_KEYS);
 }
 
+/** The settings a process's service keys come from. */
+export type ServiceKeyConfig = Pick<Config, "SERVICE_KEY" | "SERVICE_PUBLIC_KEYS" | "developmentServiceKeys">;
+
+/**
+ * The private key the process `name` signs its service tokens with: SERVICE_KEY, or outside
+ * production its key of the development set. A process that calls other planes refuses to
+ * start without one.
+ */
+export function serviceSigningKey(config: ServiceKeyConfig, name: string): ServiceSigningKey {
+  const key = config.SERVICE_KEY || config.developmentServiceKeys[name];
+  if (!key) throw new ConfigError(`SERVICE_KEY is required: the private key of the ${name} process`);
+  return parseServiceKey(key);
+}
+
+/**
+ * The settings of a generated key set (`generateServiceKeySet`), as development has them: every
+ * process of one machine, or of one test, signs with a key of its own.
+ */
+export function keySetConfig(set: ServiceKeySet): ServiceKeyConfig {
+  return { SERVICE_KEY: "", SERVICE_PUBLIC_KEYS: set.public, developmentServiceKeys: set.private };
+}
+
+/** What the service `name` verifies the tokens sent to it with; it refuses to start without the keys. */
+export function serviceVerifier(config: ServiceKeyConfig, name: string): ServiceTokenVerifier {
+  if (!config.SERVICE_PUBLIC_KEYS) {
+    throw new ConfigError(
+      "SERVICE_PUBLIC_KEYS is required: the public keys of the processes that call this one",
+    );
+  }
+  return { audience: name, keys: parseServicePublicKeys(config.SERVICE_PUBLIC_KEYS) };
+}
+
 /** The gateway's WebSocket door under a public URL: `https://h/base` → `wss://h/base/v1/participant/realtime`. */
 export function realtimeUrlOf(publicUrl: string): string {
   const url = new URL(publicUrl);
   url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
   url.pathname = `${url.pathname.replace(/\/+$/, "")}/v1/participant/realtime`;
   return url.toString();
+}
+
+/** A setting given in the environment or as a file (a mounted Secret or ConfigMap); not both. */
+function settingOrFile(
+  value: string | undefined,
+  file: string | undefined,
+  name: string,
+): string | undefined {
+  if (value && file) throw new ConfigError(`invalid configuration: set ${name} or ${name}_FILE, not both`);
+  if (!file) return value;
+  try {
+    return readFileSync(file, "utf8");
+  } catch (error) {
+    throw new ConfigError(`invalid configuration: ${name}_FILE: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * The development key set under VAR_DIR, made by the first process that needs it. Processes
+ * starting together race for it: the set is written aside and linked into place, which only one
+ * of them wins; the others read the winner's.
+ */
+function readOrCreateServiceKeys(file: string): ServiceKeySet {
+  if (!existsSync(file)) {
+    mkdirSync(dirname(file), { recursive: true });
+    const aside = `${file}.${process.pid}.${randomBytes(4).toString("hex")}`;
+    writeFileSync(aside, `${JSON.stringify(generateServiceKeySet())}\n`, { mode: 0o600 });
+    try {
+      linkSync(aside, file);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    } finally {
+      unlinkSync(aside);
+    }
+  }
+  return JSON.parse(readFileSync(file, "utf8")) as ServiceKeySet;
 }
 
 function readOrCreateSecret(file: string): string {

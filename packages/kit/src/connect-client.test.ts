@@ -5,12 +5,15 @@ import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { HealthService } from "@evalp/proto/common/v1/health";
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
+import { keySetConfig, serviceVerifier } from "./config.js";
 import { createServiceTransport, serviceCaller } from "./connect-client.js";
 import { type ConnectServer, createConnectServer, listen } from "./connect-server.js";
+import { callerTable } from "./service-callers.js";
+import { generateServiceKeySet } from "./service-tokens.js";
 
 const logger = pino({ level: "silent" });
-const SECRETS = { SERVICE_TOKEN_SECRETS: "test:test-service-token-secret-0123456789abcdef" };
-const caller = serviceCaller(SECRETS, "test");
+const KEYS = keySetConfig(generateServiceKeySet(["test"]));
+const caller = serviceCaller(KEYS, "test");
 const running: ConnectServer[] = [];
 
 afterEach(async () => {
@@ -23,7 +26,8 @@ async function replica(options: { hold?: Promise<void> } = {}) {
   const rpc = createConnectServer({
     routes: () => {},
     logger,
-    tokens: caller.keys,
+    tokens: serviceVerifier(KEYS, "peer"),
+    callers: callerTable({}),
     checks: [
       {
         name: "counted",
@@ -60,7 +64,7 @@ describe("createServiceTransport", () => {
     const [a, b] = [await replica(), await replica()];
     const client = createClient(
       HealthService,
-      createServiceTransport(() => `${a.url},${b.url}`, 5_000, caller),
+      createServiceTransport("peer", () => `${a.url},${b.url}`, 5_000, caller),
     );
     await Promise.all(Array.from({ length: 20 }, () => client.check({})));
     expect(a.calls.count).toBe(10);
@@ -70,7 +74,7 @@ describe("createServiceTransport", () => {
   it("sends a call whose connection was refused to another replica, whatever the method", async () => {
     const live = await replica();
     const refused = `http://127.0.0.1:${await closedPort()}`;
-    const transport = createServiceTransport(() => `${refused},${live.url}`, 5_000, caller);
+    const transport = createServiceTransport("peer", () => `${refused},${live.url}`, 5_000, caller);
     const write = {
       ...HealthService.method.check,
       idempotency: MethodOptions_IdempotencyLevel.IDEMPOTENCY_UNKNOWN,
@@ -90,8 +94,8 @@ describe("createServiceTransport", () => {
     const dying = await replica({ hold: held });
     const live = await replica();
     // Each transport's first call goes to the first replica listed: the dying one.
-    const readTransport = createServiceTransport(() => `${dying.url},${live.url}`, 5_000, caller);
-    const writeTransport = createServiceTransport(() => `${dying.url},${live.url}`, 5_000, caller);
+    const readTransport = createServiceTransport("peer", () => `${dying.url},${live.url}`, 5_000, caller);
+    const writeTransport = createServiceTransport("peer", () => `${dying.url},${live.url}`, 5_000, caller);
     const read = HealthService.method.check;
     expect(read.idempotency).toBe(MethodOptions_IdempotencyLevel.NO_SIDE_EFFECTS);
     const write = { ...read, idempotency: MethodOptions_IdempotencyLevel.IDEMPOTENCY_UNKNOWN };

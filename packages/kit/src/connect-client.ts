@@ -2,26 +2,23 @@ import type { DescMethod } from "@bufbuild/protobuf";
 import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type Transport } from "@connectrpc/connect";
 import type { Registry } from "prom-client";
+import { type ServiceKeyConfig, serviceSigningKey } from "./config.js";
 import { createH2Transport, type H2Transport } from "./connect-h2-transport.js";
 import { rpcClientMetrics } from "./metrics.js";
 import { neverReached, transportFailure } from "./peer-outage.js";
 import { traceClientInterceptor } from "./rpc-tracing.js";
 import { createEndpointSet, type Endpoint, type EndpointSet } from "./service-endpoints.js";
-import { parseServiceTokenSecrets, type ServiceTokenKeys, signServiceTokens } from "./service-tokens.js";
+import { type ServiceSigningKey, signServiceTokens } from "./service-tokens.js";
 
 /**
- * Who calls another plane: the process's name, the keys its service tokens are signed with, and
- * the registry its calls are counted in (`rpc_client_*`), when it has one.
+ * Who calls another plane: the process's name, its own private key its service tokens are
+ * signed with, and the registry its calls are counted in (`rpc_client_*`), when it has one.
  */
-export type ServiceCaller = { name: string; keys: ServiceTokenKeys; metrics?: Registry };
+export type ServiceCaller = { name: string; key: ServiceSigningKey; metrics?: Registry };
 
 /** The caller a process of `name` is, from its configuration. */
-export function serviceCaller(
-  config: { SERVICE_TOKEN_SECRETS: string },
-  name: string,
-  metrics?: Registry,
-): ServiceCaller {
-  return { name, keys: parseServiceTokenSecrets(config.SERVICE_TOKEN_SECRETS), ...(metrics && { metrics }) };
+export function serviceCaller(config: ServiceKeyConfig, name: string, metrics?: Registry): ServiceCaller {
+  return { name, key: serviceSigningKey(config, name), ...(metrics && { metrics }) };
 }
 
 /**
@@ -50,15 +47,17 @@ const IDLE_CONNECTION_MS = 60_000;
  * is tried on another replica, within the same deadline, when it provably never reached the
  * first (the connection or the stream was refused) or when its method declares no side effects
  * (`option idempotency_level = NO_SIDE_EFFECTS`): a read is answered although a replica died
- * under it, and a write is never run twice. Share one per peer service.
+ * under it, and a write is never run twice. Share one per peer service. Its calls carry the
+ * caller's tokens addressed to `peer` (the service's name), which the service alone accepts.
  */
 export function createServiceTransport(
+  peer: string,
   address: () => string,
   timeoutMs: number,
   caller: ServiceCaller,
 ): Transport {
   let replicas: EndpointSet<H2Transport> | undefined;
-  const tokens = signServiceTokens(caller.name, caller.keys);
+  const tokens = signServiceTokens(caller, peer);
   const connected = () => {
     replicas ??= createEndpointSet(address(), {
       create: (baseUrl) =>

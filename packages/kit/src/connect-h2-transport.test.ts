@@ -4,16 +4,16 @@ import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { HealthService } from "@evalp/proto/common/v1/health";
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
+import { keySetConfig, serviceVerifier } from "./config.js";
 import { serviceCaller, WIRE_READ_OPTIONS } from "./connect-client.js";
 import { createH2Transport } from "./connect-h2-transport.js";
 import { type ConnectServer, createConnectServer, listen } from "./connect-server.js";
 import { neverReached, transportFailure } from "./peer-outage.js";
-import { signServiceTokens } from "./service-tokens.js";
+import { callerTable } from "./service-callers.js";
+import { generateServiceKeySet, signServiceTokens } from "./service-tokens.js";
 
-const caller = serviceCaller(
-  { SERVICE_TOKEN_SECRETS: "test:test-service-token-secret-0123456789abcdef" },
-  "test",
-);
+const KEYS = keySetConfig(generateServiceKeySet(["test"]));
+const caller = serviceCaller(KEYS, "test");
 const running: ConnectServer[] = [];
 
 afterEach(async () => {
@@ -26,7 +26,8 @@ async function replica(maxConnectionAgeMs = 0, hold?: Promise<void>) {
     routes: () => {},
     logger: pino({ level: "silent" }),
     checks: hold ? [{ name: "held", check: () => hold }] : [],
-    tokens: caller.keys,
+    tokens: serviceVerifier(KEYS, "peer"),
+    callers: callerTable({}),
     maxConnectionAgeMs,
   });
   const connections = { opened: 0, open: 0 };
@@ -46,7 +47,7 @@ const transportTo = (url: string, idleConnectionMs = 60_000) =>
   createH2Transport({
     baseUrl: url,
     defaultTimeoutMs: 5_000,
-    interceptors: [signServiceTokens(caller.name, caller.keys)],
+    interceptors: [signServiceTokens(caller, "peer")],
     idleConnectionMs,
     ...WIRE_READ_OPTIONS,
   });

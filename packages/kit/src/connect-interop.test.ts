@@ -15,13 +15,15 @@ import { ErrorDetailSchema } from "@evalp/proto/common/v1/error";
 import { HealthService } from "@evalp/proto/common/v1/health";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { keySetConfig, serviceVerifier } from "./config.js";
 import { createServiceTransport, serviceCaller, WIRE_READ_OPTIONS } from "./connect-client.js";
 import { fromConnectError, toConnectError } from "./connect-errors.js";
 import { connectH2Handler } from "./connect-h2-handler.js";
 import { createH2Transport } from "./connect-h2-transport.js";
 import { createConnectServer, listen } from "./connect-server.js";
 import { AppError } from "./errors.js";
-import { requireServiceTokens } from "./service-tokens.js";
+import { callerTable } from "./service-callers.js";
+import { generateServiceKeySet, requireServiceTokens } from "./service-tokens.js";
 
 /*
  * The platform's own Connect client (`createH2Transport`) and server (`connectH2Handler`) speak
@@ -308,17 +310,17 @@ describe("the platform's server", () => {
 });
 
 describe("service tokens between the platform's and the stock ends", () => {
-  const caller = serviceCaller(
-    { SERVICE_TOKEN_SECRETS: "test:test-service-token-secret-0123456789abcdef" },
-    "test",
-  );
+  const keys = keySetConfig(generateServiceKeySet(["test"]));
+  const caller = serviceCaller(keys, "test");
 
   it("are sent by the platform's client and checked by a stock server", async () => {
-    const server = await serve("stock", [requireServiceTokens(caller.keys)]);
+    const server = await serve("stock", [
+      requireServiceTokens(serviceVerifier(keys, "stock"), callerTable({ test: [EchoService] })),
+    ]);
     try {
       const withTokens = createClient(
         EchoService,
-        createServiceTransport(() => server.url, 5_000, caller),
+        createServiceTransport("stock", () => server.url, 5_000, caller),
       ) as unknown as EchoClient;
       expect((await withTokens.say({ value: "hello" })).value).toBe("you said hello");
       const without = createClient(EchoService, transport("stock", server.url)) as unknown as EchoClient;
@@ -333,7 +335,8 @@ describe("service tokens between the platform's and the stock ends", () => {
       routes: () => {},
       logger: pino({ level: "silent" }),
       checks: [],
-      tokens: caller.keys,
+      tokens: serviceVerifier(keys, "peer"),
+      callers: callerTable({}),
     });
     const port = await listen(rpc.server, 0, "127.0.0.1");
     try {
@@ -342,7 +345,7 @@ describe("service tokens between the platform's and the stock ends", () => {
       expect((await failure(stock.check({}))).code).toBe(Code.Unauthenticated);
       const ours = createClient(
         HealthService,
-        createServiceTransport(() => url, 5_000, caller),
+        createServiceTransport("peer", () => url, 5_000, caller),
       );
       expect((await ours.check({})).ready).toBe(true);
     } finally {

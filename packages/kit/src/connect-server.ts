@@ -14,7 +14,8 @@ import { peerOutage } from "./peer-outage.js";
 import { type ReadinessCheck, reusedReadiness, runReadiness } from "./readiness.js";
 import { requestContextInterceptor } from "./request-context.js";
 import { traceServerInterceptor } from "./rpc-tracing.js";
-import { requireServiceTokens, type ServiceTokenKeys } from "./service-tokens.js";
+import type { CallerTable } from "./service-callers.js";
+import { requireServiceTokens, type ServiceTokenVerifier } from "./service-tokens.js";
 
 /** An HTTP/2 Connect server that can also drain its open sessions. */
 export type ConnectServer = {
@@ -59,7 +60,9 @@ export function createConnectServer(options: {
   /** Connections older than this (give or take a tenth) are closed gracefully; 0 keeps them. */
   maxConnectionAgeMs?: number;
   /** The keys the callers' service tokens are verified with: a call without a valid one is refused. */
-  tokens: ServiceTokenKeys;
+  tokens: ServiceTokenVerifier;
+  /** Who may call which RPC (the service's table beside its routes): anyone else is refused. */
+  callers: CallerTable;
 }): ConnectServer {
   const metrics = options.registry ? [rpcMetricsInterceptor(options.registry)] : [];
   const closing = new AbortController();
@@ -90,7 +93,7 @@ export function createConnectServer(options: {
     interceptors: [
       ...metrics,
       traceServerInterceptor,
-      requireServiceTokens(options.tokens),
+      requireServiceTokens(options.tokens, options.callers, options.logger),
       requestContextInterceptor(options.logger),
       errorInterceptor,
       peerOutageInterceptor,

@@ -38,6 +38,7 @@ export * from "./rpc-tracing.js";
 export * from "./scopes.js";
 export * from "./sealing.js";
 export * from "./serve.js";
+export * from "./service-callers.js";
 export * from "./service-endpoints.js";
 export * from "./service-tokens.js";
 export * from "./shutdown.js";

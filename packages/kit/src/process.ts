@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import { type Config, loadConfig } from "./config.js";
+import { type Config, loadConfig, serviceVerifier } from "./config.js";
 import { createPool, type Pool } from "./db.js";
 import { createLogger, logRuntime } from "./logger.js";
 import { createMetricsRegistry } from "./metrics.js";
@@ -143,7 +143,7 @@ export function serviceBase(
           rpcPort: ports.port,
           opsPort: ports.opsPort,
           maxConnectionAgeMs: config.RPC_MAX_CONNECTION_AGE_MS,
-          serviceTokenSecrets: config.SERVICE_TOKEN_SECRETS,
+          tokens: serviceVerifier(config, service.name),
           registry,
         });
         shutdown.register("servers", stopServing);

@@ -5,13 +5,16 @@ import { createConnectServer, listen } from "./connect-server.js";
 import { createMetricsRegistry } from "./metrics.js";
 import { createOpsServer } from "./ops-server.js";
 import type { ReadinessCheck } from "./readiness.js";
-import { parseServiceTokenSecrets } from "./service-tokens.js";
+import type { CallerTable } from "./service-callers.js";
+import type { ServiceTokenVerifier } from "./service-tokens.js";
 
 /** What a service is, apart from how it is run: its RPC routes and its readiness checks. */
 export type ServiceDefinition = {
   name: string;
   routes: (router: ConnectRouter) => void;
   checks: ReadinessCheck[];
+  /** Which process may call which of its RPCs (`callerTable`, declared beside the routes). */
+  callers: CallerTable;
   /** Interceptors of this service's own, innermost (they see what its handlers answer). */
   interceptors?: Interceptor[];
 };
@@ -32,8 +35,8 @@ export async function serveService(
     opsPort: number;
     /** See `createConnectServer`; RPC_MAX_CONNECTION_AGE_MS in the services. */
     maxConnectionAgeMs?: number;
-    /** SERVICE_TOKEN_SECRETS: what callers' tokens are verified with. */
-    serviceTokenSecrets: string;
+    /** What callers' tokens are verified with (`serviceVerifier`). */
+    tokens: ServiceTokenVerifier;
     /** The process's registry, when its background work counts there too; else one of the server's own. */
     registry?: Registry;
   },
@@ -45,7 +48,8 @@ export async function serveService(
     checks: definition.checks,
     interceptors: definition.interceptors ?? [],
     registry,
-    tokens: parseServiceTokenSecrets(options.serviceTokenSecrets),
+    tokens: options.tokens,
+    callers: definition.callers,
     ...(options.maxConnectionAgeMs === undefined ? {} : { maxConnectionAgeMs: options.maxConnectionAgeMs }),
   });
   const ops = createOpsServer({ registry, checks: definition.checks });

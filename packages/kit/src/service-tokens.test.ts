@@ -1,57 +1,140 @@
+import { createPrivateKey, createPublicKey } from "node:crypto";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { ApiKeyService } from "@evalp/proto/control/v1/api_key";
+import { QuotaService } from "@evalp/proto/control/v1/quota";
 import { SignJWT } from "jose";
+import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import { parseServiceTokenSecrets, verifyServiceToken } from "./service-tokens.js";
+import { callerTable } from "./service-callers.js";
+import {
+  generateServiceKeySet,
+  mintServiceToken,
+  parseServiceKey,
+  parseServicePublicKeys,
+  requireServiceTokens,
+  type ServiceTokenVerifier,
+  verifyServiceToken,
+} from "./service-tokens.js";
 
-const CURRENT = "current-service-token-secret-0123456789";
-const PREVIOUS = "previous-service-token-secret-0123456789";
+const SET = generateServiceKeySet(["gateway", "webhooks"]);
+const signer = (name: "gateway" | "webhooks") => ({ name, key: parseServiceKey(SET.private[name] ?? "") });
+const control: ServiceTokenVerifier = { audience: "control", keys: parseServicePublicKeys(SET.public) };
 
-describe("parseServiceTokenSecrets", () => {
-  it("signs with the first secret and verifies with every one; refuses short or unnamed secrets", () => {
-    const keys = parseServiceTokenSecrets(`k2:${CURRENT}, k1:${PREVIOUS}`);
-    expect(keys.signing.kid).toBe("k2");
-    expect([...keys.verifying.keys()]).toEqual(["k2", "k1"]);
-    expect(() => parseServiceTokenSecrets("k1:short")).toThrow();
-    expect(() => parseServiceTokenSecrets(CURRENT)).toThrow();
-    expect(() => parseServiceTokenSecrets("")).toThrow();
+describe("service keys", () => {
+  it("read PEM or JWK, private keys where a process's own goes, public ones (a list while rotating) where every process's go", () => {
+    const pem = SET.private.gateway ?? "";
+    const jwk = JSON.stringify(createPrivateKey(pem).export({ format: "jwk" }));
+    expect(parseServiceKey(jwk).kid).toBe(parseServiceKey(pem).kid);
+    const publicJwk = createPublicKey(pem).export({ format: "jwk" });
+    const next = generateServiceKeySet(["gateway"]);
+    const rotating = parseServicePublicKeys(
+      JSON.stringify({ gateway: [publicJwk, JSON.parse(next.public).gateway] }),
+    );
+    expect([...rotating.values()].map((entry) => entry.service)).toEqual(["gateway", "gateway"]);
+    expect(() => parseServicePublicKeys(JSON.stringify({ gateway: pem }))).toThrow(/private key/);
+    expect(() => parseServicePublicKeys("{}")).toThrow(/names no key/);
+    expect(() => parseServicePublicKeys(JSON.stringify({ gateway: publicJwk, control: publicJwk }))).toThrow(
+      /share a key/,
+    );
+    expect(() => parseServiceKey("k1:a-shared-secret-of-old-0123456789")).toThrow(/Ed25519/);
   });
 });
 
-/** A token as a caller signs one (kit's client interceptor does the same). */
-async function token(
-  kid: string,
-  secret: string,
-  claims: Record<string, unknown> = {},
-  exp = "60s",
-  typ = "evalp-service+jwt",
-) {
-  const keys = parseServiceTokenSecrets(`${kid}:${secret}`);
-  return new SignJWT(claims)
-    .setProtectedHeader({ alg: "HS256", typ, kid })
-    .setIssuer("gateway")
-    .setAudience("evalp-services")
-    .setIssuedAt()
-    .setExpirationTime(exp)
-    .sign(keys.signing.key);
-}
-
 describe("verifyServiceToken", () => {
-  const keys = parseServiceTokenSecrets(`k2:${CURRENT},k1:${PREVIOUS}`);
-
-  it("accepts a token of the current or the previous secret, with its caller and actor", async () => {
+  it("accepts a token its caller's key signed for this service, with the caller and actor", async () => {
     const act = { kind: "session", id: "user-1" };
-    expect(await verifyServiceToken(await token("k2", CURRENT, { act }), keys)).toMatchObject({
-      caller: "gateway",
-      actor: act,
+    expect(
+      await verifyServiceToken(await mintServiceToken(signer("gateway"), "control", act), control),
+    ).toMatchObject({ caller: "gateway", actor: act });
+    expect(
+      await verifyServiceToken(await mintServiceToken(signer("webhooks"), "control"), control),
+    ).toMatchObject({
+      caller: "webhooks",
+      actor: null,
     });
-    expect(await verifyServiceToken(await token("k1", PREVIOUS), keys)).toMatchObject({ actor: null });
   });
 
-  it("refuses another cluster's secret, an unknown kid, a wrong type and an expired token", async () => {
+  it("refuses a token for another service, of an unknown key, naming another caller than its key's, of another type or expired", async () => {
     await expect(
-      verifyServiceToken(await token("k2", "another-secret-0123456789-0123456789"), keys),
+      verifyServiceToken(await mintServiceToken(signer("gateway"), "webhooks"), control),
     ).rejects.toThrow();
-    await expect(verifyServiceToken(await token("k3", CURRENT), keys)).rejects.toThrow();
-    await expect(verifyServiceToken(await token("k2", CURRENT, {}, "60s", "JWT"), keys)).rejects.toThrow();
-    await expect(verifyServiceToken(await token("k2", CURRENT, {}, "-1s"), keys)).rejects.toThrow();
+    const stranger = generateServiceKeySet(["gateway"]);
+    const unknown = { name: "gateway", key: parseServiceKey(stranger.private.gateway ?? "") };
+    await expect(verifyServiceToken(await mintServiceToken(unknown, "control"), control)).rejects.toThrow();
+    // The webhooks key claiming to be the gateway.
+    const webhooks = signer("webhooks");
+    const forged = (claims: { iss: string; sub: string; typ?: string; exp?: string }) =>
+      new SignJWT({})
+        .setProtectedHeader({ alg: "EdDSA", typ: claims.typ ?? "evalp-service+jwt", kid: webhooks.key.kid })
+        .setIssuer(claims.iss)
+        .setSubject(claims.sub)
+        .setAudience("control")
+        .setIssuedAt()
+        .setExpirationTime(claims.exp ?? "60s")
+        .sign(webhooks.key.key);
+    await expect(
+      verifyServiceToken(await forged({ iss: "gateway", sub: "gateway" }), control),
+    ).rejects.toThrow();
+    await expect(
+      verifyServiceToken(await forged({ iss: "webhooks", sub: "gateway" }), control),
+    ).rejects.toThrow();
+    await expect(
+      verifyServiceToken(await forged({ iss: "webhooks", sub: "webhooks", typ: "JWT" }), control),
+    ).rejects.toThrow();
+    await expect(
+      verifyServiceToken(await forged({ iss: "webhooks", sub: "webhooks", exp: "-1s" }), control),
+    ).rejects.toThrow();
+    expect(
+      await verifyServiceToken(await forged({ iss: "webhooks", sub: "webhooks" }), control),
+    ).toMatchObject({
+      caller: "webhooks",
+    });
+  });
+});
+
+describe("requireServiceTokens", () => {
+  const lines: string[] = [];
+  const logger = pino({ level: "warn" }, { write: (line: string) => void lines.push(line) });
+  const interceptor = requireServiceTokens(
+    control,
+    callerTable({ gateway: [ApiKeyService, QuotaService], webhooks: [QuotaService.method.getLimits] }),
+    logger,
+  );
+  /** Runs the interceptor on a call of `method` with `token`; resolves with the actor it let through. */
+  const call = async (method: { parent: { typeName: string }; name: string }, token: string) => {
+    const req = {
+      header: new Headers({ authorization: `Bearer ${token}`, "x-evalp-actor-id": "forged" }),
+      service: { typeName: method.parent.typeName },
+      method: { name: method.name },
+    };
+    const next = async (passed: typeof req) => passed.header.get("x-evalp-actor-id");
+    // Only the parts the interceptor reads of a request.
+    return (interceptor as unknown as (n: typeof next) => (r: typeof req) => Promise<string | null>)(next)(
+      req,
+    );
+  };
+  const codeOf = (promise: Promise<unknown>) =>
+    promise.then(
+      () => null,
+      (error: unknown) => (error instanceof ConnectError ? error.code : error),
+    );
+
+  it("lets a caller through to what its table grants, with the token's actor and none sent beside it", async () => {
+    const token = await mintServiceToken(signer("gateway"), "control", { kind: "session", id: "user-1" });
+    expect(await call(ApiKeyService.method.createApiKey, token)).toBe("user-1");
+    expect(
+      await call(QuotaService.method.getLimits, await mintServiceToken(signer("webhooks"), "control")),
+    ).toBe(null);
+  });
+
+  it("refuses a caller the RPC is not granted to (PermissionDenied, logged), and a token for another service", async () => {
+    const webhooks = await mintServiceToken(signer("webhooks"), "control");
+    expect(await codeOf(call(ApiKeyService.method.createApiKey, webhooks))).toBe(Code.PermissionDenied);
+    expect(await codeOf(call(QuotaService.method.updateQuotas, webhooks))).toBe(Code.PermissionDenied);
+    expect(lines.map((line) => JSON.parse(line))).toContainEqual(
+      expect.objectContaining({ caller: "webhooks", rpc: "evalp.control.v1.ApiKeyService/CreateApiKey" }),
+    );
+    const elsewhere = await mintServiceToken(signer("gateway"), "webhooks");
+    expect(await codeOf(call(ApiKeyService.method.createApiKey, elsewhere))).toBe(Code.Unauthenticated);
   });
 });

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { type MigrationSet, migrate, withDefaultUser } from "@evalp/kit";
+import { type MigrationSet, migrate, schemaRole, withDefaultUser } from "@evalp/kit";
 import pg from "pg";
 
 /**
@@ -38,7 +38,8 @@ async function withAdmin<T>(work: (client: pg.Client) => Promise<T>): Promise<T>
 function templateName(sets: MigrationSet[]): string {
   const hash = createHash("sha256");
   for (const set of sets) {
-    hash.update(`schema:${set.schema}\n`);
+    // The schema and the role that owns it (the template's objects are that role's).
+    hash.update(`schema:${set.schema} owner:${schemaRole(set.schema)}\n`);
     for (const dir of set.dirs) {
       for (const file of readdirSync(dir)
         .filter((name) => name.endsWith(".sql"))

@@ -1,5 +1,6 @@
 export * from "./bundle-contents.js";
 export * from "./database.js";
+export * from "./identities.js";
 export * from "./names.js";
 export * from "./nats-server.js";
 export * from "./pgbouncer-server.js";

@@ -1,4 +1,5 @@
 import type { ConnectRouter } from "@connectrpc/connect";
+import { callerTable } from "@evalp/kit";
 import { ApiKeyService } from "@evalp/proto/control/v1/api_key";
 import { AuditService } from "@evalp/proto/control/v1/audit";
 import { AuthService } from "@evalp/proto/control/v1/auth";
@@ -38,6 +39,36 @@ import { revokeApiKey } from "./rpc/revoke-api-key.js";
 import { setActiveOrganization } from "./rpc/set-active-organization.js";
 import { signup } from "./rpc/signup.js";
 import { updateQuotas } from "./rpc/update-quotas.js";
+
+/**
+ * Who may call control's RPCs: the gateway every public one; each other plane only the reads it
+ * makes on a request's behalf (the environment and its limits, subjects and programs). Nobody
+ * but the gateway reaches credentials, API keys, memberships or quotas' updates.
+ */
+export const CALLERS = callerTable({
+  gateway: [
+    AuthService,
+    OrganizationService,
+    MembershipService,
+    ApiKeyService,
+    AuditService,
+    QuotaService,
+    SubjectService,
+  ],
+  platform: [
+    OrganizationService.method.getApp,
+    OrganizationService.method.listEnvironments,
+    SubjectService.method.getSubject,
+    SubjectService.method.getProgram,
+  ],
+  interview: [
+    OrganizationService.method.getEnvironment,
+    QuotaService.method.getLimits,
+    SubjectService.method.getSubject,
+    SubjectService.method.getProgram,
+  ],
+  webhooks: [OrganizationService.method.getEnvironment, QuotaService.method.getLimits],
+});
 
 /** Every control-plane RPC, one file each under `rpc/`. */
 export function routes(deps: Deps) {

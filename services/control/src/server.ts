@@ -8,7 +8,7 @@ import {
   type ServiceDefinition,
 } from "@evalp/kit";
 import type { Deps } from "./deps.js";
-import { routes } from "./routes.js";
+import { CALLERS, routes } from "./routes.js";
 
 /** The control plane owns the `control` schema. */
 export const SCHEMA = "control";
@@ -27,6 +27,7 @@ export function controlService(deps: Deps): ServiceDefinition {
   return {
     name: "control",
     routes: routes(deps),
+    callers: CALLERS,
     checks: [{ name: "postgres", check: () => pingPool(deps.pool) }],
     interceptors: [idempotencyInterceptor(deps.pool)],
   };

@@ -8,18 +8,26 @@ import type { Deps } from "./deps.js";
  * calls are counted in `metrics` when given.
  */
 export function createUsageClients(
-  config: Pick<Config, "INTERVIEW_URL" | "WEBHOOKS_URL" | "UPSTREAM_TIMEOUT_MS" | "SERVICE_TOKEN_SECRETS">,
+  config: Pick<
+    Config,
+    | "INTERVIEW_URL"
+    | "WEBHOOKS_URL"
+    | "UPSTREAM_TIMEOUT_MS"
+    | "SERVICE_KEY"
+    | "SERVICE_PUBLIC_KEYS"
+    | "developmentServiceKeys"
+  >,
   metrics?: Registry,
 ): Deps["usage"] {
   const caller = serviceCaller(config, "control", metrics);
   return {
     interview: createClient(
       UsageService,
-      createServiceTransport(() => config.INTERVIEW_URL, config.UPSTREAM_TIMEOUT_MS, caller),
+      createServiceTransport("interview", () => config.INTERVIEW_URL, config.UPSTREAM_TIMEOUT_MS, caller),
     ),
     webhooks: createClient(
       UsageService,
-      createServiceTransport(() => config.WEBHOOKS_URL, config.UPSTREAM_TIMEOUT_MS, caller),
+      createServiceTransport("webhooks", () => config.WEBHOOKS_URL, config.UPSTREAM_TIMEOUT_MS, caller),
     ),
   };
 }

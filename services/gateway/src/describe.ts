@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { createLogger, loadConfig } from "@evalp/kit";
+import { createLogger, generateServiceKeySet, loadConfig } from "@evalp/kit";
 import { Redis } from "ioredis";
 import { buildApp } from "./app.js";
 import { createUpstreams } from "./upstream.js";
@@ -14,9 +14,11 @@ export async function describeApi(env: NodeJS.ProcessEnv = process.env): Promise
   // Throwaway secrets: nothing is signed, and describing must not write development secret files
   // wherever it happens to run (a package's build, the linter).
   const throwaway = randomBytes(48).toString("base64url");
+  const keys = generateServiceKeySet(["gateway"]);
   const config = loadConfig({
     JWT_SECRET: throwaway,
-    SERVICE_TOKEN_SECRETS: `describe:${throwaway}`,
+    SERVICE_KEY: keys.private.gateway,
+    SERVICE_PUBLIC_KEYS: keys.public,
     ...env,
     NODE_ENV: "development",
   });

@@ -29,7 +29,9 @@ type UpstreamConfig = Pick<
   | "INTERVIEW_URL"
   | "WEBHOOKS_URL"
   | "UPSTREAM_TIMEOUT_MS"
-  | "SERVICE_TOKEN_SECRETS"
+  | "SERVICE_KEY"
+  | "SERVICE_PUBLIC_KEYS"
+  | "developmentServiceKeys"
 >;
 
 /** Typed Connect clients of every upstream service, one HTTP/2 session pool per service. */
@@ -69,7 +71,10 @@ export function createUpstreams(config: UpstreamConfig, metrics?: Registry): Ups
   };
   const caller = serviceCaller(config, "gateway", metrics);
   const transport = Object.fromEntries(
-    PLANES.map((plane) => [plane, createServiceTransport(urls[plane], config.UPSTREAM_TIMEOUT_MS, caller)]),
+    PLANES.map((plane) => [
+      plane,
+      createServiceTransport(plane, urls[plane], config.UPSTREAM_TIMEOUT_MS, caller),
+    ]),
   ) as Record<Plane, ReturnType<typeof createServiceTransport>>;
   return {
     auth: createClient(AuthService, transport.control),

@@ -8,10 +8,14 @@ import type { ControlClients, PlatformClients } from "./deps.js";
 
 /** Clients of the control plane at `CONTROL_URL`, sharing one HTTP/2 session; calls counted in `metrics`. */
 export function createControlClients(
-  config: Pick<Config, "CONTROL_URL" | "UPSTREAM_TIMEOUT_MS" | "SERVICE_TOKEN_SECRETS">,
+  config: Pick<
+    Config,
+    "CONTROL_URL" | "UPSTREAM_TIMEOUT_MS" | "SERVICE_KEY" | "SERVICE_PUBLIC_KEYS" | "developmentServiceKeys"
+  >,
   metrics?: Registry,
 ): ControlClients {
   const transport = createServiceTransport(
+    "control",
     () => config.CONTROL_URL,
     config.UPSTREAM_TIMEOUT_MS,
     serviceCaller(config, "interview", metrics),
@@ -25,10 +29,14 @@ export function createControlClients(
 
 /** Clients of the platform plane at `PLATFORM_URL`; calls counted in `metrics` when given. */
 export function createPlatformClients(
-  config: Pick<Config, "PLATFORM_URL" | "UPSTREAM_TIMEOUT_MS" | "SERVICE_TOKEN_SECRETS">,
+  config: Pick<
+    Config,
+    "PLATFORM_URL" | "UPSTREAM_TIMEOUT_MS" | "SERVICE_KEY" | "SERVICE_PUBLIC_KEYS" | "developmentServiceKeys"
+  >,
   metrics?: Registry,
 ): PlatformClients {
   const transport = createServiceTransport(
+    "platform",
     () => config.PLATFORM_URL,
     config.UPSTREAM_TIMEOUT_MS,
     serviceCaller(config, "interview", metrics),

@@ -1,4 +1,5 @@
 import type { ConnectRouter } from "@connectrpc/connect";
+import { callerTable } from "@evalp/kit";
 import { UsageService } from "@evalp/proto/common/v1/usage";
 import { AgentService } from "@evalp/proto/interview/v1/agent";
 import { AnalyticsService } from "@evalp/proto/interview/v1/analytics";
@@ -25,6 +26,12 @@ import { recordEvents } from "./rpc/record-events.js";
 import { recordUtterance } from "./rpc/record-utterance.js";
 import { startInterview } from "./rpc/start-interview.js";
 import { submitAnswer } from "./rpc/submit-answer.js";
+
+/** Who may call interview's RPCs: the gateway every public one; control the usage it reports. */
+export const CALLERS = callerTable({
+  gateway: [EvaluationService, ParticipantService, AgentService, AnalyticsService],
+  control: [UsageService.method.countUsage],
+});
 
 /** Every interview-plane RPC, one file each under `rpc/`. */
 export function routes(deps: Deps) {

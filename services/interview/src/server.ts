@@ -9,7 +9,7 @@ import {
 } from "@evalp/kit";
 import type { Deps } from "./deps.js";
 import { realtimeInterceptor } from "./realtime.js";
-import { routes } from "./routes.js";
+import { CALLERS, routes } from "./routes.js";
 
 /** The interview plane owns the `interview` schema. */
 export const SCHEMA = "interview";
@@ -31,6 +31,7 @@ export function interviewService(deps: Deps): ServiceDefinition {
   return {
     name: "interview",
     routes: routes(deps),
+    callers: CALLERS,
     checks: [{ name: "postgres", check: () => pingPool(deps.pool) }],
     // Outermost: an answer given again from the key's row is not pushed to the sockets twice.
     interceptors: [idempotencyInterceptor(deps.pool), realtimeInterceptor(deps.realtime)],

@@ -1,4 +1,5 @@
 import type { ConnectRouter } from "@connectrpc/connect";
+import { callerTable } from "@evalp/kit";
 import { BundleService } from "@evalp/proto/platform/v1/bundle";
 import { ContinuousService } from "@evalp/proto/platform/v1/continuous";
 import { TemplateService } from "@evalp/proto/platform/v1/template";
@@ -15,6 +16,12 @@ import { getTemplate } from "./rpc/get-template.js";
 import { listBundles } from "./rpc/list-bundles.js";
 import { previewBundle } from "./rpc/preview-bundle.js";
 import { recordAnswer } from "./rpc/record-answer.js";
+
+/** Who may call platform's RPCs: the gateway every public one; the interview plane the bundles it runs. */
+export const CALLERS = callerTable({
+  gateway: [TemplateService, BundleService, ContinuousService],
+  interview: [BundleService.method.getBundle, BundleService.method.getBundleContents],
+});
 
 /** Every platform-plane RPC, one file each under `rpc/`. */
 export function routes(deps: Deps) {

@@ -8,7 +8,7 @@ import {
   type ServiceDefinition,
 } from "@evalp/kit";
 import type { Deps } from "./deps.js";
-import { routes } from "./routes.js";
+import { CALLERS, routes } from "./routes.js";
 
 /** The platform plane owns the `platform` schema. */
 export const SCHEMA = "platform";
@@ -27,6 +27,7 @@ export function platformService(deps: Deps): ServiceDefinition {
   return {
     name: "platform",
     routes: routes(deps),
+    callers: CALLERS,
     checks: [{ name: "postgres", check: () => pingPool(deps.pool) }],
     interceptors: [idempotencyInterceptor(deps.pool)],
   };

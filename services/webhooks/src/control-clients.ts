@@ -6,10 +6,14 @@ import type { ControlClients } from "./deps.js";
 
 /** Clients of the control plane at `CONTROL_URL`, sharing one HTTP/2 session; calls counted in `metrics`. */
 export function createControlClients(
-  config: Pick<Config, "CONTROL_URL" | "UPSTREAM_TIMEOUT_MS" | "SERVICE_TOKEN_SECRETS">,
+  config: Pick<
+    Config,
+    "CONTROL_URL" | "UPSTREAM_TIMEOUT_MS" | "SERVICE_KEY" | "SERVICE_PUBLIC_KEYS" | "developmentServiceKeys"
+  >,
   metrics?: Registry,
 ): ControlClients {
   const transport = createServiceTransport(
+    "control",
     () => config.CONTROL_URL,
     config.UPSTREAM_TIMEOUT_MS,
     serviceCaller(config, "webhooks", metrics),

@@ -1,4 +1,5 @@
 import type { ConnectRouter } from "@connectrpc/connect";
+import { callerTable } from "@evalp/kit";
 import { UsageService } from "@evalp/proto/common/v1/usage";
 import { WebhookDeliveryService } from "@evalp/proto/webhooks/v1/delivery";
 import { WebhookEndpointService } from "@evalp/proto/webhooks/v1/endpoint";
@@ -15,6 +16,16 @@ import { replayDelivery } from "./rpc/replay-delivery.js";
 import { rotateSecret } from "./rpc/rotate-secret.js";
 import { testEndpoint } from "./rpc/test-endpoint.js";
 import { updateEndpoint } from "./rpc/update-endpoint.js";
+
+/**
+ * Who may call webhooks' RPCs: the gateway every public one; control the usage it reports; the
+ * platform plane a delivery's outcome (continuous evaluation).
+ */
+export const CALLERS = callerTable({
+  gateway: [WebhookEndpointService, WebhookDeliveryService],
+  control: [UsageService.method.countUsage],
+  platform: [WebhookDeliveryService.method.getDelivery],
+});
 
 /** Every webhooks-plane RPC, one file each under `rpc/`. */
 export function routes(deps: Deps) {

@@ -9,7 +9,7 @@ import {
   type ServiceDefinition,
 } from "@evalp/kit";
 import type { Deps } from "./deps.js";
-import { routes } from "./routes.js";
+import { CALLERS, routes } from "./routes.js";
 
 /** The webhooks plane owns the `webhooks` schema. */
 export const SCHEMA = "webhooks";
@@ -31,6 +31,7 @@ export function webhooksService(deps: Deps, extraChecks: ReadinessCheck[] = []):
   return {
     name: "webhooks",
     routes: routes(deps),
+    callers: CALLERS,
     checks: [{ name: "postgres", check: () => pingPool(deps.pool) }, ...extraChecks],
     interceptors: [idempotencyInterceptor(deps.pool)],
   };

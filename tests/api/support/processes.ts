@@ -6,6 +6,7 @@ import {
   createTestDatabase,
   freePort,
   natsAuthorization,
+  processIdentities,
   startNatsServer,
   type TestDatabase,
   type TestNatsServer,
@@ -107,12 +108,13 @@ export async function startProcesses(options: ProcessOptions = {}): Promise<Plat
     DATABASE_URL: databaseUrl,
     REDIS_KEY_PREFIX: uniqueRedisPrefix(),
     JWT_SECRET: "process-test-secret-process-test-secret-0123",
-    SERVICE_TOKEN_SECRETS: "proc:process-test-service-token-secret-0123456789",
     WEBHOOK_SECRETS_KEYS: "proc:process-test-webhook-secrets-key-0123456789",
     ...streams,
     NATS_URL: nats.url,
     ...options.env,
   };
+  // Each process its own key pair and (the planes) its schema's role, as in production.
+  const identities = processIdentities(databaseUrl);
   const NAMES = [...SERVICES, "gateway"] as const;
   const ports = {} as Record<ProcessName, Array<{ rpc: number; ops: number }>>;
   for (const name of NAMES) {
@@ -147,7 +149,7 @@ export async function startProcesses(options: ProcessOptions = {}): Promise<Plat
         : { SERVICE_PORT: String(port.rpc), OPS_PORT: String(port.ops) };
     const child = spawn(process.execPath, [`services/${name}/dist/main.js`], {
       cwd: ROOT,
-      env: { ...env, ...portEnv, ...authorization.credentials(name) },
+      env: { ...env, ...identities.env(name), ...portEnv, ...authorization.credentials(name) },
       stdio: ["ignore", "pipe", "pipe"],
     });
     const tag = label(name, replica);

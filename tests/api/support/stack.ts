@@ -11,12 +11,15 @@ import {
   connectNats,
   createLogger,
   createPool,
+  generateServiceKeySet,
   loadConfig,
   type NatsConnection,
   type NatsNames,
   type NatsUser,
   type Pool,
+  type ServiceKeySet,
   type ServiceProcess,
+  schemaRoleUrl,
 } from "@evalp/kit";
 import { createPlatform, migrations as platformMigrations } from "@evalp/platform";
 import {
@@ -44,7 +47,15 @@ export type Stack = {
   opsUrl: string;
   /** Every process's ops server, the first gateway's as `gateway`. */
   opsUrls: Record<"gateway" | "control" | "platform" | "interview" | "webhooks", string>;
+  /**
+   * The stack's configuration. Its `developmentServiceKeys` hold every process's private key, so
+   * that a test can call a plane as any of them; each process was given only its own.
+   */
   config: Config;
+  /** The key pairs of the stack's processes, made for it. */
+  keys: ServiceKeySet;
+  /** The stack's database, as the administrator (the planes connect as their schemas' roles). */
+  databaseUrl: string;
   /** The control schema's pool, for asserting what was (not) written. */
   db: Pool;
   /** The pool of any service's schema, for the same. */
@@ -76,8 +87,11 @@ export async function startStack(
   const logger = sink
     ? createLogger("test", "info", { write: (line: string) => void sink.push(line) })
     : createLogger("test", process.env.TEST_LOG_LEVEL ?? "silent");
-  // One configuration object for every process of the stack; the services' addresses are filled
-  // in once they listen, and clients between services read them at their first call.
+  // A key pair for each process, made for this stack: each process signs with its own.
+  const keys = generateServiceKeySet();
+  // One configuration for every process of the stack, each with its own private key and Postgres
+  // role (`configOf`); the services' addresses are filled in once they listen (`settle`), and
+  // clients between services read them at their first call.
   const config: Config = loadConfig({
     NODE_ENV: "test",
     DATABASE_URL: database.url,
@@ -85,8 +99,8 @@ export async function startStack(
     ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
     REDIS_KEY_PREFIX: uniqueRedisPrefix(),
     JWT_SECRET: "test-secret-test-secret-test-secret-0123456789",
-    SERVICE_TOKEN_SECRETS: "test:test-service-token-secret-0123456789abcdef",
     WEBHOOK_SECRETS_KEYS: "test:test-webhook-secrets-key-0123456789abcdef",
+    SERVICE_PUBLIC_KEYS: keys.public,
     DATABASE_POOL_SIZE: "4",
     // At the end of a test file its stack stops at once: webhook attempts in flight are cut off.
     SHUTDOWN_GRACE_MS: "0",
@@ -111,9 +125,24 @@ export async function startStack(
     return nc;
   };
   const nats = await connect({ servers: natsServer.url, name: "test-harness", ...authorization.harness });
-  // Every process as its main.ts composes it, on free ports and as its own NATS user.
+  const configs: Config[] = [config];
+  /** A process's configuration: its own private key and, for a plane, its own Postgres role. */
+  const configOf = (name: NatsUser): Config => {
+    const own: Config = {
+      ...config,
+      SERVICE_KEY: keys.private[name] ?? "",
+      ...(name === "gateway" ? {} : { DATABASE_URL: schemaRoleUrl(database.url, name) }),
+    };
+    configs.push(own);
+    return own;
+  };
+  /** Settings known once the processes listen, for every process. */
+  const settle = (settings: Partial<Config>) => {
+    for (const each of configs) Object.assign(each, settings);
+  };
+  // Every process as its main.ts composes it, on free ports, as its own NATS user, key and role.
   const start = <P extends ServiceProcess | GatewayProcess>(name: NatsUser, compose: ComposeProcess<P>) =>
-    compose(config, logger.child({ service: name }), {
+    compose(configOf(name), logger.child({ service: name }), {
       ports: { port: 0, opsPort: 0 },
       nats: authorization.credentials(name),
     });
@@ -131,7 +160,7 @@ export async function startStack(
     opsUrls[name] = `http://127.0.0.1:${listening.opsPort}`;
   }
   const at = (name: string) => `http://127.0.0.1:${ports[name]}`;
-  Object.assign(config, {
+  settle({
     CONTROL_URL: at("control"),
     PLATFORM_URL: at("platform"),
     INTERVIEW_URL: at("interview"),
@@ -166,13 +195,15 @@ export async function startStack(
   const { url } = first;
   const redis = first.process.redis;
   // The interview plane hands out the realtime door as `server_url`: this gateway's.
-  config.REALTIME_URL = `${url.replace(/^http/, "ws")}/v1/participant/realtime`;
+  settle({ REALTIME_URL: `${url.replace(/^http/, "ws")}/v1/participant/realtime` });
   return {
     url,
     urls: gateways.map((gateway) => gateway.url),
     opsUrl: first.opsUrl,
     opsUrls: { ...opsUrls, gateway: first.opsUrl } as Stack["opsUrls"],
-    config: { ...config, PUBLIC_URL: url },
+    config: { ...config, PUBLIC_URL: url, developmentServiceKeys: keys.private },
+    keys,
+    databaseUrl: database.url,
     db: pool("control"),
     pool,
     redis,

@@ -125,9 +125,26 @@ function checkCnpgCluster(object: K8sObject): string[] {
     "minSyncReplicas",
     "maxSyncReplicas",
     "plugins",
+    "managed",
   ]);
   for (const key of Object.keys(spec)) {
     if (!known.has(key)) problems.push(`spec.${key} is not a Cluster field these checks know`);
+  }
+  // Declarative roles (managed.roles): a name each, and a password only from a Secret by name.
+  const roles = (spec.managed as { roles?: unknown } | undefined)?.roles;
+  if (spec.managed !== undefined && !Array.isArray(roles)) problems.push("spec.managed.roles must be a list");
+  for (const [index, role] of ((Array.isArray(roles) ? roles : []) as Record<string, unknown>[]).entries()) {
+    const known = new Set(["name", "ensure", "login", "inRoles", "passwordSecret", "comment", "inherit"]);
+    for (const key of Object.keys(role)) {
+      if (!known.has(key))
+        problems.push(`spec.managed.roles[${index}].${key} is not a field these checks know`);
+    }
+    if (typeof role.name !== "string" || role.name === "")
+      problems.push(`spec.managed.roles[${index}] needs a name`);
+    const secret = role.passwordSecret as { name?: unknown } | undefined;
+    if (secret !== undefined && (typeof secret.name !== "string" || Object.keys(secret).length !== 1)) {
+      problems.push(`spec.managed.roles[${index}].passwordSecret must name a Secret, nothing else`);
+    }
   }
   if (!Number.isInteger(spec.instances) || (spec.instances as number) < 1) {
     problems.push("spec.instances must be a positive integer");
