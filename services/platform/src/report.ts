@@ -1,4 +1,4 @@
-import type { AxisResult, ScorecardResult } from "@evalp/expr";
+import { type AxisResult, compileScorecard, evaluateScorecard, type ScorecardResult } from "@evalp/expr";
 
 type ReportTemplateContent = { title?: unknown; sections?: unknown };
 
@@ -46,4 +46,38 @@ export function mergedContext(
   const variables = (component as { variables?: unknown } | null)?.variables;
   const defaults = variables && typeof variables === "object" && !Array.isArray(variables) ? variables : {};
   return { ...(defaults as Record<string, unknown>), ...(given ?? {}) };
+}
+
+/** What a bundle's scorecard is run against: preview's request, or an ended interview's record. */
+export type ScoreInput = {
+  answers: Record<string, unknown>;
+  context: Record<string, unknown> | undefined;
+  signals: Record<string, unknown>;
+  respondentId: string;
+};
+
+/**
+ * Runs a bundle's scorecard against `input` (the context over the context component's defaults)
+ * and builds the report: preview and an interview's result both score through here, so that they
+ * agree field for field. Throws `ExpressionInvalidError` when the scorecard is malformed.
+ */
+export function scoreContents(
+  bundle: { id: string; fingerprint: string },
+  contents: { scorecard: unknown; context: unknown; report_template: unknown },
+  input: ScoreInput,
+) {
+  const scorecard = compileScorecard(contents.scorecard);
+  const result = evaluateScorecard(scorecard, {
+    answers: input.answers,
+    context: mergedContext(contents.context, input.context),
+    signals: input.signals,
+  });
+  const report = buildReport({
+    bundleId: bundle.id,
+    fingerprint: bundle.fingerprint,
+    respondentId: input.respondentId,
+    result,
+    template: contents.report_template,
+  });
+  return { report, trace: result.trace };
 }

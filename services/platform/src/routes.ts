@@ -15,6 +15,7 @@ import { getTemplate } from "./rpc/get-template.js";
 import { listBundles } from "./rpc/list-bundles.js";
 import { previewBundle } from "./rpc/preview-bundle.js";
 import { recordAnswer } from "./rpc/record-answer.js";
+import { scoreBundle } from "./rpc/score-bundle.js";
 
 /** Every platform-plane RPC, one file each under `rpc/`. */
 export function routes(deps: Deps) {
@@ -33,6 +34,7 @@ export function routes(deps: Deps) {
       changeBundleStatus: changeBundleStatus(deps, requireApp),
       previewBundle: previewBundle(deps, requireApp),
       getBundleContents: getBundleContents(deps, requireApp),
+      scoreBundle: scoreBundle(deps, requireApp),
     });
     router.service(ContinuousService, { recordAnswer: recordAnswer(deps) });
   };

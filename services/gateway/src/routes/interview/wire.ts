@@ -4,6 +4,7 @@ import type {
   RunCommandResponse,
 } from "@evalp/proto/interview/v1/agent";
 import type { GetSummaryResponse } from "@evalp/proto/interview/v1/analytics";
+import type { EvaluationResult as EvaluationResultMessage } from "@evalp/proto/interview/v1/evaluation";
 import type {
   OperatorInterview,
   Question as QuestionMessage,
@@ -18,9 +19,11 @@ import {
   Evaluation,
   InterviewEntry,
   InterviewMetrics,
+  ListedEvaluation,
   ParticipantSession,
   type Proposal,
   type Scenario,
+  type ScoreReport,
   TranscriptEntry,
 } from "./resources.js";
 
@@ -153,5 +156,22 @@ export function ackJson(id: string, answer: RunCommandResponse) {
     id,
     entry: answer.entry && entryJson(answer.entry),
     interview: interviewJson(answer.interview),
+  };
+}
+
+export const listedEvaluationJson = wireOf(ListedEvaluation);
+
+/** A result as the API shows it: the report and trace as the plane stored them. */
+export function resultJson(message: EvaluationResultMessage | undefined) {
+  const result = required(message, "result");
+  return {
+    evaluation_id: result.evaluationId,
+    subject_id: result.subjectId,
+    bundle_id: result.bundleId,
+    fingerprint: result.fingerprint,
+    outcome: result.outcome,
+    scored_at: iso(result.scoredAt),
+    report: (result.report ?? {}) as Static<typeof ScoreReport>,
+    trace: result.trace ?? {},
   };
 }
