@@ -239,6 +239,22 @@ export const AnalyticsSummary = Type.Object(
     median_active_ms: nullable(Type.Number()),
     question_metrics: Type.Array(FreeObject),
     privacy_floor_applied: Type.Boolean(),
+    axis_metrics: Type.Array(
+      Type.Object({
+        axis: Type.String(),
+        label: Type.String(),
+        scored: Type.Integer({ description: "Results with a score on this axis." }),
+        mean: nullable(Type.Number()),
+        median: nullable(Type.Number()),
+        bands: Type.Array(
+          Type.Object({ band_id: Type.String(), band_label: Type.String(), count: Type.Integer() }),
+        ),
+      }),
+      {
+        description:
+          "Per scorecard axis of the latest results of the window's interviews; `[]` under the privacy floor.",
+      },
+    ),
   },
   named("AnalyticsSummary", "The interviews started in a window, summed up."),
 );

@@ -1,3 +1,4 @@
+import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import type {
   AgentPrice as AgentPriceMessage,
   CreateAgentSessionResponse,
@@ -132,6 +133,28 @@ export function summaryJson(environmentId: string, startsAt: Date, endsAt: Date,
     median_active_ms: answer.medianActiveMs ?? null,
     question_metrics: answer.questionMetrics,
     privacy_floor_applied: answer.privacyFloorApplied,
+    axis_metrics: answer.axisMetrics.map(axisMetricJson),
+  };
+}
+
+const numberOrNull = (value: JsonValue | undefined) => (typeof value === "number" ? value : null);
+const fieldsOf = (value: JsonValue | undefined): JsonObject =>
+  typeof value === "object" && value !== null && !Array.isArray(value) ? value : {};
+
+/** One axis of the summary's `axis_metrics`, as the plane computed it (docs/results.md#scores-in-analytics). */
+function axisMetricJson(metric: JsonObject) {
+  const bands = Array.isArray(metric.bands) ? metric.bands : [];
+  return {
+    axis: String(metric.axis),
+    label: String(metric.label),
+    scored: Number(metric.scored),
+    mean: numberOrNull(metric.mean),
+    median: numberOrNull(metric.median),
+    bands: bands.map(fieldsOf).map((band) => ({
+      band_id: String(band.band_id),
+      band_label: String(band.band_label),
+      count: Number(band.count),
+    })),
   };
 }
 
