@@ -1,4 +1,10 @@
-import { type AxisResult, compileScorecard, evaluateScorecard, type ScorecardResult } from "@evalp/expr";
+import {
+  type AxisResult,
+  compileScorecard,
+  type ExpressionProblem,
+  evaluateScorecard,
+  type ScorecardResult,
+} from "@evalp/expr";
 
 type ReportTemplateContent = { title?: unknown; sections?: unknown };
 
@@ -80,4 +86,41 @@ export function scoreContents(
     template: contents.report_template,
   });
   return { report, trace: result.trace };
+}
+
+/**
+ * The report of a scorecard that could not be evaluated (an interview's result must exist all the
+ * same): the axes that can be named (an object with a string id), each with a null score and
+ * band, laid out by the report template as preview lays them out, and the problems as the trace's
+ * `errors`.
+ */
+export function unscoredReport(
+  bundle: { id: string; fingerprint: string },
+  contents: { scorecard: unknown; report_template: unknown },
+  respondentId: string,
+  problems: readonly ExpressionProblem[],
+) {
+  const axes = (contents.scorecard as { axes?: unknown } | null)?.axes;
+  const named = (Array.isArray(axes) ? axes : []).filter(
+    (axis): axis is { id: string; label?: unknown } =>
+      typeof axis === "object" && axis !== null && typeof (axis as { id?: unknown }).id === "string",
+  );
+  const results: AxisResult[] = named.map((axis) => ({
+    axis: axis.id,
+    label: typeof axis.label === "string" ? axis.label : axis.id,
+    score: null,
+    band_id: null,
+    band_label: null,
+  }));
+  const report = buildReport({
+    bundleId: bundle.id,
+    fingerprint: bundle.fingerprint,
+    respondentId,
+    result: { axes: results, trace: { axes: {} } },
+    template: contents.report_template,
+  });
+  return {
+    report,
+    trace: { axes: Object.fromEntries(results.map((axis) => [axis.axis, []])), errors: problems },
+  };
 }

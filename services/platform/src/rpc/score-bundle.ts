@@ -1,6 +1,6 @@
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
-import { ExpressionInvalidError, type ExpressionProblem } from "@evalp/expr";
+import { ExpressionInvalidError } from "@evalp/expr";
 import {
   type ScoreBundleRequest,
   type ScoreBundleResponse,
@@ -10,7 +10,7 @@ import type { RequireApp } from "../app-scope.js";
 import { bundleContents, findBundle } from "../db/bundles.js";
 import { bundleMessage } from "../db/rows.js";
 import type { Deps } from "../deps.js";
-import { type ScoreInput, scoreContents } from "../report.js";
+import { type ScoreInput, scoreContents, unscoredReport } from "../report.js";
 
 /**
  * For the interview plane: scores an ended interview's answers, context and signals against a
@@ -46,7 +46,7 @@ export function scoreBundle(deps: Deps, requireApp: RequireApp) {
               },
             ];
       deps.logger.warn({ err: error, bundle_id: bundle.id }, "scorecard not evaluated");
-      scored = unscorable(bundle, contents, input, problems);
+      scored = unscoredReport(bundle, contents, input.respondentId, problems);
     }
     return create(ScoreBundleResponseSchema, {
       bundle: bundleMessage(bundle),
@@ -54,55 +54,4 @@ export function scoreBundle(deps: Deps, requireApp: RequireApp) {
       trace: scored.trace as JsonObject,
     });
   };
-}
-
-/**
- * The report of a scorecard that does not compile: the axes that can be named (an object with a
- * string id), each with a null score and band, the report template's title and sections as
- * preview would show them, and the problems as the trace's `errors`.
- */
-function unscorable(
-  bundle: { id: string; fingerprint: string },
-  contents: { scorecard: unknown; context: unknown; report_template: unknown },
-  input: ScoreInput,
-  problems: readonly ExpressionProblem[],
-) {
-  const axes = (contents.scorecard as { axes?: unknown } | null)?.axes;
-  const named = (Array.isArray(axes) ? axes : []).filter(
-    (axis): axis is { id: string; label?: unknown } =>
-      typeof axis === "object" && axis !== null && typeof (axis as { id?: unknown }).id === "string",
-  );
-  // An empty scorecard scores nothing and cannot fail: the template is shown over null axes.
-  const empty = scoreContents(bundle, { ...contents, scorecard: { kind: "scorecard", axes: [] } }, input);
-  const results = named.map((axis) => ({
-    axis: axis.id,
-    label: typeof axis.label === "string" ? axis.label : axis.id,
-    score: null,
-    band_id: null,
-    band_label: null,
-  }));
-  const byAxis = new Map(results.map((axis) => [axis.axis, axis]));
-  return {
-    report: {
-      ...empty.report,
-      axes: results,
-      sections: empty.report.sections.map((section, i) => ({
-        ...section,
-        axes: sectionAxes(contents.report_template, i)
-          .map((id) => byAxis.get(id))
-          .filter((axis) => axis !== undefined),
-      })),
-    },
-    trace: { axes: Object.fromEntries(results.map((axis) => [axis.axis, []])), errors: problems },
-  };
-}
-
-/** The axis ids the report template's `index`th section names. */
-function sectionAxes(template: unknown, index: number): string[] {
-  const sections = (template as { sections?: unknown } | null)?.sections;
-  const section = Array.isArray(sections)
-    ? sections.filter((s) => typeof s === "object" && s !== null)[index]
-    : null;
-  const axes = (section as { axes?: unknown } | null)?.axes;
-  return Array.isArray(axes) ? axes.map(String) : [];
 }
