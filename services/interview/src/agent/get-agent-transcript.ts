@@ -1,9 +1,9 @@
 import { create } from "@bufbuild/protobuf";
-import type { GetAgentTranscriptRequest } from "@evalp/proto/interview/v1/agent";
 import {
-  type GetTranscriptResponse,
-  GetTranscriptResponseSchema,
-} from "@evalp/proto/interview/v1/participant";
+  type GetAgentTranscriptRequest,
+  type GetAgentTranscriptResponse,
+  GetAgentTranscriptResponseSchema,
+} from "@evalp/proto/interview/v1/agent";
 import { listEntries } from "../db/entries.js";
 import { requireInterview } from "../db/interviews.js";
 import { TRANSCRIPT_KINDS, transcriptMessage } from "../db/rows.js";
@@ -18,7 +18,7 @@ import { requireAgent } from "./scope.js";
  * conversation and goes on.
  */
 export function getAgentTranscript(deps: Deps) {
-  return async (req: GetAgentTranscriptRequest): Promise<GetTranscriptResponse> => {
+  return async (req: GetAgentTranscriptRequest): Promise<GetAgentTranscriptResponse> => {
     const agent = await requireAgent(deps.pool, req.agent);
     const interview = await requireInterview(deps.pool, agent.evaluation.id);
     const afterSeq = Number(req.afterSeq);
@@ -29,7 +29,7 @@ export function getAgentTranscript(deps: Deps) {
       req.limit > 0 ? req.limit : DEFAULT_ENTRY_PAGE,
       TRANSCRIPT_KINDS,
     );
-    return create(GetTranscriptResponseSchema, {
+    return create(GetAgentTranscriptResponseSchema, {
       items: rows.map(transcriptMessage),
       nextAfterSeq: BigInt(rows.at(-1)?.seq ?? afterSeq),
     });
