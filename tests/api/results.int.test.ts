@@ -4,7 +4,7 @@ import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { ApiClient } from "./support/client.js";
 import { startCheckedReceiver } from "./support/event-catalog.js";
-import { createTenant, expectError, ik, type Tenant } from "./support/fixtures.js";
+import { createKey, createTenant, expectError, ik, type Tenant } from "./support/fixtures.js";
 import { consentedInterview } from "./support/interview.js";
 import { createBundle, moveBundle } from "./support/platform.js";
 import { useStack } from "./support/stack.js";
@@ -248,6 +248,28 @@ describe("scoring at the end (docs/results.md)", () => {
     expect(result.report.axes[1]).toMatchObject({ axis: "skill", score: null });
     await vi.waitFor(() => expect(scoredEvents(evaluation.id)).toHaveLength(1), { timeout: 10_000 });
     expect(scoredEvents(evaluation.id)[0]?.data.outcome).toBe("ended_incomplete");
+  });
+
+  it("needs evaluations:read to read and list, evaluations:write to rescore", async () => {
+    const evaluationPath = `${tenant.env}/evaluations/${completed.evaluationId}`;
+    const orgOnly = await createKey(api, tenant, ["org:read"], "org-only");
+    for (const path of [
+      `${evaluationPath}/result`,
+      `${evaluationPath}/results`,
+      `${tenant.env}/evaluations`,
+    ]) {
+      const denied = await api.get(path, { apiKey: orgOnly.secret });
+      expect(expectError(denied, 403, "forbidden").context).toEqual({ required_scope: "evaluations:read" });
+    }
+    const reader = await createKey(api, tenant, ["evaluations:read"], "reader");
+    expect((await api.get(`${evaluationPath}/result`, { apiKey: reader.secret })).status).toBe(200);
+    const rescore = await api.post(
+      `${evaluationPath}/rescore`,
+      { bundle_id: bundleId },
+      { apiKey: reader.secret, idempotencyKey: ik() },
+    );
+    expect(expectError(rescore, 403, "forbidden").context).toEqual({ required_scope: "evaluations:write" });
+    expectError(await api.get(`${evaluationPath}/result`), 401, "unauthenticated");
   });
 
   it("answers 409 `result_not_ready` before the start, and 404 for an unknown or foreign evaluation", async () => {
