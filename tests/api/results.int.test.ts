@@ -172,6 +172,9 @@ describe("scoring at the end (docs/results.md)", () => {
     const view = await api.get(`${tenant.env}/evaluations/${evaluation.id}/interview`, {
       token: tenant.token,
     });
+    const lag = Date.parse(result.scored_at) - Date.parse(view.body.completed_at);
+    expect(lag).toBeGreaterThanOrEqual(0);
+    console.info(`scored ${lag} ms after the interview ended`);
     const { provider_errors: _p, usage: _u, ...signals } = view.body.metrics;
     expect(signals).toMatchObject({ attempts: 4, corrections: 1 });
     const preview = await api.post(
