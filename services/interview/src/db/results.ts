@@ -72,7 +72,7 @@ export async function deleteScoringJob(tx: Queryable, evaluationId: string) {
 
 /**
  * Stores a result unless one of this (evaluation, trigger) is stored already (then undefined),
- * and stamps the evaluation's `scored_at` with it.
+ * and stamps the evaluation's `scored_at` with it (its latest result's).
  */
 export async function insertResult(
   tx: Queryable,
@@ -100,7 +100,11 @@ export async function insertResult(
   );
   const row = inserted.rows[0];
   if (row) {
-    await tx.query("UPDATE evaluations SET scored_at = $2 WHERE id = $1", [row.evaluation_id, row.scored_at]);
+    // Two rescores may commit out of order: the evaluation keeps the later of the two.
+    await tx.query("UPDATE evaluations SET scored_at = GREATEST(scored_at, $2) WHERE id = $1", [
+      row.evaluation_id,
+      row.scored_at,
+    ]);
   }
   return row;
 }
