@@ -1,5 +1,11 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { agentInterview, createAgentSession, publishedBundleOf, scenarioContents } from "./support/agent.js";
+import {
+  agentClient,
+  agentInterview,
+  createAgentSession,
+  publishedBundleOf,
+  scenarioContents,
+} from "./support/agent.js";
 import type { ApiClient } from "./support/client.js";
 import { createKey, createTenant, expectError, ik, type Tenant } from "./support/fixtures.js";
 import {
@@ -486,5 +492,76 @@ describe("scenarios, prices and metrics", () => {
     expect(body.metrics.estimated_cost_usd).toBeUndefined();
     const transcript = await participant.transcript();
     expect(transcript.body.items.map((item: { speaker: string }) => item.speaker)).not.toContain(undefined);
+  });
+});
+
+describe("picking up an interview (docs/interview.md#picking-up-an-interview)", () => {
+  it("a replacement agent reloads the whole conversation, paged, and goes on", async () => {
+    const { evaluation, participant, agent, session } = await agentInterview(api, setup, agentKey);
+    const say = (client: typeof agent, id: string, speaker: string, text: string, second: number) =>
+      client.command({
+        type: "utterance",
+        id,
+        speaker,
+        modality: "voice",
+        text,
+        started_at: at(second),
+        ended_at: at(second + 1),
+      });
+    expect((await say(agent, "a1", "agent", "How many years of experience do you have?", 0)).status).toBe(
+      200,
+    );
+    expect((await say(agent, "a2", "participant", "About five", 2)).status).toBe(200);
+    expect((await participant.answer("q1", { value: 5 })).status).toBe(200);
+    expect((await say(agent, "a3", "agent", "Which team would you like to join?", 4)).status).toBe(200);
+
+    // The first agent drops; a replacement takes over and the first token is refused from then on.
+    const replacement = await createAgentSession(api, tenant, agentKey, evaluation.id);
+    const replacementClient = agentClient(api, replacement.agent_token);
+    const read = replacementClient.transcript;
+    expectError(await agent.transcript(), 401, "session_superseded");
+    expectError(await agentClient(api, session.participant_token).transcript(), 401, "unauthenticated");
+    const badLimit = await read("?limit=0");
+    expect(badLimit.status).toBe(422);
+    expect(badLimit.body.detail[0].loc).toEqual(["query", "limit"]);
+
+    const reloaded: Record<string, unknown>[] = [];
+    let after = 0;
+    for (;;) {
+      const page = await read(`?after_seq=${after}&limit=2`);
+      expect(page.status, JSON.stringify(page.body)).toBe(200);
+      expect(page.body.items.length).toBeLessThanOrEqual(2);
+      expect(page.body.next_after_seq).toBe(page.body.items.at(-1)?.seq ?? after);
+      if (page.body.items.length === 0) break;
+      reloaded.push(...page.body.items);
+      after = page.body.next_after_seq;
+    }
+    // Every utterance, both speakers', with the questions asked and the answer, as the participant reads them.
+    const theirs = await participant.transcript("?limit=500");
+    expect(reloaded).toEqual(theirs.body.items);
+    expect(reloaded.map((item) => [item.speaker, item.text])).toEqual([
+      ["agent", "How many years of experience do you have?"],
+      ["agent", "How many years of experience do you have?"],
+      ["participant", "About five"],
+      ["participant", "5"],
+      ["agent", "Which team would you like to join?"],
+      ["agent", "Which team would you like to join?"],
+    ]);
+
+    // It goes on where the conversation stands: the next question, from the snapshot it reloads.
+    const snapshot = await replacementClient.snapshot();
+    expect(snapshot.body.interview.question.id).toBe("q2");
+    const proposed = await replacementClient.command({
+      type: "propose",
+      id: "r1",
+      question_id: "q2",
+      expected_revision: snapshot.body.interview.revision,
+      proposed_answer: { option_id: "a" },
+      confirmation_text: "Alpha, is that right?",
+    });
+    expect(proposed.status, JSON.stringify(proposed.body)).toBe(200);
+    expect((await say(replacementClient, "r2", "agent", "Alpha, is that right?", 6)).status).toBe(200);
+    const next = await read(`?after_seq=${after}`);
+    expect(next.body.items.map((item: { text: string }) => item.text)).toEqual(["Alpha, is that right?"]);
   });
 });

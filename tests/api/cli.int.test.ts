@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { ApiClient } from "./support/client.js";
 import { startCheckedReceiver } from "./support/event-catalog.js";
 import { signUp, type Tenant } from "./support/fixtures.js";
+import { consentedInterview, interviewSetup, publishedBundle } from "./support/interview.js";
 import { createBundle } from "./support/platform.js";
 import { type Stack, useStack } from "./support/stack.js";
 import { createEndpoint } from "./support/webhooks.js";
@@ -252,6 +253,54 @@ describe("evalp", () => {
     const recent = await evalpJson<{ action: string }[]>(["audit", "list", "--limit", "2"]);
     expect(recent).toHaveLength(2);
     expect(recent.map((event) => event.action)).toEqual(["bundle.status_changed", "bundle.created"]);
+  });
+
+  it("lists evaluations, shows one, its result once scored, and rescores it against another bundle", async () => {
+    const setup = await interviewSetup(api, tenant());
+    const { evaluation, participant } = await consentedInterview(api, setup);
+    for (const [question, answer] of [
+      ["q1", { value: 4 }],
+      ["q2", { option_id: "a" }],
+      ["q3", { value: 4 }],
+    ] as const) {
+      expect((await participant.answer(question, answer)).status).toBe(200);
+    }
+    expect((await participant.finish()).status).toBe(200);
+
+    const listed = await evalpJson<{ id: string; status: string }[]>([
+      "evaluations",
+      "list",
+      "--status",
+      "completed",
+    ]);
+    expect(listed.map((item) => [item.id, item.status])).toEqual([[evaluation.id, "completed"]]);
+    expect(await evalpJson(["evaluations", "get", evaluation.id])).toMatchObject({ id: evaluation.id });
+    const result = await vi.waitFor(() => evalpJson(["evaluations", "result", evaluation.id]), {
+      timeout: 15_000,
+      interval: 200,
+    });
+    expect(result).toMatchObject({
+      evaluation_id: evaluation.id,
+      bundle_id: setup.bundleId,
+      outcome: "completed",
+    });
+    const table = await evalp(["evaluations", "result", evaluation.id], { env: scopeEnv() });
+    expect(table.stdout).toMatch(/^AXIS +SCORE +BAND$/m);
+    expect(table.stdout).toMatch(/^experience +40 +Senior$/m);
+
+    const newer = await publishedBundle(api, tenant());
+    const rescored = await evalpJson(["evaluations", "rescore", evaluation.id, "--bundle", newer]);
+    expect(rescored).toMatchObject({ evaluation_id: evaluation.id, bundle_id: newer });
+    const all = await evalpJson<{ bundle_id: string }[]>(["evaluations", "result", evaluation.id, "--all"]);
+    expect(all.map((item) => item.bundle_id)).toEqual([setup.bundleId, newer]);
+    const refused = await evalp(
+      ["evaluations", "rescore", evaluation.id, "--bundle", (await createBundle(api, tenant())).bundle.id],
+      {
+        env: scopeEnv(),
+      },
+    );
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(ERROR_LINE("bundle_not_published"));
   });
 
   it("refuses a config file others may read, saying how to fix it", async () => {

@@ -98,7 +98,10 @@ describe("the journey through the typed client", () => {
         "/v1/organizations/{organization_id}/apps/{app_id}/environments/{environment_id}/webhooks",
         {
           params: { path: envPath },
-          body: { url: `${receiver.url}/hooks`, event_types: ["subject.imported", "interview.completed"] },
+          body: {
+            url: `${receiver.url}/hooks`,
+            event_types: ["subject.imported", "interview.completed", "evaluation.scored"],
+          },
         },
       ),
     );
@@ -225,6 +228,29 @@ describe("the journey through the typed client", () => {
         completedHook.body.replace("completed", "started"),
       ),
     ).rejects.toThrow();
+
+    // 8. The verdict: scored in the background, announced by `evaluation.scored`, read typed.
+    const scoredHook = await delivered("evaluation.scored");
+    const scored = await verifyWebhook(endpoint.secret, scoredHook.headers, scoredHook.body);
+    const report = scored.type === "evaluation.scored" ? scored.data.report : undefined;
+    expect(report?.axes.map((axis) => [axis.axis, axis.score])).toEqual([
+      ["experience", 40],
+      ["skill", 5],
+    ]);
+    const resultPath =
+      "/v1/organizations/{organization_id}/apps/{app_id}/environments/{environment_id}/evaluations/{evaluation_id}/result";
+    const result = await unwrap(
+      backend.GET(resultPath, { params: { path: { ...envPath, evaluation_id: evaluation.id } } }),
+    );
+    expect(result).toMatchObject({ evaluation_id: evaluation.id, outcome: "completed", report });
+    const listed = [];
+    for await (const item of backend.paginate(
+      "/v1/organizations/{organization_id}/apps/{app_id}/environments/{environment_id}/evaluations",
+      { params: { path: envPath, query: { status: "completed", limit: 1 } } },
+    )) {
+      listed.push(item);
+    }
+    expect(listed.map((item) => [item.id, item.scored_at])).toEqual([[evaluation.id, result.scored_at]]);
   });
 
   it("iterates a list across pages and catches a typed error with its code and request id", async () => {

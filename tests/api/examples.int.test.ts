@@ -9,7 +9,7 @@ import { promisify } from "node:util";
 import { Webhook } from "standardwebhooks";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createKey, createTenant, ik } from "./support/fixtures.js";
-import { publishedBundle } from "./support/interview.js";
+import { participantClient, publishedBundle } from "./support/interview.js";
 import { useStack } from "./support/stack.js";
 import { createEndpoint, importSubjects } from "./support/webhooks.js";
 
@@ -147,6 +147,42 @@ describe("examples/backend", () => {
       });
       expect(started.status).toBe(200);
     }
+
+    // The first participant finishes; `--results` then prints that evaluation's verdict alone.
+    const first = participantClient(api, lines[0].participant_token);
+    expect((await first.consent()).status).toBe(200);
+    for (const [question, answer] of [
+      ["q1", { value: 4 }],
+      ["q2", { option_id: "a" }],
+      ["q3", { value: 2 }],
+    ] as const) {
+      expect((await first.answer(question, answer)).status).toBe(200);
+    }
+    expect((await first.finish()).status).toBe(200);
+    await vi.waitFor(
+      async () => {
+        const printed = await run(
+          process.execPath,
+          [join(ROOT, "examples/backend/backend.mjs"), "--results"],
+          {
+            env: { ...env, EVALP_BUNDLE_ID: "" },
+          },
+        );
+        expect(
+          printed.stdout
+            .trim()
+            .split("\n")
+            .map((line) => JSON.parse(line)),
+        ).toEqual([
+          {
+            evaluation_id: lines[0].evaluation_id,
+            outcome: "completed",
+            axes: { experience: { score: 40, band: "senior" }, skill: { score: 2, band: "low" } },
+          },
+        ]);
+      },
+      { timeout: 15_000, interval: 200 },
+    );
 
     // A refusal ends the run with its code and request id: a bundle that is not published.
     const refused = await run(process.execPath, [join(ROOT, "examples/backend/backend.mjs"), file], {

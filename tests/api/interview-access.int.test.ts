@@ -313,6 +313,7 @@ describe("GET ENV/analytics/summary", () => {
       median_active_ms: null,
       question_metrics: [],
       privacy_floor_applied: true,
+      axis_metrics: [],
     });
 
     // Five interviews: two completed (one with a correction), one ended by the guardrail, two only consented.

@@ -19,7 +19,7 @@ function tourBlocks(): string[] {
 }
 
 describe("the tour the README links", () => {
-  it("runs as pasted: sign-up to a completed interview, ids and tokens picked with jq", async () => {
+  it("runs as pasted: sign-up to a completed interview and its verdict, ids and tokens picked with jq", async () => {
     const blocks = tourBlocks();
     expect(blocks.length).toBeGreaterThanOrEqual(4);
     // Not spawnSync: the platform answering the tour runs in this process.
@@ -44,5 +44,11 @@ describe("the tour the README links", () => {
     const lines = run.stdout.split("\n");
     // The bundle went validated → published, and the interview ran to its end.
     expect(lines).toEqual(expect.arrayContaining(["validated", "published", "completed", "true"]));
+    // It ends with the verdict: the scored result, and the evaluation listed with its `scored_at`.
+    const verdict = lines.find((line) => line.startsWith('{"outcome":'));
+    expect(JSON.parse(verdict ?? "null")).toMatchObject({ outcome: "completed", axes: expect.any(Array) });
+    expect(JSON.parse(verdict ?? "null").axes.length).toBeGreaterThan(0);
+    const listed = JSON.parse(lines.at(-2) ?? "null");
+    expect(listed).toEqual([{ id: expect.any(String), scored_at: expect.stringMatching(/Z$/) }]);
   }, 90_000);
 });

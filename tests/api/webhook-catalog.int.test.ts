@@ -86,7 +86,7 @@ describe("the event catalog (/openapi.json's webhooks)", () => {
     await setQuota(api, tenant, "programs", 50);
     await inviteAndAccept();
     await recordContinuousAnswer(setup.subjectId);
-    // Interview: started (and an agent requested), then ended by the sample guardrail.
+    // Interview: started (and an agent requested), then ended by the sample guardrail and scored.
     const { participant } = await consentedInterview(api, setup);
     const ended = await participant.answer("q1", { value: -2 });
     expect(ended.body.interview, JSON.stringify(ended.body)).toMatchObject({ status: "ended" });

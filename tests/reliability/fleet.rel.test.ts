@@ -4,12 +4,19 @@
 // load, and a credential change seen by every gateway.
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
+import { startReceiver } from "@evalp/testing";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { agentInterview } from "../api/support/agent.js";
 import { type ApiClient, apiClient } from "../api/support/client.js";
 import { createKey, createTenant, expectError, ik, type Tenant } from "../api/support/fixtures.js";
-import { type InterviewSetup, interviewSetup, openSocket, type Socket } from "../api/support/interview.js";
+import {
+  consentedInterview,
+  type InterviewSetup,
+  interviewSetup,
+  openSocket,
+  type Socket,
+} from "../api/support/interview.js";
 import { type PlatformProcesses, SERVICES, startProcesses } from "../api/support/processes.js";
 import { attempt, type Outcome, runClients } from "./support/load-clients.js";
 import { prepareWorkload, type Workload, type WorkloadOp } from "./support/load-workload.js";
@@ -385,4 +392,98 @@ describe("credential changes reach every gateway", () => {
     expectError(await read(1), 401, "api_key_revoked");
     expectError(await read(0), 401, "api_key_revoked");
   }, 30_000);
+});
+
+/** FinishInterview calls an interview replica answered `ok`: which replica finished an interview. */
+async function finishesServed(replica: number): Promise<number> {
+  const text = await (await fetch(`${platform.opsUrl("interview", replica)}/metrics`)).text();
+  let sum = 0;
+  for (const line of text.split("\n")) {
+    if (!line.startsWith("rpc_server_calls_total{") || !line.includes("ParticipantService/FinishInterview"))
+      continue;
+    if (line.includes('code="ok"')) sum += Number(line.slice(line.lastIndexOf(" ") + 1));
+  }
+  return sum;
+}
+
+describe("scoring on a fleet (docs/results.md)", () => {
+  it("an interview finished on an interview replica SIGKILLed at once is scored exactly once, with one event", async () => {
+    const receiver = await startReceiver();
+    const endpoint = await both.post(
+      `${tenant.env}/webhooks`,
+      { url: `${receiver.url}/scored`, event_types: ["evaluation.scored"] },
+      { token: tenant.token, idempotencyKey: ik() },
+    );
+    expect(endpoint.status, JSON.stringify(endpoint.body)).toBe(201);
+    const db = new pg.Client({ connectionString: platform.env.DATABASE_URL });
+    await db.connect();
+    try {
+      // Round 1: the platform plane is down, so no replica can have scored before the kill (the
+      // job waits, postponed); round 2: the kill races the scoring itself.
+      for (const platformDown of [true, false]) {
+        const { evaluation, participant } = await consentedInterview(both, setup);
+        for (const [question, answer] of [
+          ["q1", { value: 4 }],
+          ["q2", { option_id: "a" }],
+          ["q3", { value: 4 }],
+        ] as const) {
+          expect((await participant.answer(question, answer)).status).toBe(200);
+        }
+        if (platformDown) for (const replica of [0, 1]) await platform.kill("platform", "SIGKILL", replica);
+        const before = await Promise.all([finishesServed(0), finishesServed(1)]);
+        const finished = await participant.finish();
+        expect(finished.status, JSON.stringify(finished.body)).toBe(200);
+        const after = await Promise.all([finishesServed(0), finishesServed(1)]);
+        const handler = after[0] > (before[0] ?? 0) ? 0 : 1;
+        expect(after[handler], `FinishInterview calls ${before} → ${after}`).toBe((before[handler] ?? 0) + 1);
+        expect(await platform.kill("interview", "SIGKILL", handler)).toBe("SIGKILL");
+        if (platformDown) for (const replica of [0, 1]) await platform.start("platform", replica);
+
+        const result = await vi.waitFor(
+          async () => {
+            const got = await both.get(`${tenant.env}/evaluations/${evaluation.id}/result`, {
+              token: tenant.token,
+            });
+            expect(got.status, JSON.stringify(got.body)).toBe(200);
+            return got.body;
+          },
+          { timeout: 30_000, interval: 200 },
+        );
+        expect(result).toMatchObject({ evaluation_id: evaluation.id, outcome: "completed" });
+        await vi.waitFor(
+          () =>
+            expect(
+              receiver.at("/scored").filter((r) => JSON.parse(r.body).data.evaluation_id === evaluation.id),
+            ).not.toHaveLength(0),
+          { timeout: 20_000, interval: 200 },
+        );
+        // The replica comes back; whatever it held was given back, not scored a second time.
+        await platform.start("interview", handler);
+        await platform.ready();
+        const results = await both.get(`${tenant.env}/evaluations/${evaluation.id}/results`, {
+          token: tenant.token,
+        });
+        expect(results.body.items).toEqual([result]);
+        const stored = await db.query(
+          `SELECT (SELECT count(*) FROM interview.evaluation_results WHERE evaluation_id = $1)::int AS results,
+                  (SELECT count(*) FROM interview.scoring_jobs WHERE evaluation_id = $1)::int AS jobs,
+                  (SELECT count(DISTINCT id) FROM interview.outbox
+                    WHERE event_type = 'evaluation.scored' AND payload->'data'->>'evaluation_id' = $1::text)::int AS events`,
+          [evaluation.id],
+        );
+        expect(stored.rows[0]).toEqual({ results: 1, jobs: 0, events: 1 });
+        const deliveries = receiver
+          .at("/scored")
+          .filter((r) => JSON.parse(r.body).data.evaluation_id === evaluation.id)
+          .map((r) => r.headers["webhook-id"]);
+        expect(new Set(deliveries).size).toBe(1);
+        console.info(
+          `scoring (platform ${platformDown ? "down" : "up"}): interview-${handler + 1} killed, scored once`,
+        );
+      }
+    } finally {
+      await db.end();
+      await receiver.close();
+    }
+  }, 120_000);
 });

@@ -221,6 +221,55 @@ describe("requests", () => {
     });
   });
 
+  it("filters evaluations by the query the API takes, and rescores with an Idempotency-Key", async () => {
+    const listed = await cli(
+      ["evaluations", "list", "--status", "completed", "--subject", "s1", "--since", "7d", "--limit", "5"],
+      () => ({ body: { items: [], next_cursor: null } }),
+      IDS,
+    );
+    expect(listed.seen[0]?.path).toBe(`${ENV_PATH}/evaluations`);
+    const query = Object.fromEntries(listed.seen[0]!.query);
+    expect(query).toEqual({
+      limit: "5",
+      status: "completed",
+      subject_id: "s1",
+      created_after: expect.any(String),
+    });
+    expect(Date.now() - Date.parse(query.created_after ?? "")).toBeGreaterThanOrEqual(7 * 86_400_000);
+    expect(listed.stdout).toBe("ID  SUBJECT_ID  BUNDLE_ID  STATUS  CREATED_AT  SCORED_AT\n");
+
+    const result = {
+      evaluation_id: "ev1",
+      subject_id: "s1",
+      bundle_id: "b2",
+      fingerprint: "sha256:f",
+      outcome: "completed",
+      scored_at: "2026-11-25T10:00:00.000Z",
+      report: {
+        axes: [
+          { axis: "experience", label: "Experience", score: 40, band_id: "senior", band_label: "Senior" },
+        ],
+      },
+      trace: {},
+    };
+    const rescored = await cli(
+      ["evaluations", "rescore", "ev1", "--bundle", "b2"],
+      () => ({ status: 201, body: result }),
+      IDS,
+    );
+    expect(rescored.seen[0]).toMatchObject({
+      method: "POST",
+      path: `${ENV_PATH}/evaluations/ev1/rescore`,
+      body: { bundle_id: "b2" },
+    });
+    expect(rescored.seen[0]?.headers.get("idempotency-key")).toMatch(/^[0-9a-f-]{36}$/);
+    expect(rescored.stdout).toMatch(/^outcome +completed$/m);
+    expect(rescored.stdout).toMatch(/^experience +40 +Senior$/m);
+    const missing = await cli(["evaluations", "rescore", "ev1"], () => ({}), IDS);
+    expect(missing.code).toBe(2);
+    expect(missing.seen).toEqual([]);
+  });
+
   it("recovers since a span back from now", async () => {
     const result = await cli(
       ["webhooks", "recover", "w1", "--since", "2h", "--dry-run"],

@@ -1,6 +1,7 @@
 import { Command, CommanderError } from "commander";
 import { registerAuthCommands } from "./commands/auth.js";
 import { registerControlCommands } from "./commands/control.js";
+import { registerEvaluationCommands } from "./commands/evaluations.js";
 import { registerOperateCommands } from "./commands/operate.js";
 import { registerWebhookCommands } from "./commands/webhooks.js";
 import { type Context, createContext, type GlobalOptions, type Runtime } from "./context.js";
@@ -15,7 +16,9 @@ export type Act = (handler: Handler) => (...args: unknown[]) => Promise<void>;
 /** The `evalp` program for one run: every command, writing to the runtime's streams. */
 export function createProgram(runtime: Runtime): Command {
   const program = new Command("evalp")
-    .description("Operate an evalp platform: apps, environments, keys, webhooks, quotas and the audit trail.")
+    .description(
+      "Operate an evalp platform: apps, environments, keys, webhooks, quotas, the audit trail and evaluations.",
+    )
     .option("--url <url>", "the API's base URL (EVALP_URL)")
     .option("--org <id>", "organization id (EVALP_ORG)")
     .option("--app <id>", "app id (EVALP_APP)")
@@ -38,6 +41,7 @@ export function createProgram(runtime: Runtime): Command {
   registerControlCommands(program, act);
   registerWebhookCommands(program, act);
   registerOperateCommands(program, act);
+  registerEvaluationCommands(program, act);
   return program;
 }
 

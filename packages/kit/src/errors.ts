@@ -23,6 +23,7 @@ export const ERROR_CATALOG = {
   proposal_pending: { status: 409, connect: Code.FailedPrecondition },
   resolve_not_allowed: { status: 409, connect: Code.FailedPrecondition },
   agent_owns_voice: { status: 409, connect: Code.FailedPrecondition },
+  result_not_ready: { status: 409, connect: Code.FailedPrecondition },
   invitation_expired: { status: 410, connect: Code.FailedPrecondition },
   reset_token_expired: { status: 410, connect: Code.FailedPrecondition },
   payload_too_large: { status: 413, connect: Code.InvalidArgument },

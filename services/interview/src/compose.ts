@@ -9,10 +9,12 @@ import { createAgentSweeper } from "./agent/connections.js";
 import { createControlClients, createPlatformClients } from "./clients.js";
 import { interviewRetention } from "./db/retention.js";
 import { createRealtime } from "./realtime.js";
+import { createScorer } from "./scoring/scorer.js";
 import { interviewService, SCHEMA } from "./server.js";
 
 /**
- * The interview process: its RPCs, the sweeper of agent connections and pauses, its outbox relay
+ * The interview process: its RPCs, the sweeper of agent connections and pauses, the scorer of
+ * ended interviews, its outbox relay
  * and the realtime frames it publishes once NATS answers.
  */
 export const createInterview: ComposeProcess<ServiceProcess> = async (config, logger, options = {}) => {
@@ -33,6 +35,9 @@ export const createInterview: ComposeProcess<ServiceProcess> = async (config, lo
   };
   const sweeper = createAgentSweeper(deps, realtime.changed);
   shutdown.register("agent sweeper", () => sweeper.stop());
+  // Any replica scores the interviews that ended (docs/results.md).
+  const scorer = createScorer(deps);
+  shutdown.register("scorer", () => scorer.stop());
   const publisher = createOutboxPublisher({
     name: "interview",
     config: base.natsConfig,
@@ -43,7 +48,10 @@ export const createInterview: ComposeProcess<ServiceProcess> = async (config, lo
   // After the servers have closed (last registered runs first), the relay publishes what it holds.
   shutdown.register("outbox relay", () => publisher.stop());
   return base.serve(interviewService(deps), {
-    listening: () => sweeper.start(),
+    listening: () => {
+      sweeper.start();
+      scorer.start();
+    },
     // `interview.started` / `interview.completed` wait in the outbox until NATS answers; realtime
     // frames go out once it does.
     async connect() {

@@ -7,6 +7,7 @@ import { EvaluationService } from "@evalp/proto/interview/v1/evaluation";
 import { ParticipantService } from "@evalp/proto/interview/v1/participant";
 import { closeAgentConnection, openAgentConnection, renewAgentConnections } from "./agent/connections.js";
 import { createAgentSession } from "./agent/create-agent-session.js";
+import { getAgentTranscript } from "./agent/get-agent-transcript.js";
 import { getAgentInterview, putAgentPrices, resolveProposal } from "./agent/rpcs.js";
 import { runCommand } from "./agent/run-command.js";
 import type { Deps } from "./deps.js";
@@ -18,12 +19,16 @@ import { createParticipantSession } from "./rpc/create-participant-session.js";
 import { finishInterview } from "./rpc/finish-interview.js";
 import { getEvaluation } from "./rpc/get-evaluation.js";
 import { getEvaluationInterview } from "./rpc/get-evaluation-interview.js";
+import { getEvaluationResult } from "./rpc/get-evaluation-result.js";
 import { getSnapshot } from "./rpc/get-snapshot.js";
 import { getSummary } from "./rpc/get-summary.js";
 import { getTranscript } from "./rpc/get-transcript.js";
 import { listBehavioralEvents } from "./rpc/list-behavioral-events.js";
+import { listEvaluationResults } from "./rpc/list-evaluation-results.js";
+import { listEvaluations } from "./rpc/list-evaluations.js";
 import { recordEvents } from "./rpc/record-events.js";
 import { recordUtterance } from "./rpc/record-utterance.js";
+import { rescoreEvaluation } from "./rpc/rescore-evaluation.js";
 import { startInterview } from "./rpc/start-interview.js";
 import { submitAnswer } from "./rpc/submit-answer.js";
 
@@ -43,6 +48,10 @@ export function routes(deps: Deps) {
       createParticipantSession: createParticipantSession(deps, requireEnvironment),
       getEvaluationInterview: getEvaluationInterview(deps, requireEnvironment),
       listBehavioralEvents: listBehavioralEvents(deps, requireEnvironment),
+      listEvaluations: listEvaluations(deps, requireEnvironment),
+      getEvaluationResult: getEvaluationResult(deps, requireEnvironment),
+      listEvaluationResults: listEvaluationResults(deps, requireEnvironment),
+      rescoreEvaluation: rescoreEvaluation(deps, requireEnvironment),
     });
     router.service(ParticipantService, {
       startInterview: startInterview(deps),
@@ -63,6 +72,7 @@ export function routes(deps: Deps) {
       closeAgentConnection: closeAgentConnection(deps, deps.realtime.changed),
       resolveProposal: resolveProposal(deps),
       putAgentPrices: putAgentPrices(deps, requireEnvironment),
+      getAgentTranscript: getAgentTranscript(deps),
     });
     router.service(AnalyticsService, { getSummary: getSummary(deps, requireEnvironment) });
     router.service(UsageService, { countUsage: countUsage(deps) });

@@ -1,6 +1,7 @@
 import { type PoolClient, withTransaction, writeOutboxEvent } from "@evalp/kit";
 import type { ParticipantRef } from "@evalp/proto/interview/v1/participant";
 import { completeSessions, requireInterview } from "./db/interviews.js";
+import { insertScoringJob } from "./db/results.js";
 import type { EvaluationRow, InterviewRow } from "./db/rows.js";
 import type { Deps } from "./deps.js";
 import { type Flow, flowOf } from "./flow/flow.js";
@@ -50,11 +51,13 @@ export function snapshotOfRow(interview: InterviewRow) {
 
 /**
  * The interview is over (finished, or ended by the guardrail): its sessions stop counting as
- * active, and `interview.completed` goes out through the outbox with the final status.
+ * active, `interview.completed` goes out through the outbox with the final status, and the
+ * evaluation waits to be scored (docs/results.md) by any replica's scorer.
  */
 export async function closeInterview(step: Step): Promise<void> {
   const { tx, interview, session, now } = step;
   await completeSessions(tx, interview.evaluation_id, now);
+  await insertScoringJob(tx, interview.evaluation_id, interview.environment_id);
   await writeOutboxEvent(tx, {
     type: "interview.completed",
     environmentId: interview.environment_id,

@@ -1,4 +1,10 @@
-import type { AxisResult, ScorecardResult } from "@evalp/expr";
+import {
+  type AxisResult,
+  compileScorecard,
+  type ExpressionProblem,
+  evaluateScorecard,
+  type ScorecardResult,
+} from "@evalp/expr";
 
 type ReportTemplateContent = { title?: unknown; sections?: unknown };
 
@@ -46,4 +52,75 @@ export function mergedContext(
   const variables = (component as { variables?: unknown } | null)?.variables;
   const defaults = variables && typeof variables === "object" && !Array.isArray(variables) ? variables : {};
   return { ...(defaults as Record<string, unknown>), ...(given ?? {}) };
+}
+
+/** What a bundle's scorecard is run against: preview's request, or an ended interview's record. */
+export type ScoreInput = {
+  answers: Record<string, unknown>;
+  context: Record<string, unknown> | undefined;
+  signals: Record<string, unknown>;
+  respondentId: string;
+};
+
+/**
+ * Runs a bundle's scorecard against `input` (the context over the context component's defaults)
+ * and builds the report: preview and an interview's result both score through here, so that they
+ * agree field for field. Throws `ExpressionInvalidError` when the scorecard is malformed.
+ */
+export function scoreContents(
+  bundle: { id: string; fingerprint: string },
+  contents: { scorecard: unknown; context: unknown; report_template: unknown },
+  input: ScoreInput,
+) {
+  const scorecard = compileScorecard(contents.scorecard);
+  const result = evaluateScorecard(scorecard, {
+    answers: input.answers,
+    context: mergedContext(contents.context, input.context),
+    signals: input.signals,
+  });
+  const report = buildReport({
+    bundleId: bundle.id,
+    fingerprint: bundle.fingerprint,
+    respondentId: input.respondentId,
+    result,
+    template: contents.report_template,
+  });
+  return { report, trace: result.trace };
+}
+
+/**
+ * The report of a scorecard that could not be evaluated (an interview's result must exist all the
+ * same): the axes that can be named (an object with a string id), each with a null score and
+ * band, laid out by the report template as preview lays them out, and the problems as the trace's
+ * `errors`.
+ */
+export function unscoredReport(
+  bundle: { id: string; fingerprint: string },
+  contents: { scorecard: unknown; report_template: unknown },
+  respondentId: string,
+  problems: readonly ExpressionProblem[],
+) {
+  const axes = (contents.scorecard as { axes?: unknown } | null)?.axes;
+  const named = (Array.isArray(axes) ? axes : []).filter(
+    (axis): axis is { id: string; label?: unknown } =>
+      typeof axis === "object" && axis !== null && typeof (axis as { id?: unknown }).id === "string",
+  );
+  const results: AxisResult[] = named.map((axis) => ({
+    axis: axis.id,
+    label: typeof axis.label === "string" ? axis.label : axis.id,
+    score: null,
+    band_id: null,
+    band_label: null,
+  }));
+  const report = buildReport({
+    bundleId: bundle.id,
+    fingerprint: bundle.fingerprint,
+    respondentId,
+    result: { axes: results, trace: { axes: {} } },
+    template: contents.report_template,
+  });
+  return {
+    report,
+    trace: { axes: Object.fromEntries(results.map((axis) => [axis.axis, []])), errors: problems },
+  };
 }

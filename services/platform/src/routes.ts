@@ -16,11 +16,17 @@ import { getTemplate } from "./rpc/get-template.js";
 import { listBundles } from "./rpc/list-bundles.js";
 import { previewBundle } from "./rpc/preview-bundle.js";
 import { recordAnswer } from "./rpc/record-answer.js";
+import { scoreBundle } from "./rpc/score-bundle.js";
 
 /** Who may call platform's RPCs: the gateway every public one; the interview plane the bundles it runs. */
 export const CALLERS = callerTable({
   gateway: [TemplateService, BundleService, ContinuousService],
-  interview: [BundleService.method.getBundle, BundleService.method.getBundleContents],
+  interview: [
+    BundleService.method.getBundle,
+    BundleService.method.getBundleContents,
+    // Scoring an interview that ended, and a rescore (services/interview/src/scoring).
+    BundleService.method.scoreBundle,
+  ],
 });
 
 /** Every platform-plane RPC, one file each under `rpc/`. */
@@ -40,6 +46,7 @@ export function routes(deps: Deps) {
       changeBundleStatus: changeBundleStatus(deps, requireApp),
       previewBundle: previewBundle(deps, requireApp),
       getBundleContents: getBundleContents(deps, requireApp),
+      scoreBundle: scoreBundle(deps, requireApp),
     });
     router.service(ContinuousService, { recordAnswer: recordAnswer(deps) });
   };

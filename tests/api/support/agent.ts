@@ -35,12 +35,13 @@ export async function publishedBundleOf(api: ApiClient, tenant: Tenant, contents
   return bundle.id as string;
 }
 
-/** An agent's HTTP calls with its token: the command mirror and the snapshot. */
+/** An agent's HTTP calls with its token: the command mirror, the snapshot and the transcript. */
 export function agentClient(api: ApiClient, token: string) {
   return {
     command: (command: Record<string, unknown>) =>
       api.post("/v1/agent/interview/commands", command, { token }),
     snapshot: () => api.get("/v1/agent/interview", { token }),
+    transcript: (query = "") => api.get(`/v1/agent/interview/transcript${query}`, { token }),
   };
 }
 

@@ -1,6 +1,7 @@
 import { QUOTA_COUNTERS, ROLES } from "@evalp/kit";
 import { type TObject, type TProperties, Type } from "@sinclair/typebox";
 import { MEMBERSHIP_STATUSES } from "../routes/control/wire.js";
+import { REPORT_FIELDS } from "../routes/interview/resources.js";
 import { BUNDLE_STATUSES } from "../routes/platform/wire.js";
 import { DateTime, Uuid } from "../routes/schemas.js";
 import type { EVENT_TYPES } from "../routes/webhooks/wire.js";
@@ -193,6 +194,24 @@ export const EVENT_CATALOG = {
       "InterviewAgentRequestedEvent",
       { evaluation_id: Uuid, interview_id: Uuid },
       "An interview started and waits for an agent.",
+    ),
+  },
+  "evaluation.scored": {
+    summary: "An evaluation was scored",
+    description:
+      "Emitted once per stored result (docs/results.md): when an ended interview's evaluation is scored, and at each rescore. Read the trace with `GET ENV/evaluations/{evaluation_id}/result`.",
+    schema: eventBody(
+      "evaluation.scored",
+      "EvaluationScoredEvent",
+      {
+        evaluation_id: Uuid,
+        subject_id: Uuid,
+        bundle_id: Uuid,
+        fingerprint: Type.String(),
+        outcome: StringEnum(["completed", "ended_incomplete"]),
+        report: Type.Object(REPORT_FIELDS, { additionalProperties: false }),
+      },
+      "An evaluation's result was stored.",
     ),
   },
   "webhook.test": {

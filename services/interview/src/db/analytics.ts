@@ -64,3 +64,43 @@ export async function questionMetrics(db: Queryable, window: Window): Promise<Qu
   );
   return found.rows;
 }
+
+/** The score of one axis over the window's results, and the count of each band reached. */
+export type AxisRow = {
+  axis: string;
+  label: string;
+  scored: number;
+  mean: number | null;
+  median: number | null;
+  bands: Array<{ band_id: string; band_label: string; count: number }>;
+};
+
+/**
+ * Per axis (docs/results.md#scores-in-analytics), over the latest result of each evaluation whose
+ * interview started in the window: how many scored it (a non-null score), the mean and median of
+ * those scores, and how many fell in each band. The label is the latest result's.
+ */
+export async function axisMetrics(db: Queryable, window: Window): Promise<AxisRow[]> {
+  const found = await db.query<AxisRow>(
+    `WITH started AS (${STARTED}), latest AS (
+       SELECT DISTINCT ON (r.evaluation_id) r.report, r.scored_at
+       FROM evaluation_results r JOIN interviews i ON i.evaluation_id = r.evaluation_id
+       JOIN started s ON s.id = i.id
+       ORDER BY r.evaluation_id, r.scored_at DESC, r.id DESC
+     ), axes AS (
+       SELECT a->>'axis' AS axis, a->>'label' AS label, (a->>'score')::double precision AS score,
+              a->>'band_id' AS band_id, a->>'band_label' AS band_label, latest.scored_at
+       FROM latest, jsonb_array_elements(latest.report->'axes') AS a
+     ), bands AS (
+       SELECT axis, band_id, (array_agg(band_label ORDER BY scored_at DESC))[1] AS band_label, count(*) AS count
+       FROM axes WHERE band_id IS NOT NULL GROUP BY axis, band_id
+     )
+     SELECT axis, (array_agg(label ORDER BY scored_at DESC))[1] AS label, count(score) AS scored,
+            avg(score) AS mean, percentile_cont(0.5) WITHIN GROUP (ORDER BY score) AS median,
+            COALESCE((SELECT json_agg(json_build_object('band_id', b.band_id, 'band_label', b.band_label,
+                        'count', b.count) ORDER BY b.band_id) FROM bands b WHERE b.axis = axes.axis), '[]') AS bands
+     FROM axes GROUP BY axis ORDER BY axis`,
+    [window.environmentId, window.startsAt, window.endsAt],
+  );
+  return found.rows.map((row) => ({ ...row, scored: Number(row.scored) }));
+}

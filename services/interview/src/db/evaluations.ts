@@ -1,4 +1,5 @@
-import { isUuid, newId, notFound, type Queryable } from "@evalp/kit";
+import { isUuid, newId, notFound, pageClause, type Queryable } from "@evalp/kit";
+import type { PageRequest } from "@evalp/proto/common/v1/page";
 import { EVALUATION_COLUMNS, type EvaluationRow } from "./rows.js";
 
 /** An evaluation of the environment, or 404 (also for one of another environment). */
@@ -109,4 +110,47 @@ export async function findParticipantSession(
     [sessionId],
   );
   return found.rows[0];
+}
+
+/** The filters of the evaluations' list (docs/results.md#listing-evaluations); each optional. */
+export type EvaluationFilters = {
+  status?: string | undefined;
+  subjectId?: string | undefined;
+  bundleId?: string | undefined;
+  programId?: string | undefined;
+  createdAfter?: Date | undefined;
+  createdBefore?: Date | undefined;
+};
+
+/** A page of the environment's evaluations, newest first, with when each was last scored. */
+export async function listEvaluationRows(
+  db: Queryable,
+  environmentId: string,
+  filters: EvaluationFilters,
+  page: PageRequest | undefined,
+): Promise<Array<EvaluationRow & { scored_at: Date | null }>> {
+  const params: unknown[] = [environmentId];
+  const where: string[] = [];
+  const add = (column: string, op: string, value: unknown) => {
+    if (value === undefined) return;
+    params.push(value);
+    where.push(`${column} ${op} $${params.length}`);
+  };
+  add("status", "=", filters.status);
+  add("subject_id", "=", filters.subjectId);
+  add("bundle_id", "=", filters.bundleId);
+  add("program_id", "=", filters.programId);
+  add("created_at", ">", filters.createdAfter);
+  add("created_at", "<", filters.createdBefore);
+  const clause = pageClause(page, params.length + 1);
+  // The status is the interview's: the page is cut from the evaluations joined to it.
+  const found = await db.query<EvaluationRow & { scored_at: Date | null }>(
+    `SELECT * FROM (
+       SELECT ${EVALUATION_COLUMNS}, e.scored_at FROM evaluations e
+       LEFT JOIN interviews i ON i.evaluation_id = e.id WHERE e.environment_id = $1
+     ) AS evaluation
+     WHERE ${[...where, clause.where].join(" AND ")} ${clause.tail}`,
+    [...params, ...clause.params],
+  );
+  return found.rows;
 }

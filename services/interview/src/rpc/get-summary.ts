@@ -6,7 +6,7 @@ import {
   type GetSummaryResponse,
   GetSummaryResponseSchema,
 } from "@evalp/proto/interview/v1/analytics";
-import { questionMetrics, summaryTotals } from "../db/analytics.js";
+import { axisMetrics, questionMetrics, summaryTotals } from "../db/analytics.js";
 import type { Deps } from "../deps.js";
 import type { RequireEnvironment } from "../environment-scope.js";
 
@@ -17,7 +17,8 @@ export const PRIVACY_FLOOR = 5;
  * `GET ENV/analytics/summary`: sessions started in the window and those of them completed,
  * medians (SQL `percentile_cont(0.5)`) of the questions answered per interview and of its active
  * time (start to last activity), and per question: interviews that were asked it and answered
- * it, corrections, the answer rate and the median time from the first ask to the first answer.
+ * it, corrections, the answer rate and the median time from the first ask to the first answer;
+ * per scorecard axis of their latest results, the scores' count, mean, median and bands.
  */
 export function getSummary(deps: Deps, requireEnvironment: RequireEnvironment) {
   return async (req: GetSummaryRequest, ctx: HandlerContext): Promise<GetSummaryResponse> => {
@@ -29,7 +30,9 @@ export function getSummary(deps: Deps, requireEnvironment: RequireEnvironment) {
     };
     const row = await summaryTotals(deps.pool, window);
     const floor = row.started < PRIVACY_FLOOR;
-    const questions = floor ? [] : await questionMetrics(deps.pool, window);
+    const [questions, axes] = floor
+      ? [[], []]
+      : await Promise.all([questionMetrics(deps.pool, window), axisMetrics(deps.pool, window)]);
     return create(GetSummaryResponseSchema, {
       sessionsStarted: BigInt(row.started),
       sessionsCompleted: BigInt(row.completed),
@@ -48,6 +51,7 @@ export function getSummary(deps: Deps, requireEnvironment: RequireEnvironment) {
           }) as JsonObject,
       ),
       privacyFloorApplied: floor,
+      axisMetrics: axes.map((axis) => axis as unknown as JsonObject),
     });
   };
 }

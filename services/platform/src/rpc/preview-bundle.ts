@@ -1,6 +1,6 @@
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
-import { compileScorecard, ExpressionInvalidError, evaluateScorecard } from "@evalp/expr";
+import { ExpressionInvalidError } from "@evalp/expr";
 import { AppError } from "@evalp/kit";
 import {
   type PreviewBundleRequest,
@@ -10,7 +10,7 @@ import {
 import type { RequireApp } from "../app-scope.js";
 import { bundleContents, findBundle } from "../db/bundles.js";
 import type { Deps } from "../deps.js";
-import { buildReport, mergedContext } from "../report.js";
+import { scoreContents } from "../report.js";
 
 /**
  * #10: runs the bundle's scorecard against the given answers, context (over the context
@@ -33,9 +33,14 @@ export function previewBundle(deps: Deps, requireApp: RequireApp) {
       });
     }
     const contents = await bundleContents(deps.pool, bundle);
-    let scorecard: ReturnType<typeof compileScorecard>;
+    let scored: ReturnType<typeof scoreContents>;
     try {
-      scorecard = compileScorecard(contents.scorecard);
+      scored = scoreContents(bundle, contents, {
+        answers: req.answers ?? {},
+        context: req.context,
+        signals: req.signals ?? {},
+        respondentId: req.respondentId,
+      });
     } catch (error) {
       if (error instanceof ExpressionInvalidError) {
         throw new AppError(
@@ -49,21 +54,10 @@ export function previewBundle(deps: Deps, requireApp: RequireApp) {
       }
       throw error;
     }
-    const result = evaluateScorecard(scorecard, {
-      answers: req.answers ?? {},
-      context: mergedContext(contents.context, req.context),
-      signals: req.signals ?? {},
-    });
-    const report = buildReport({
-      bundleId: bundle.id,
-      fingerprint: bundle.fingerprint,
-      respondentId: req.respondentId,
-      result,
-      template: contents.report_template,
-    });
+    const { report, trace } = scored;
     return create(PreviewBundleResponseSchema, {
       report: report as unknown as JsonObject,
-      trace: result.trace as unknown as JsonObject,
+      trace: trace as unknown as JsonObject,
     });
   };
 }

@@ -7,9 +7,9 @@ import { type Api, route } from "../route.js";
 import { ref } from "../schemas.js";
 import { CommandHead, commandProblems, commandRunner } from "./commands.js";
 import { INTERVIEW } from "./plane.js";
-import { agentRef, Name, SessionBody, sessionRequest } from "./requests.js";
-import { AgentAck, AgentPrices, AgentSession, InterviewState } from "./resources.js";
-import { agentSessionJson, interviewJson, priceJson } from "./wire.js";
+import { agentRef, Name, SeqPageQuery, SessionBody, sessionRequest } from "./requests.js";
+import { AgentAck, AgentPrices, AgentSession, InterviewState, TranscriptPage } from "./resources.js";
+import { agentSessionJson, interviewJson, priceJson, transcriptJson } from "./wire.js";
 
 /**
  * The operator's side of the agent (docs/interview.md#the-agent-protocol), under ENV: agent sessions and the price table
@@ -74,6 +74,23 @@ export function agentRoutes(app: Api<"/v1/agent">, deps: RouteDeps): void {
     handler: async ({ request, call }) => {
       const answer = await agent.getAgentInterview({ agent: agentRef(request) }, call);
       return { interview: interviewJson(answer.interview) };
+    },
+  });
+
+  route(app, INTERVIEW, "getAgentTranscript", "GET /interview/transcript", {
+    access: { auth: "agent" },
+    querystring: SeqPageQuery,
+    response: ref(TranscriptPage),
+    handler: async ({ request, call }) => {
+      const answer = await agent.getAgentTranscript(
+        {
+          agent: agentRef(request),
+          afterSeq: BigInt(request.query.after_seq ?? 0),
+          limit: request.query.limit ?? 100,
+        },
+        call,
+      );
+      return { items: answer.items.map(transcriptJson), next_after_seq: Number(answer.nextAfterSeq) };
     },
   });
 

@@ -1,14 +1,31 @@
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Type } from "@sinclair/typebox";
+import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
 import type { ENV_PREFIX } from "../environment.js";
 import { environmentRef } from "../environment.js";
 import { resources } from "../resource.js";
 import { type Api, route } from "../route.js";
-import { ref, Uuid } from "../schemas.js";
+import { DateTime, ref, Uuid } from "../schemas.js";
 import { INTERVIEW } from "./plane.js";
 import { evaluationRef, SeqPageQuery, SessionBody, sessionRequest } from "./requests.js";
-import { BehavioralEvent, Evaluation, EvaluationInterview, ParticipantSession } from "./resources.js";
-import { evaluationJson, operatorInterviewJson, participantSessionJson } from "./wire.js";
+import {
+  BehavioralEvent,
+  EVALUATION_STATUSES,
+  Evaluation,
+  EvaluationInterview,
+  EvaluationResult,
+  EvaluationResultList,
+  ListedEvaluation,
+  ParticipantSession,
+} from "./resources.js";
+import {
+  evaluationJson,
+  listedEvaluationJson,
+  operatorInterviewJson,
+  participantSessionJson,
+  resultJson,
+} from "./wire.js";
 
 /**
  * `ENV/evaluations` (docs/interview.md): evaluations, their participant sessions, the operator's view
@@ -16,7 +33,28 @@ import { evaluationJson, operatorInterviewJson, participantSessionJson } from ".
  */
 export function evaluationRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): void {
   const evaluations = deps.upstreams.interview.evaluations;
-  const { list, read } = resources(app, INTERVIEW, deps.cursors);
+  const { filteredList, list, read } = resources(app, INTERVIEW, deps.cursors);
+
+  filteredList(
+    "listEvaluations",
+    "GET /evaluations",
+    "evaluations:read",
+    { item: ListedEvaluation, filters: EvaluationFilters, json: listedEvaluationJson },
+    ({ params, query }, page, call) =>
+      evaluations.listEvaluations(
+        {
+          environment: environmentRef(params),
+          page,
+          status: query.status,
+          subjectId: query.subject_id,
+          bundleId: query.bundle_id,
+          programId: query.program_id,
+          createdAfter: query.created_after ? timestampFromDate(new Date(query.created_after)) : undefined,
+          createdBefore: query.created_before ? timestampFromDate(new Date(query.created_before)) : undefined,
+        },
+        call,
+      ),
+  );
 
   route(app, INTERVIEW, "createEvaluation", "POST /evaluations", {
     access: { auth: "operator", scope: "evaluations:write", idempotency: "required" },
@@ -75,4 +113,53 @@ export function evaluationRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): 
     BehavioralEvent,
     ({ params }, page, call) => evaluations.listBehavioralEvents({ ...evaluationRef(params), page }, call),
   );
+}
+
+/** The filters of `GET ENV/evaluations` (docs/results.md#listing-evaluations), each optional. */
+const EvaluationFilters = {
+  status: Type.Optional(StringEnum(EVALUATION_STATUSES)),
+  subject_id: Type.Optional(Uuid),
+  bundle_id: Type.Optional(Uuid),
+  program_id: Type.Optional(Uuid),
+  created_after: Type.Optional(DateTime),
+  created_before: Type.Optional(DateTime),
+};
+
+/**
+ * The verdicts (docs/results.md): an evaluation's latest result, all of them, and a rescore
+ * against another published bundle. Scopes `evaluations:read` / `evaluations:write`.
+ */
+export function resultRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): void {
+  const evaluations = deps.upstreams.interview.evaluations;
+  const { read } = resources(app, INTERVIEW, deps.cursors);
+
+  route(app, INTERVIEW, "getEvaluationResult", "GET /evaluations/:evaluation_id/result", {
+    access: { auth: "operator", scope: "evaluations:read" },
+    response: ref(EvaluationResult),
+    errors: [409],
+    rpc: ({ params }, call) => evaluations.getEvaluationResult(evaluationRef(params), call),
+    json: (answer) => resultJson(answer.result),
+  });
+
+  read(
+    "listEvaluationResults",
+    "GET /evaluations/:evaluation_id/results",
+    "evaluations:read",
+    EvaluationResultList,
+    {
+      rpc: ({ params }, call) => evaluations.listEvaluationResults(evaluationRef(params), call),
+      json: (answer) => ({ items: answer.items.map(resultJson) }),
+    },
+  );
+
+  route(app, INTERVIEW, "rescoreEvaluation", "POST /evaluations/:evaluation_id/rescore", {
+    access: { auth: "operator", scope: "evaluations:write", idempotency: "required" },
+    body: Type.Object({ bundle_id: Uuid }, { additionalProperties: false }),
+    status: 201,
+    response: ref(EvaluationResult),
+    errors: [409],
+    rpc: ({ params, body }, call) =>
+      evaluations.rescoreEvaluation({ ...evaluationRef(params), bundleId: body.bundle_id }, call),
+    json: (answer) => resultJson(answer.result),
+  });
 }

@@ -5,7 +5,7 @@ import { under } from "../route.js";
 import { agentRoutes, agentSetupRoutes } from "./agent.js";
 import { agentRealtimeRoutes } from "./agent-realtime.js";
 import { analyticsRoutes } from "./analytics.js";
-import { evaluationRoutes } from "./evaluations.js";
+import { evaluationRoutes, resultRoutes } from "./evaluations.js";
 import { participantRoutes } from "./participant.js";
 import { proposalRoutes } from "./proposals.js";
 import { realtimeRoutes } from "./realtime.js";
@@ -17,6 +17,7 @@ export async function registerInterviewRoutes(app: FastifyInstance, deps: RouteD
   for (const schema of INTERVIEW_SCHEMAS) app.addSchema(schema);
   await under(app, ENV_PREFIX, (api) => {
     evaluationRoutes(api, deps);
+    resultRoutes(api, deps);
     analyticsRoutes(api, deps);
     agentSetupRoutes(api, deps);
   });

@@ -1,6 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import { DateTime, ref, Uuid } from "../schemas.js";
-import { FreeObject, named, nullable } from "../wire.js";
+import { FreeObject, named, nullable, OneOf } from "../wire.js";
 
 // The interview plane's resources on the wire (docs/interview.md): their schemas, named components
 // of the document (`wire.ts` maps the RPC messages to them).
@@ -239,6 +239,22 @@ export const AnalyticsSummary = Type.Object(
     median_active_ms: nullable(Type.Number()),
     question_metrics: Type.Array(FreeObject),
     privacy_floor_applied: Type.Boolean(),
+    axis_metrics: Type.Array(
+      Type.Object({
+        axis: Type.String(),
+        label: Type.String(),
+        scored: Type.Integer({ description: "Results with a score on this axis." }),
+        mean: nullable(Type.Number()),
+        median: nullable(Type.Number()),
+        bands: Type.Array(
+          Type.Object({ band_id: Type.String(), band_label: Type.String(), count: Type.Integer() }),
+        ),
+      }),
+      {
+        description:
+          "Per scorecard axis of the latest results of the window's interviews; `[]` under the privacy floor.",
+      },
+    ),
   },
   named("AnalyticsSummary", "The interviews started in a window, summed up."),
 );
@@ -275,7 +291,71 @@ export const AgentAck = Type.Object(
 );
 
 /** The named schemas of this plane, registered once with the app (components of the document). */
+// The verdicts (docs/results.md): an evaluation as listed, and its results.
+
+export const EVALUATION_STATUSES = ["pending", "active", "paused", "completed", "ended_incomplete"] as const;
+
+export const ListedEvaluation = Type.Object(
+  { ...Evaluation.properties, scored_at: nullable(DateTime) },
+  named(
+    "ListedEvaluation",
+    "An evaluation as `GET ENV/evaluations/{id}` answers it, with when it was last scored.",
+  ),
+);
+
+const AxisScore = Type.Object({
+  axis: Type.String(),
+  label: Type.String(),
+  score: nullable(Type.Number()),
+  band_id: nullable(Type.String()),
+  band_label: nullable(Type.String()),
+});
+
+/** The report's fields, shared by the result's schema and the `evaluation.scored` event's. */
+export const REPORT_FIELDS = {
+  bundle_id: Uuid,
+  fingerprint: Type.String(),
+  respondent_id: Type.String({ description: "The evaluation's subject id." }),
+  axes: Type.Array(AxisScore),
+  title: nullable(Type.String()),
+  sections: Type.Array(Type.Object({ id: Type.String(), title: Type.String(), axes: Type.Array(AxisScore) })),
+};
+
+export const ScoreReport = Type.Object(
+  REPORT_FIELDS,
+  named(
+    "ScoreReport",
+    "The bundle's scorecard and report template applied: preview's report (docs/expressions.md).",
+  ),
+);
+
+export const EvaluationResult = Type.Object(
+  {
+    evaluation_id: Uuid,
+    subject_id: Uuid,
+    bundle_id: Uuid,
+    fingerprint: Type.String(),
+    outcome: OneOf(["completed", "ended_incomplete"], { description: "How the interview ended." }),
+    scored_at: DateTime,
+    report: ref(ScoreReport),
+    trace: Type.Record(Type.String(), Type.Unknown(), {
+      description:
+        "How each axis was computed (preview's trace); `errors` when the scorecard could not be compiled.",
+    }),
+  },
+  named("EvaluationResult", "One scoring of an evaluation: immutable once stored."),
+);
+
+export const EvaluationResultList = Type.Object(
+  { items: Type.Array(ref(EvaluationResult)) },
+  named("EvaluationResultList", "Every result of an evaluation, oldest first."),
+);
+
 export const INTERVIEW_SCHEMAS = [
+  ListedEvaluation,
+  ScoreReport,
+  EvaluationResult,
+  EvaluationResultList,
   Evaluation,
   ParticipantSession,
   BehavioralEvent,

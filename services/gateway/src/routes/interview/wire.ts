@@ -1,9 +1,11 @@
+import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import type {
   AgentPrice as AgentPriceMessage,
   CreateAgentSessionResponse,
   RunCommandResponse,
 } from "@evalp/proto/interview/v1/agent";
 import type { GetSummaryResponse } from "@evalp/proto/interview/v1/analytics";
+import type { EvaluationResult as EvaluationResultMessage } from "@evalp/proto/interview/v1/evaluation";
 import type {
   OperatorInterview,
   Question as QuestionMessage,
@@ -18,9 +20,11 @@ import {
   Evaluation,
   InterviewEntry,
   InterviewMetrics,
+  ListedEvaluation,
   ParticipantSession,
   type Proposal,
   type Scenario,
+  type ScoreReport,
   TranscriptEntry,
 } from "./resources.js";
 
@@ -129,6 +133,28 @@ export function summaryJson(environmentId: string, startsAt: Date, endsAt: Date,
     median_active_ms: answer.medianActiveMs ?? null,
     question_metrics: answer.questionMetrics,
     privacy_floor_applied: answer.privacyFloorApplied,
+    axis_metrics: answer.axisMetrics.map(axisMetricJson),
+  };
+}
+
+const numberOrNull = (value: JsonValue | undefined) => (typeof value === "number" ? value : null);
+const fieldsOf = (value: JsonValue | undefined): JsonObject =>
+  typeof value === "object" && value !== null && !Array.isArray(value) ? value : {};
+
+/** One axis of the summary's `axis_metrics`, as the plane computed it (docs/results.md#scores-in-analytics). */
+function axisMetricJson(metric: JsonObject) {
+  const bands = Array.isArray(metric.bands) ? metric.bands : [];
+  return {
+    axis: String(metric.axis),
+    label: String(metric.label),
+    scored: Number(metric.scored),
+    mean: numberOrNull(metric.mean),
+    median: numberOrNull(metric.median),
+    bands: bands.map(fieldsOf).map((band) => ({
+      band_id: String(band.band_id),
+      band_label: String(band.band_label),
+      count: Number(band.count),
+    })),
   };
 }
 
@@ -153,5 +179,22 @@ export function ackJson(id: string, answer: RunCommandResponse) {
     id,
     entry: answer.entry && entryJson(answer.entry),
     interview: interviewJson(answer.interview),
+  };
+}
+
+export const listedEvaluationJson = wireOf(ListedEvaluation);
+
+/** A result as the API shows it: the report and trace as the plane stored them. */
+export function resultJson(message: EvaluationResultMessage | undefined) {
+  const result = required(message, "result");
+  return {
+    evaluation_id: result.evaluationId,
+    subject_id: result.subjectId,
+    bundle_id: result.bundleId,
+    fingerprint: result.fingerprint,
+    outcome: result.outcome,
+    scored_at: iso(result.scoredAt),
+    report: (result.report ?? {}) as Static<typeof ScoreReport>,
+    trace: result.trace ?? {},
   };
 }

@@ -20,6 +20,7 @@ export const EVENT_TYPES = [
   "interview.started",
   "interview.completed",
   "interview.agent_requested",
+  "evaluation.scored",
   "webhook.test",
   "webhook.endpoint_disabled",
 ] as const;

@@ -1,0 +1,45 @@
+import { create } from "@bufbuild/protobuf";
+import type { HandlerContext } from "@connectrpc/connect";
+import { AppError, newId, withTransaction } from "@evalp/kit";
+import {
+  type RescoreEvaluationRequest,
+  type RescoreEvaluationResponse,
+  RescoreEvaluationResponseSchema,
+} from "@evalp/proto/interview/v1/evaluation";
+import { findEvaluation } from "../db/evaluations.js";
+import { endResult, resultMessage } from "../db/results.js";
+import type { Deps } from "../deps.js";
+import { forwardedCall, type RequireEnvironment } from "../environment-scope.js";
+import { scoreAgainst, storeResult } from "../scoring/score.js";
+import { resultNotReady } from "./get-evaluation-result.js";
+
+/**
+ * `POST ENV/evaluations/{id}/rescore` (docs/results.md#rescoring): the answers, context and signals
+ * of the result stored when the interview ended, scored against another `published` bundle of the
+ * app (else 409 `bundle_not_published`), stored as a new result with its `evaluation.scored` event.
+ */
+export function rescoreEvaluation(deps: Deps, requireEnvironment: RequireEnvironment) {
+  return async (req: RescoreEvaluationRequest, ctx: HandlerContext): Promise<RescoreEvaluationResponse> => {
+    const environment = await requireEnvironment(req.environment, ctx);
+    const evaluation = await findEvaluation(deps.pool, environment.environmentId, req.evaluationId);
+    const first = await endResult(deps.pool, evaluation.id);
+    if (!first) throw resultNotReady(evaluation.status);
+    const scored = await scoreAgainst(deps, evaluation, req.bundleId, first.inputs, forwardedCall(ctx));
+    if (scored.status !== "published") {
+      throw new AppError("bundle_not_published", "Rescoring runs on published bundles only.", {
+        bundle_id: req.bundleId,
+        status: scored.status,
+      });
+    }
+    const stored = await withTransaction(deps.pool, (tx) =>
+      storeResult(tx, evaluation, {
+        ...scored,
+        trigger: `rescore:${newId()}`,
+        outcome: first.outcome,
+        inputs: first.inputs,
+      }),
+    );
+    if (!stored) throw new Error("a new rescore trigger was already stored");
+    return create(RescoreEvaluationResponseSchema, { result: resultMessage(stored) });
+  };
+}
