@@ -94,6 +94,30 @@ export const configSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9_-]+$/)
     .default("webhooks"),
+  /**
+   * The limits of each stream (docs/configuration.md#stream-limits): at most MAX_BYTES bytes, each
+   * message kept MAX_AGE_DAYS. A full stream refuses new messages (discard policy `new`), so the
+   * outbox keeps its rows until space frees rather than the stream dropping undelivered ones.
+   * Applied to existing streams at every start.
+   */
+  EVENTS_STREAM_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(1024 ** 3),
+  EVENTS_STREAM_MAX_AGE_DAYS: z.coerce.number().positive().default(7),
+  WEBHOOKS_STREAM_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(256 * 1024 ** 2),
+  WEBHOOKS_STREAM_MAX_AGE_DAYS: z.coerce.number().positive().default(7),
+  AUDIT_STREAM_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(1024 ** 3),
+  AUDIT_STREAM_MAX_AGE_DAYS: z.coerce.number().positive().default(7),
   /** Audit records of the planes other than control go to AUDIT_STREAM on `<AUDIT_SUBJECT_PREFIX>.<organization>`. */
   AUDIT_STREAM: z
     .string()
