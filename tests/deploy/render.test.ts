@@ -387,13 +387,19 @@ for (const overlay of OVERLAYS) {
             problems.push(`${name}: its PodDisruptionBudget should use maxUnavailable`);
           }
         }
-        const autoscalers = ofKind(objects, "HorizontalPodAutoscaler").filter(
-          (hpa) => spec(hpa).scaleTargetRef?.kind === "Deployment" && spec(hpa).scaleTargetRef?.name === name,
+        // A HorizontalPodAutoscaler, or a KEDA ScaledObject (which creates one of its own).
+        const autoscalers = [
+          ...ofKind(objects, "HorizontalPodAutoscaler"),
+          ...ofKind(objects, "ScaledObject"),
+        ].filter(
+          (hpa) =>
+            (spec(hpa).scaleTargetRef?.kind ?? "Deployment") === "Deployment" &&
+            spec(hpa).scaleTargetRef?.name === name,
         );
-        if (autoscalers.length !== 1)
-          problems.push(`${name} has ${autoscalers.length} HorizontalPodAutoscalers`);
+        if (autoscalers.length !== 1) problems.push(`${name} has ${autoscalers.length} autoscalers`);
         for (const hpa of autoscalers) {
-          const { minReplicas = 1, maxReplicas } = spec(hpa);
+          const { minReplicas = spec(hpa).minReplicaCount ?? 1, maxReplicas = spec(hpa).maxReplicaCount } =
+            spec(hpa);
           if (!(minReplicas >= 1 && maxReplicas >= minReplicas)) {
             problems.push(`${name}: autoscaler bounds ${minReplicas}..${maxReplicas}`);
           }
