@@ -420,8 +420,10 @@ for (const overlay of OVERLAYS) {
         for (const { container, init } of containersOf(pod)) {
           const where = `${workload.kind} ${workload.name}, container ${container.name}`;
           const security = container.securityContext ?? {};
-          if (!init && !container.livenessProbe) problems.push(`${where}: no livenessProbe`);
-          if (!init && !container.readinessProbe) problems.push(`${where}: no readinessProbe`);
+          // Init containers and Jobs run to completion: nothing to probe.
+          const longRunning = !init && workload.kind !== "Job";
+          if (longRunning && !container.livenessProbe) problems.push(`${where}: no livenessProbe`);
+          if (longRunning && !container.readinessProbe) problems.push(`${where}: no readinessProbe`);
           for (const kind of ["requests", "limits"] as const) {
             for (const resource of ["cpu", "memory"]) {
               if (!container.resources?.[kind]?.[resource]) problems.push(`${where}: no ${resource} ${kind}`);
@@ -602,12 +604,27 @@ for (const overlay of OVERLAYS) {
       }
     });
 
-    it("migrates the database in an init container before each service that uses it starts", () => {
+    it("migrates once per rollout in a Job, and each service's pods wait for its migrations before they start", () => {
       const objects = render(overlay);
       const usesDatabase = PROCESS_NAMES.filter(
         (name) => environment(objects, mainContainer(appWorkload(objects, name))).DATABASE_URL,
       );
       expect(usesDatabase).toEqual(["control", "platform", "interview", "webhooks"]);
+      const jobs = workloads(objects).filter((workload) => workload.kind === "Job");
+      expect(jobs.map((job) => job.name)).toEqual(["evalp-migrate"]);
+      const job = named(objects, "Job", "evalp-migrate") as K8sObject;
+      // One run at a time, retried by the Job, gone before the next release's apply.
+      expect(spec(job)).toMatchObject({ parallelism: 1, completions: 1 });
+      expect(spec(job).backoffLimit).toBeGreaterThan(0);
+      expect(spec(job).ttlSecondsAfterFinished).toBeGreaterThan(0);
+      const migrator = mainContainer(jobs[0] as Workload);
+      expect(imageTag(migrator.image ?? "").name).toMatch(/evalp\/migrate$/);
+      const jobCommand = [...(migrator.command ?? []), ...(migrator.args ?? [])].join(" ");
+      expect(jobCommand).toBe("node scripts/migrate.mjs");
+      const jobEnv = environment(objects, migrator);
+      // The migrations sign nothing: no secret but the database's.
+      expect(jobEnv.JWT_SECRET).toBeUndefined();
+      expect(jobEnv.SERVICE_TOKEN_SECRETS).toBeUndefined();
       for (const name of usesDatabase) {
         const workload = appWorkload(objects, name);
         const init = workload.pod.initContainers ?? [];
@@ -615,19 +632,21 @@ for (const overlay of OVERLAYS) {
           init.map((container) => container.name),
           name,
         ).toEqual(["migrate"]);
-        const migrate = init[0] as IContainer;
-        expect(imageTag(migrate.image ?? "").name, name).toMatch(/evalp\/migrate$/);
-        expect([...(migrate.command ?? []), ...(migrate.args ?? [])].join(" "), name).toContain(
-          "node scripts/migrate.mjs",
+        const wait = init[0] as IContainer;
+        expect(imageTag(wait.image ?? "").name, name).toMatch(/evalp\/migrate$/);
+        // Waits for the Job's work; applies nothing.
+        expect([...(wait.command ?? []), ...(wait.args ?? [])].join(" "), name).toBe(
+          "node scripts/migrate.mjs --wait",
         );
-        const migrateEnv = environment(objects, migrate);
+        const waitEnv = environment(objects, wait);
         const serverEnv = environment(objects, mainContainer(workload));
-        expect(migrateEnv.DATABASE_URL, name).toBe(serverEnv.DATABASE_URL);
-        // The migrations sign nothing: no secret but the database's.
-        expect(migrateEnv.JWT_SECRET, name).toBeUndefined();
-        expect(migrateEnv.SERVICE_TOKEN_SECRETS, name).toBeUndefined();
+        expect(waitEnv.DATABASE_URL, name).toBe(serverEnv.DATABASE_URL);
+        // The same database as the Job migrates.
+        expect(jobEnv.DATABASE_URL, name).toBe(serverEnv.DATABASE_URL);
+        expect(jobEnv.DATABASE_DIRECT_URL, name).toBe(serverEnv.DATABASE_DIRECT_URL);
+        expect(waitEnv.JWT_SECRET, name).toBeUndefined();
+        expect(waitEnv.SERVICE_TOKEN_SECRETS, name).toBeUndefined();
       }
-      expect(ofKind(objects, "Job")).toEqual([]);
     });
 
     describe("NetworkPolicies", () => {

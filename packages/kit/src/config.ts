@@ -64,6 +64,14 @@ export const configSchema = z.object({
    * Default: DATABASE_URL (directDatabaseUrl).
    */
   DATABASE_DIRECT_URL: z.string().min(1).optional(),
+  /**
+   * The migrations' limits (docs/configuration.md#migrations): how long a statement may wait for
+   * a lock before the file is rolled back and tried again, and how long it may run.
+   */
+  MIGRATION_LOCK_TIMEOUT_MS: z.coerce.number().int().min(1).default(5_000),
+  MIGRATION_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(1).default(60_000),
+  /** How long a pod of a new release waits for the migration Job (`migrate.mjs --wait`). */
+  MIGRATION_WAIT_TIMEOUT_MS: z.coerce.number().int().min(0).default(600_000),
   NATS_URL: z.string().default("nats://127.0.0.1:4222"),
   /**
    * The process's NATS user and password (nats-permissions.ts: each process is a user of its own,

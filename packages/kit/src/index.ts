@@ -14,6 +14,7 @@ export * from "./logger.js";
 export * from "./metric-catalog.js";
 export * from "./metrics.js";
 export * from "./migrate.js";
+export * from "./migration-lint.js";
 export * from "./nats.js";
 export * from "./nats-permissions.js";
 export * from "./ops-server.js";
