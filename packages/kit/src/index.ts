@@ -21,6 +21,7 @@ export * from "./ops-server.js";
 export * from "./outbox.js";
 export * from "./outbox-metrics.js";
 export * from "./outbox-publisher.js";
+export * from "./outbox-reconcile.js";
 export * from "./outbox-relay.js";
 export * from "./outbox-retention.js";
 export * from "./paging.js";
