@@ -56,6 +56,21 @@ END $$;`,
     expect(
       rules(up("ALTER TABLE items ADD CONSTRAINT items_note_key UNIQUE USING INDEX items_note;")),
     ).toEqual([]);
+    expect(rules(up("DROP INDEX items_note;"))).toEqual(["drop-index-not-concurrent"]);
+  });
+
+  it("lets a contraction through only when the file says why it is safe now", () => {
+    expect(rules(up("ALTER TABLE items DROP COLUMN note;"))).toEqual(["contract"]);
+    expect(rules(up("DROP TABLE IF EXISTS items;"))).toEqual(["contract"]);
+    expect(
+      rules(
+        up("-- contract: nothing reads items.note since release 0.3\nALTER TABLE items DROP COLUMN note;"),
+      ),
+    ).toEqual([]);
+    // Dropping a default or a constraint removes nothing the code reads.
+    expect(
+      rules(up("ALTER TABLE items ALTER COLUMN note DROP DEFAULT, DROP CONSTRAINT items_note;")),
+    ).toEqual([]);
   });
 
   it("accepts a no-transaction file of drop-then-create concurrent index builds, and nothing else in one", () => {
@@ -80,6 +95,7 @@ END $$;`,
         "-- migrate: no-transaction\nALTER TABLE items ADD COLUMN x int;\n-- Down Migration\nDROP INDEX CONCURRENTLY items_note;\n",
       ),
     ).toEqual(["no-transaction-file", "no-transaction-file"]);
+    expect(rules("-- migrate: no-transaction\nDROP INDEX CONCURRENTLY IF EXISTS items_old;\n")).toEqual([]);
   });
 
   it("reads only the up section, without comments, strings or function bodies", () => {

@@ -26,6 +26,10 @@ export const MIGRATION_RULES = {
     "a FOREIGN KEY or CHECK added to an existing table scans it under lock: add it NOT VALID, VALIDATE it in a later file",
   "unique-constraint":
     "ADD UNIQUE or PRIMARY KEY builds an index under lock: CREATE UNIQUE INDEX CONCURRENTLY, then ADD CONSTRAINT … USING INDEX",
+  contract:
+    "DROP TABLE or DROP COLUMN breaks the previous release's code: drop only what no running release reads, saying which in a `-- contract: …` line",
+  "drop-index-not-concurrent":
+    "DROP INDEX takes an ACCESS EXCLUSIVE lock on its table: DROP INDEX CONCURRENTLY IF EXISTS in a no-transaction file",
 } as const;
 
 export type MigrationRule = keyof typeof MIGRATION_RULES;
@@ -68,6 +72,8 @@ export function lintMigration(sql: string): MigrationProblem[] {
   const statements = migrationStatements(sql);
   const created = new Set<string>();
   const noTransaction = isNoTransaction(sql);
+  // A contraction says why it is safe now: `-- contract: nothing reads … since release …`.
+  const contracted = /^\s*--\s*contract:\s*\S/im.test(upSection(sql));
 
   if (noTransaction) {
     const dropped = new Set<string>();
@@ -96,6 +102,20 @@ export function lintMigration(sql: string): MigrationProblem[] {
       else if (!created.has(unqualified(index[2] ?? ""))) report("create-index-not-concurrent", statement);
       continue;
     }
+    const dropTable = new RegExp(`^DROP TABLE (?:IF EXISTS )?(${NAME})`).exec(statement);
+    if (dropTable?.[1]) {
+      if (!created.has(unqualified(dropTable[1])) && !contracted) report("contract", statement);
+      continue;
+    }
+    if (/^DROP INDEX /.test(statement)) {
+      report(
+        /^DROP INDEX CONCURRENTLY /.test(statement)
+          ? "concurrently-in-transaction"
+          : "drop-index-not-concurrent",
+        statement,
+      );
+      continue;
+    }
     const write = new RegExp(`^(?:UPDATE (?:ONLY )?|DELETE FROM (?:ONLY )?)(${NAME})`).exec(statement);
     if (write?.[1] && !created.has(unqualified(write[1]))) {
       report("backfill", statement);
@@ -117,6 +137,9 @@ export function lintMigration(sql: string): MigrationProblem[] {
       if (/\bSET NOT NULL\b/.test(action)) report("set-not-null", statement);
       if (/\bALTER (?:COLUMN )?\S+ (?:SET DATA )?TYPE\b/.test(action)) report("alter-column-type", statement);
       if (/\bRENAME\b/.test(action)) report("rename", statement);
+      if (/\bDROP (?:COLUMN )?(?!CONSTRAINT\b|DEFAULT\b|NOT NULL\b)\S/.test(action) && !contracted) {
+        report("contract", statement);
+      }
       if (/\bADD (?:CONSTRAINT \S+ )?(?:FOREIGN KEY|CHECK)\b/.test(action) && !/\bNOT VALID\b/.test(action)) {
         report("constraint-not-valid", statement);
       }
