@@ -27,6 +27,8 @@ export type ReconcileResult = {
  * publishes them with their own ids, so running this twice, or while the relay runs, republishes
  * nothing twice: a message the stream has is never looked for again, and a repeat within the
  * stream's duplicate window is dropped by JetStream, past it by the consumers' unique event id.
+ * For the same reason a message removed from a stream that still remembers its id (within the
+ * 2-minute window) is not stored again: run it once the window has passed.
  */
 export async function reconcileOutbox(options: {
   pool: Pool;
