@@ -125,7 +125,12 @@ describe("deploy/k8s/monitoring", () => {
     const monitoring = [
       only(objects, "ServiceMonitor"),
       platformRule(objects),
-      ...objects.filter((object) => object.metadata.labels?.grafana_dashboard === "1"),
+      // The platform's dashboard (the prod overlay adds the state layer's: scale-out.test.ts).
+      ...objects.filter(
+        (object) =>
+          object.metadata.labels?.grafana_dashboard === "1" &&
+          object.metadata.name === "evalp-grafana-dashboard",
+      ),
     ];
     expect(monitoring).toHaveLength(3);
     expect(monitoring.flatMap(schemaProblems)).toEqual([]);
@@ -216,7 +221,11 @@ describe("deploy/k8s/monitoring", () => {
   });
 
   it("has a Grafana dashboard of every platform metric, its panels on the data source variable with valid queries", () => {
-    const configMap = render("prod").find((object) => object.metadata.labels?.grafana_dashboard === "1");
+    const configMap = render("prod").find(
+      (object) =>
+        object.metadata.labels?.grafana_dashboard === "1" &&
+        object.metadata.name === "evalp-grafana-dashboard",
+    );
     const data = (configMap?.data ?? {}) as Record<string, string>;
     expect(Object.keys(data)).toEqual(["evalp.json"]);
     const dashboard = JSON.parse(data["evalp.json"] ?? "") as {

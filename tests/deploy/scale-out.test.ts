@@ -327,6 +327,45 @@ describe("the state layer's alerts", () => {
   });
 });
 
+describe("the state layer's dashboard", () => {
+  it("is a ConfigMap Grafana's sidecar finds, each panel's queries valid over the exporters' metrics", () => {
+    const configMap = named("ConfigMap", "evalp-state-grafana-dashboard");
+    expect(configMap.metadata.labels?.grafana_dashboard).toBe("1");
+    const data = configMap.data as Record<string, string>;
+    const dashboard = JSON.parse(data["evalp-state.json"] ?? "") as {
+      uid: string;
+      templating: { list: { name: string }[] };
+      panels: { id: number; type: string; title: string; targets?: { refId: string; expr: string }[] }[];
+    };
+    expect(dashboard.uid).toBe("evalp-state");
+    const variables = new Set(dashboard.templating.list.map((variable) => variable.name));
+    const problems: string[] = [];
+    const shown = new Set<string>();
+    for (const panel of dashboard.panels.filter((each) => each.type !== "row")) {
+      expect(panel.targets?.length, panel.title).toBeGreaterThan(0);
+      for (const target of panel.targets ?? []) {
+        const where = `panel ${panel.id} ${target.refId}`;
+        for (const [, name] of target.expr.matchAll(/\$\{?([a-zA-Z_]+)\}?/g)) {
+          if (!name?.startsWith("__") && !variables.has(name ?? ""))
+            problems.push(`${where}: $${name} undefined`);
+        }
+        const concrete = target.expr.replaceAll("$__rate_interval", "5m").replaceAll("$namespace", "evalp");
+        const { errors, names } = parsePromql(concrete);
+        problems.push(...errors.map((error) => `${where}: ${error}`));
+        for (const metric of names.metrics) {
+          if (!STATE_METRICS.has(metric))
+            problems.push(`${where}: ${metric} is not an exporter metric this rule knows`);
+          shown.add(metric);
+        }
+      }
+    }
+    expect(problems).toEqual([]);
+    // Every series an alert of evalp-state watches has a panel.
+    const watched = rulesOf("evalp-state").flatMap((each) => parsePromql(each.expr).names.metrics);
+    expect(watched.filter((metric) => !shown.has(metric))).toEqual([]);
+  });
+});
+
 describe("the connection budget", () => {
   /** The overlay's numbers: the Cluster's max_connections, the Pooler's pools, every autoscaler's maximum with the rollout's surge. */
   function budgetOf(maxReplicasOverride?: number): BudgetInput {
