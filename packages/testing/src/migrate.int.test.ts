@@ -1,17 +1,23 @@
+import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { type MigrationSet, migrate, pendingMigrations } from "@evalp/kit";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { testServerUrl } from "./database.js";
 
 // The migration runner against a real Postgres (docs/configuration.md#migrations): every file in a
 // transaction of its own under lock_timeout and statement_timeout, a file that gave up on a lock
 // tried again, no-transaction files for CREATE INDEX CONCURRENTLY, and the read-only check the
 // pods of a new release wait on. On a database and a migration folder of this file's own.
+const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
 const name = `evalp_test_migrate_${randomBytes(4).toString("hex")}`;
+/** A second database, for the platform's own migrations as the Job and the pods run them. */
+const platformName = `${name}_platform`;
 const dir = mkdtempSync(join(tmpdir(), "evalp-migrations-"));
 const set: MigrationSet = { schema: "runner_test", dirs: [dir] };
 let url: string;
@@ -36,6 +42,7 @@ beforeAll(async () => {
   const admin = new pg.Client({ connectionString: testServerUrl() });
   await admin.connect();
   await admin.query(`CREATE DATABASE ${name}`);
+  await admin.query(`CREATE DATABASE ${platformName}`);
   await admin.end();
   const server = new URL(testServerUrl());
   server.pathname = `/${name}`;
@@ -48,6 +55,7 @@ afterAll(async () => {
   const admin = new pg.Client({ connectionString: testServerUrl() });
   await admin.connect();
   await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  await admin.query(`DROP DATABASE IF EXISTS ${platformName} WITH (FORCE)`);
   await admin.end();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -96,9 +104,19 @@ describe("migrate", () => {
     expect(refused?.code).toBe("55P03");
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(await applied()).not.toContain("004_size");
-    // While the runner retries, the holder ends: the next attempt gets the lock.
+    // The runner tries again: its first attempt waits for the lock and gives up, and the holder
+    // ends during the pause before the next one, which gets the lock.
     const retried = migrate(url, [set], { lockTimeoutMs: 200, statementTimeoutMs: 10_000, lockAttempts: 5 });
-    setTimeout(() => void holder.query("COMMIT"), 300);
+    const waiting = async () =>
+      (
+        await query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%ADD COLUMN size%'",
+        )
+      )[0]?.n;
+    await vi.waitFor(async () => expect(await waiting()).toBe(1), { timeout: 5_000, interval: 20 });
+    await vi.waitFor(async () => expect(await waiting()).toBe(0), { timeout: 5_000, interval: 20 });
+    expect(await applied()).not.toContain("004_size");
+    await holder.query("COMMIT");
     await retried;
     expect(await applied()).toContain("004_size");
   });
@@ -139,4 +157,33 @@ describe("migrate", () => {
     expect((await applied()).at(-1)).toBe("006_items_size");
     expect(await pendingMigrations(url, [set])).toEqual([]);
   });
+
+  it("migrate.mjs --wait waits for the Job's work and applies nothing: it fails while migrations are pending, passes once they are applied", async () => {
+    const server = new URL(testServerUrl());
+    server.pathname = `/${platformName}`;
+    const env = { ...process.env, DATABASE_URL: server.toString(), MIGRATION_WAIT_TIMEOUT_MS: "300" };
+    const run = (args: string[]) =>
+      promisify(execFile)(process.execPath, ["scripts/migrate.mjs", ...args], { cwd: ROOT, env }).then(
+        ({ stdout }) => ({ code: 0, out: stdout }),
+        (error: { code?: number; stderr?: string }) => ({ code: error.code ?? -1, out: error.stderr ?? "" }),
+      );
+    const waiting = await run(["--wait"]);
+    expect(waiting.code).toBe(1);
+    expect(waiting.out).toMatch(/still pending .*control\/001_identity\.sql/);
+    // It created nothing: the schemas are the Job's to make.
+    const client = new pg.Client({ connectionString: server.toString() });
+    await client.connect();
+    try {
+      const schemas = await client.query("SELECT 1 FROM pg_namespace WHERE nspname = 'control'");
+      expect(schemas.rowCount).toBe(0);
+      // The Job.
+      expect((await run([])).out).toMatch(/^migrated control, platform, interview, webhooks/);
+      expect(await run(["--wait"])).toEqual({
+        code: 0,
+        out: "the database has every migration of this release\n",
+      });
+    } finally {
+      await client.end();
+    }
+  }, 120_000);
 });
