@@ -110,7 +110,8 @@ type Panel = {
   panels?: Panel[];
 };
 
-describe("deploy/k8s/monitoring", () => {
+// Rendering an overlay (kustomize) takes seconds on a busy machine.
+describe("deploy/k8s/monitoring", { timeout: 60_000 }, () => {
   it("is a component the prod overlay lists; dev, without the operator's CRDs, does not", () => {
     const component = parse(readFileSync(join(K8S, "monitoring/kustomization.yaml"), "utf8"));
     expect(component.kind).toBe("Component");

@@ -336,7 +336,8 @@ it("has the overlays dev and prod, each on the common base", () => {
 });
 
 for (const overlay of OVERLAYS) {
-  describe(`overlay ${overlay}`, () => {
+  // The first test of each overlay renders it (kustomize), which takes seconds on a busy machine.
+  describe(`overlay ${overlay}`, { timeout: 60_000 }, () => {
     it("renders, and every object is valid against the Kubernetes schemas", () => {
       const objects = render(overlay);
       expect(objects.length).toBeGreaterThan(0);
