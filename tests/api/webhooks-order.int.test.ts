@@ -5,8 +5,11 @@ import { createTenant } from "./support/fixtures.js";
 import { useStack } from "./support/stack.js";
 import { createEndpoint, importSubjects } from "./support/webhooks.js";
 
-// docs/webhooks.md: first attempts to one endpoint are made in the order the events were
-// committed. With one attempt in flight per endpoint, the receiver sees them in that order.
+// docs/webhooks.md: one webhooks process starts the first attempts to an endpoint in stream
+// order (each service's events in the order they were written); with one attempt in flight per
+// endpoint (WEBHOOK_ENDPOINT_CONCURRENCY=1) the receiver sees them in that order. This stack runs
+// one webhooks process: across replicas no order holds (webhooks-replicas.int.test.ts checks
+// what does, each attempt exactly once).
 const context = useStack({ WEBHOOK_ENDPOINT_CONCURRENCY: "1", WEBHOOK_ALLOW_PRIVATE: "true" });
 let receiver: Receiver;
 
@@ -18,7 +21,7 @@ afterAll(async () => {
 });
 
 describe("webhook delivery order", () => {
-  it("makes an endpoint's first attempts in the order the events were committed", async () => {
+  it("makes one process's first attempts to an endpoint in the order the events were written", async () => {
     const { api } = context;
     const tenant = await createTenant(api);
     await createEndpoint(api, tenant, { url: `${receiver.url}/ordered`, event_types: ["subject.imported"] });

@@ -168,13 +168,15 @@ describe("the production database", () => {
     const cluster = only("Cluster").metadata.name;
     const pooler = only("Pooler").metadata.name;
     const settings = Object.keys(configSchema.shape);
-    for (const name of SERVICES) {
-      const podSpec = pod(name);
+    // The migration Job as one more "service": its DDL and advisory lock go to the primary.
+    const job = named("Job", "evalp-migrate");
+    for (const name of [...SERVICES, "evalp-migrate"]) {
+      const podSpec = name === "evalp-migrate" ? (spec(job).template.spec as IPodSpec) : pod(name);
       const containers = [
         ...(podSpec.initContainers ?? []).filter((container) => container.name === "migrate"),
-        ...podSpec.containers.filter((container) => container.name === name),
+        ...podSpec.containers.filter((container) => container.name === name || container.name === "migrate"),
       ];
-      expect(containers, name).toHaveLength(2);
+      expect(containers, name).toHaveLength(name === "evalp-migrate" ? 1 : 2);
       for (const container of containers) {
         const where = `${name}/${container.name}`;
         const variables = env(container);

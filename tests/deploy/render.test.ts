@@ -360,7 +360,8 @@ it("has the overlays dev and prod, each on the common base", () => {
 });
 
 for (const overlay of OVERLAYS) {
-  describe(`overlay ${overlay}`, () => {
+  // The first test of each overlay renders it (kustomize), which takes seconds on a busy machine.
+  describe(`overlay ${overlay}`, { timeout: 60_000 }, () => {
     it("renders, and every object is valid against the Kubernetes schemas", () => {
       const objects = render(overlay);
       expect(objects.length).toBeGreaterThan(0);
@@ -411,13 +412,19 @@ for (const overlay of OVERLAYS) {
             problems.push(`${name}: its PodDisruptionBudget should use maxUnavailable`);
           }
         }
-        const autoscalers = ofKind(objects, "HorizontalPodAutoscaler").filter(
-          (hpa) => spec(hpa).scaleTargetRef?.kind === "Deployment" && spec(hpa).scaleTargetRef?.name === name,
+        // A HorizontalPodAutoscaler, or a KEDA ScaledObject (which creates one of its own).
+        const autoscalers = [
+          ...ofKind(objects, "HorizontalPodAutoscaler"),
+          ...ofKind(objects, "ScaledObject"),
+        ].filter(
+          (hpa) =>
+            (spec(hpa).scaleTargetRef?.kind ?? "Deployment") === "Deployment" &&
+            spec(hpa).scaleTargetRef?.name === name,
         );
-        if (autoscalers.length !== 1)
-          problems.push(`${name} has ${autoscalers.length} HorizontalPodAutoscalers`);
+        if (autoscalers.length !== 1) problems.push(`${name} has ${autoscalers.length} autoscalers`);
         for (const hpa of autoscalers) {
-          const { minReplicas = 1, maxReplicas } = spec(hpa);
+          const { minReplicas = spec(hpa).minReplicaCount ?? 1, maxReplicas = spec(hpa).maxReplicaCount } =
+            spec(hpa);
           if (!(minReplicas >= 1 && maxReplicas >= minReplicas)) {
             problems.push(`${name}: autoscaler bounds ${minReplicas}..${maxReplicas}`);
           }
@@ -438,8 +445,10 @@ for (const overlay of OVERLAYS) {
         for (const { container, init } of containersOf(pod)) {
           const where = `${workload.kind} ${workload.name}, container ${container.name}`;
           const security = container.securityContext ?? {};
-          if (!init && !container.livenessProbe) problems.push(`${where}: no livenessProbe`);
-          if (!init && !container.readinessProbe) problems.push(`${where}: no readinessProbe`);
+          // Init containers and Jobs run to completion: nothing to probe.
+          const longRunning = !init && workload.kind !== "Job";
+          if (longRunning && !container.livenessProbe) problems.push(`${where}: no livenessProbe`);
+          if (longRunning && !container.readinessProbe) problems.push(`${where}: no readinessProbe`);
           for (const kind of ["requests", "limits"] as const) {
             for (const resource of ["cpu", "memory"]) {
               if (!container.resources?.[kind]?.[resource]) problems.push(`${where}: no ${resource} ${kind}`);
@@ -672,12 +681,27 @@ for (const overlay of OVERLAYS) {
       }
     });
 
-    it("migrates the database in an init container before each service that uses it starts", () => {
+    it("migrates once per rollout in a Job, and each service's pods wait for its migrations before they start", () => {
       const objects = render(overlay);
       const usesDatabase = PROCESS_NAMES.filter(
         (name) => environment(objects, mainContainer(appWorkload(objects, name))).DATABASE_URL,
       );
       expect(usesDatabase).toEqual(["control", "platform", "interview", "webhooks"]);
+      const jobs = workloads(objects).filter((workload) => workload.kind === "Job");
+      expect(jobs.map((job) => job.name)).toEqual(["evalp-migrate"]);
+      const job = named(objects, "Job", "evalp-migrate") as K8sObject;
+      // One run at a time, retried by the Job, gone before the next release's apply.
+      expect(spec(job)).toMatchObject({ parallelism: 1, completions: 1 });
+      expect(spec(job).backoffLimit).toBeGreaterThan(0);
+      expect(spec(job).ttlSecondsAfterFinished).toBeGreaterThan(0);
+      const migrator = mainContainer(jobs[0] as Workload);
+      expect(imageTag(migrator.image ?? "").name).toMatch(/evalp\/migrate$/);
+      const jobCommand = [...(migrator.command ?? []), ...(migrator.args ?? [])].join(" ");
+      expect(jobCommand).toBe("node scripts/migrate.mjs");
+      const jobEnv = environment(objects, migrator);
+      // The migrations sign nothing: no secret but the database's.
+      expect(jobEnv.JWT_SECRET).toBeUndefined();
+      expect(jobEnv.SERVICE_TOKEN_SECRETS).toBeUndefined();
       for (const name of usesDatabase) {
         const workload = appWorkload(objects, name);
         const init = workload.pod.initContainers ?? [];
@@ -685,21 +709,23 @@ for (const overlay of OVERLAYS) {
           init.map((container) => container.name),
           name,
         ).toEqual(["migrate"]);
-        const migrate = init[0] as IContainer;
-        expect(imageTag(migrate.image ?? "").name, name).toMatch(/evalp\/migrate$/);
-        expect([...(migrate.command ?? []), ...(migrate.args ?? [])].join(" "), name).toContain(
-          "node scripts/migrate.mjs",
+        const wait = init[0] as IContainer;
+        expect(imageTag(wait.image ?? "").name, name).toMatch(/evalp\/migrate$/);
+        // Waits for the Job's work; applies nothing.
+        expect([...(wait.command ?? []), ...(wait.args ?? [])].join(" "), name).toBe(
+          "node scripts/migrate.mjs --wait",
         );
-        const migrateEnv = environment(objects, migrate);
+        const waitEnv = environment(objects, wait);
         const serverEnv = environment(objects, mainContainer(workload));
-        // The migrations as the administrator, the server as its schema's own role.
-        expect(migrateEnv.DATABASE_URL, name).not.toBe(serverEnv.DATABASE_URL);
-        // The migrations sign nothing: no secret but the database's.
-        expect(migrateEnv.JWT_SECRET, name).toBeUndefined();
-        expect(migrateEnv.SERVICE_KEY_FILE, name).toBeUndefined();
-        expect(migrate.volumeMounts?.map((mount) => mount.name) ?? [], name).toEqual(["tmp"]);
+        // The wait and the Job as the administrator, the server as its schema's own role.
+        expect(waitEnv.DATABASE_URL, name).not.toBe(serverEnv.DATABASE_URL);
+        // The same database as the Job migrates.
+        expect(jobEnv.DATABASE_URL, name).toBe(waitEnv.DATABASE_URL);
+        // The wait signs nothing: no secret but the database's.
+        expect(waitEnv.JWT_SECRET, name).toBeUndefined();
+        expect(waitEnv.SERVICE_KEY_FILE, name).toBeUndefined();
+        expect(wait.volumeMounts?.map((mount) => mount.name) ?? [], name).toEqual(["tmp"]);
       }
-      expect(ofKind(objects, "Job")).toEqual([]);
     });
 
     describe("NetworkPolicies", () => {

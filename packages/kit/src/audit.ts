@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { Config } from "./config.js";
 import type { Queryable } from "./db.js";
 import { newId } from "./ids.js";
-import type { StreamRoute } from "./nats.js";
+import { type StreamRoute, streamLimits } from "./nats.js";
 import { writeOutboxMessage } from "./outbox.js";
 import type { Actor, RequestContext } from "./request-context.js";
 
@@ -11,13 +11,21 @@ export const AUDIT_ROOT = "audit";
 
 /** The route of audit records into the `AUDIT` stream, as configured. */
 export function auditRoute(
-  config: Pick<Config, "AUDIT_STREAM" | "AUDIT_SUBJECT_PREFIX" | "NATS_STREAM_REPLICAS">,
+  config: Pick<
+    Config,
+    | "AUDIT_STREAM"
+    | "AUDIT_SUBJECT_PREFIX"
+    | "NATS_STREAM_REPLICAS"
+    | "AUDIT_STREAM_MAX_BYTES"
+    | "AUDIT_STREAM_MAX_AGE_DAYS"
+  >,
 ): StreamRoute {
   return {
     stream: config.AUDIT_STREAM,
     root: AUDIT_ROOT,
     prefix: config.AUDIT_SUBJECT_PREFIX,
     replicas: config.NATS_STREAM_REPLICAS,
+    ...streamLimits(config.AUDIT_STREAM_MAX_BYTES, config.AUDIT_STREAM_MAX_AGE_DAYS),
   };
 }
 

@@ -74,6 +74,14 @@ export const configSchema = z.object({
    * Default: DATABASE_URL (directDatabaseUrl).
    */
   DATABASE_DIRECT_URL: z.string().min(1).optional(),
+  /**
+   * The migrations' limits (docs/configuration.md#migrations): how long a statement may wait for
+   * a lock before the file is rolled back and tried again, and how long it may run.
+   */
+  MIGRATION_LOCK_TIMEOUT_MS: z.coerce.number().int().min(1).default(5_000),
+  MIGRATION_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(1).default(60_000),
+  /** How long a pod of a new release waits for the migration Job (`migrate.mjs --wait`). */
+  MIGRATION_WAIT_TIMEOUT_MS: z.coerce.number().int().min(0).default(600_000),
   NATS_URL: z.string().default("nats://127.0.0.1:4222"),
   /**
    * The process's NATS user and password (nats-permissions.ts: each process is a user of its own,
@@ -104,6 +112,30 @@ export const configSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9_-]+$/)
     .default("webhooks"),
+  /**
+   * The limits of each stream (docs/configuration.md#stream-limits): at most MAX_BYTES bytes, each
+   * message kept MAX_AGE_DAYS. A full stream refuses new messages (discard policy `new`), so the
+   * outbox keeps its rows until space frees rather than the stream dropping undelivered ones.
+   * Applied to existing streams at every start.
+   */
+  EVENTS_STREAM_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(1024 ** 3),
+  EVENTS_STREAM_MAX_AGE_DAYS: z.coerce.number().positive().default(7),
+  WEBHOOKS_STREAM_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(256 * 1024 ** 2),
+  WEBHOOKS_STREAM_MAX_AGE_DAYS: z.coerce.number().positive().default(7),
+  AUDIT_STREAM_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(1024 ** 3),
+  AUDIT_STREAM_MAX_AGE_DAYS: z.coerce.number().positive().default(7),
   /** Audit records of the planes other than control go to AUDIT_STREAM on `<AUDIT_SUBJECT_PREFIX>.<organization>`. */
   AUDIT_STREAM: z
     .string()

@@ -86,6 +86,20 @@ export const METRICS = {
     labelNames: ["stream", "consumer"],
     processes: ["control", "webhooks"],
   },
+  streamBytes: {
+    name: "evalp_jetstream_stream_bytes",
+    type: "gauge",
+    help: "Bytes the stream holds, for each stream the process relays its outbox to",
+    labelNames: ["stream"],
+    processes: SERVICES,
+  },
+  streamMaxBytes: {
+    name: "evalp_jetstream_stream_max_bytes",
+    type: "gauge",
+    help: "The stream's size limit (max_bytes); past it JetStream refuses publishes",
+    labelNames: ["stream"],
+    processes: SERVICES,
+  },
   webhookAttemptDuration: {
     name: "evalp_webhook_attempt_duration_seconds",
     type: "histogram",

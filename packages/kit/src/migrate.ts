@@ -1,4 +1,6 @@
 import { createHash } from "node:crypto";
+import { readdir, readFile } from "node:fs/promises";
+import { basename } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runner } from "node-pg-migrate";
 import pg from "pg";
@@ -48,10 +50,64 @@ export function schemaRoleUrl(databaseUrl: string, schema: string): string {
 }
 
 /**
+ * How long a migration may wait for a lock, and run, before it gives up (docs/configuration.md#migrations).
+ * A DDL statement that waits for a lock (an ALTER TABLE behind a long transaction) queues every
+ * query of that table behind it: better to give up after a few seconds and try again.
+ */
+export type MigrationTimeouts = {
+  lockTimeoutMs: number;
+  statementTimeoutMs: number;
+  /** Times a migration that gave up on a lock is tried (pauses of 1, 2, 4, … s between). */
+  lockAttempts?: number;
+};
+
+export const DEFAULT_MIGRATION_TIMEOUTS: MigrationTimeouts = {
+  lockTimeoutMs: 5_000,
+  statementTimeoutMs: 60_000,
+  lockAttempts: 5,
+};
+
+/**
+ * The first line of a migration that runs outside a transaction: `CREATE INDEX CONCURRENTLY` on
+ * a table that already holds data (a transaction would refuse it). Such a file holds only
+ * statements that may run on their own, each ending with `;` at the end of a line, and no down
+ * section; it runs without a statement timeout (an index build takes as long as its table needs,
+ * blocking no writes), and an interrupted run is simply run again, so each
+ * `CREATE INDEX CONCURRENTLY x` follows a `DROP INDEX CONCURRENTLY IF EXISTS x` (an interrupted
+ * build leaves an invalid index behind). `scripts/lint-migrations.mjs` checks all of it.
+ */
+export const NO_TRANSACTION_MARKER = "-- migrate: no-transaction";
+
+/** Whether a migration file's text asks to run outside a transaction (its first non-empty line is the marker). */
+export function isNoTransaction(sql: string): boolean {
+  return sql.trimStart().startsWith(NO_TRANSACTION_MARKER);
+}
+
+/** The statements of a no-transaction migration: split at `;` ending a line, comments and blanks dropped. */
+export function statementsOf(sql: string): string[] {
+  const up = sql.split(/^\s*--[\s-]*down\s+migration/im)[0] ?? "";
+  return up
+    .split(/;[ \t]*$/m)
+    .map((statement) =>
+      statement
+        .split("\n")
+        .filter((line) => !/^\s*--/.test(line))
+        .join("\n")
+        .trim(),
+    )
+    .filter((statement) => statement.length > 0);
+}
+
+/**
  * Applies every pending migration of each set into its schema, folder by folder in the order
- * given. Replicas racing at start wait for each other on a per-schema advisory lock (held on a
- * connection of its own; node-pg-migrate's own lock would fail instead of waiting), so each
- * migration is applied once and every racer returns when the schema is up to date.
+ * given, each file in a transaction of its own (so a long run holds each file's locks only while
+ * that file runs), or outside any for a no-transaction file (NO_TRANSACTION_MARKER). Every
+ * statement runs with the timeouts' `lock_timeout` and `statement_timeout`; a file that gave up
+ * waiting for a lock is rolled back and tried again, a few times, before the run fails.
+ * Concurrent runs wait for each other on a per-schema advisory lock (held on a connection of its
+ * own; node-pg-migrate's own lock would fail instead of waiting), so each migration is applied
+ * once and every racer returns when the schema is up to date. In production one Job runs it per
+ * rollout (deploy/k8s/README.md#migrations); the pods only wait for it (`pendingMigrations`).
  *
  * The migrations connect as an administrator (a role with CREATEROLE, or the database's owner):
  * each schema's role (`schemaRole`) is created when missing (LOGIN, no password: production sets
@@ -59,47 +115,41 @@ export function schemaRoleUrl(databaseUrl: string, schema: string): string {
  * created in it as the administrator, and the migrations then run as that role (`SET ROLE`), so
  * that everything they create is the role's.
  */
-export async function migrate(databaseUrl: string, sets: MigrationSet[]): Promise<void> {
+export async function migrate(
+  databaseUrl: string,
+  sets: MigrationSet[],
+  timeouts: MigrationTimeouts = DEFAULT_MIGRATION_TIMEOUTS,
+): Promise<void> {
   const url = withDefaultUser(databaseUrl);
   const lock = new pg.Client({ connectionString: url });
+  // The runner's own session: every statement of a migration under the timeouts.
+  const client = new pg.Client({
+    connectionString: url,
+    lock_timeout: timeouts.lockTimeoutMs,
+    statement_timeout: timeouts.statementTimeoutMs,
+  });
   await lock.connect();
   try {
+    await client.connect();
     for (const set of sets) {
       await lock.query("SELECT pg_advisory_lock($1)", [advisoryLockId(set.schema)]);
       try {
         const role = schemaRole(set.schema);
         await ensureRole(lock, role);
         await ownSchema(lock, set.schema, role);
-        const asRole = new pg.Client({ connectionString: url });
-        await asRole.connect();
+        // Everything the migrations create is the schema role's (docs/operations.md#database-roles).
+        await client.query(`SET ROLE ${pg.escapeIdentifier(role)}`);
         try {
-          await asRole.query(`SET ROLE ${pg.escapeIdentifier(role)}`);
-          for (const dir of set.dirs) {
-            await runner({
-              dbClient: asRole,
-              dir: `${dir}/*.sql`,
-              useGlob: true,
-              direction: "up",
-              schema: set.schema,
-              // Created above by the administrator: the role may not create schemas.
-              createSchema: false,
-              migrationsTable: historyTable(dir),
-              migrationsSchema: set.schema,
-              count: Number.POSITIVE_INFINITY,
-              noLock: true,
-              checkOrder: true,
-              singleTransaction: true,
-              log: () => {},
-            });
-          }
+          for (const dir of set.dirs) await migrateFolder(client, set.schema, dir, timeouts);
         } finally {
-          await asRole.end();
+          await client.query("RESET ROLE");
         }
       } finally {
         await lock.query("SELECT pg_advisory_unlock($1)", [advisoryLockId(set.schema)]);
       }
     }
   } finally {
+    await client.end().catch(() => {});
     await lock.end();
   }
 }
@@ -152,6 +202,116 @@ async function ownSchema(admin: pg.Client, schema: string, role: string): Promis
     [schema, role],
   );
   for (const { statement } of owned.rows) await admin.query(statement);
+}
+
+async function migrateFolder(
+  client: pg.Client,
+  schema: string,
+  dir: string,
+  timeouts: MigrationTimeouts,
+): Promise<void> {
+  const options = {
+    dbClient: client,
+    dir: `${dir}/*.sql`,
+    useGlob: true,
+    direction: "up" as const,
+    schema,
+    // Created by the administrator (ownSchema): the schema's role may not create schemas.
+    createSchema: false,
+    migrationsTable: historyTable(dir),
+    migrationsSchema: schema,
+    noLock: true,
+    checkOrder: true,
+    singleTransaction: false,
+    log: () => {},
+  };
+  for (;;) {
+    // What is pending, in order (a dry run applies nothing).
+    const pending = await runner({ ...options, count: Number.POSITIVE_INFINITY, dryRun: true });
+    const next = pending[0];
+    if (!next) return;
+    const sql = await readFile(next.path, "utf8");
+    await withLockRetries(timeouts.lockAttempts ?? 1, async () => {
+      try {
+        if (isNoTransaction(sql)) {
+          await applyWithoutTransaction(client, schema, options.migrationsTable, next.name, sql, timeouts);
+        } else {
+          await runner({ ...options, count: 1 });
+        }
+      } catch (error) {
+        // The runner leaves a failed file's transaction open (aborted): end it before anything else.
+        await client.query("ROLLBACK").catch(() => {});
+        throw error;
+      }
+    });
+  }
+}
+
+async function applyWithoutTransaction(
+  client: pg.Client,
+  schema: string,
+  table: string,
+  name: string,
+  sql: string,
+  timeouts: MigrationTimeouts,
+): Promise<void> {
+  await client.query(`SET search_path TO ${pg.escapeIdentifier(schema)}`);
+  await client.query("SET statement_timeout = 0");
+  try {
+    for (const statement of statementsOf(sql)) await client.query(statement);
+    await client.query(
+      `INSERT INTO ${pg.escapeIdentifier(schema)}.${pg.escapeIdentifier(table)} (name, run_on) VALUES ($1, NOW())`,
+      [name],
+    );
+  } finally {
+    await client.query(`SET statement_timeout = ${Math.trunc(timeouts.statementTimeoutMs)}`);
+  }
+}
+
+/** Runs `apply` again, after a pause, while it gives up on a lock (SQLSTATE 55P03, lock_timeout). */
+async function withLockRetries(attempts: number, apply: () => Promise<void>): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await apply();
+    } catch (error) {
+      if ((error as { code?: string }).code !== "55P03" || attempt >= attempts) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 500 * 2 ** attempt));
+    }
+  }
+}
+
+/**
+ * The migrations of the sets that the database has not applied yet, as `<schema>/<file>` (empty:
+ * the schema is what this code expects). Reads the history tables only, through any connection
+ * (a pooler's too); applies nothing. What a pod of a new release waits on while the migration
+ * Job runs.
+ */
+export async function pendingMigrations(databaseUrl: string, sets: MigrationSet[]): Promise<string[]> {
+  const client = new pg.Client({ connectionString: withDefaultUser(databaseUrl) });
+  await client.connect();
+  try {
+    const pending: string[] = [];
+    for (const set of sets) {
+      for (const dir of set.dirs) {
+        const table = `${pg.escapeIdentifier(set.schema)}.${pg.escapeIdentifier(historyTable(dir))}`;
+        const exists = await client.query<{ found: string | null }>("SELECT to_regclass($1) AS found", [
+          table,
+        ]);
+        const applied = exists.rows[0]?.found
+          ? new Set(
+              (await client.query<{ name: string }>(`SELECT name FROM ${table}`)).rows.map((row) => row.name),
+            )
+          : new Set<string>();
+        const files = (await readdir(dir)).filter((file) => file.endsWith(".sql")).sort();
+        for (const file of files) {
+          if (!applied.has(basename(file, ".sql"))) pending.push(`${set.schema}/${file}`);
+        }
+      }
+    }
+    return pending;
+  } finally {
+    await client.end();
+  }
 }
 
 function advisoryLockId(schema: string): number {

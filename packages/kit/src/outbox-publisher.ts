@@ -38,6 +38,10 @@ export function createOutboxPublisher(options: {
     | "EVENTS_SUBJECT_PREFIX"
     | "AUDIT_STREAM"
     | "AUDIT_SUBJECT_PREFIX"
+    | "EVENTS_STREAM_MAX_BYTES"
+    | "EVENTS_STREAM_MAX_AGE_DAYS"
+    | "AUDIT_STREAM_MAX_BYTES"
+    | "AUDIT_STREAM_MAX_AGE_DAYS"
   >;
   pool: Pool;
   logger: Logger;

@@ -6,7 +6,7 @@ import { type Pool, withDefaultUser } from "./db.js";
 import { isUuid } from "./ids.js";
 import { ensureStreams, type NatsConnection, routedSubject, type StreamRoute } from "./nats.js";
 import { OUTBOX_CHANNEL } from "./outbox.js";
-import { outboxPublishedCounter } from "./outbox-metrics.js";
+import { observeStreams, outboxPublishedCounter } from "./outbox-metrics.js";
 import { tracePublish } from "./outbox-tracing.js";
 import type { TraceCarrier } from "./trace-context.js";
 import { createWakeLoop } from "./wake-loop.js";
@@ -65,6 +65,8 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   let listener: pg.Client | null = null;
   let schema = "";
   const publishedCount = options.metrics ? outboxPublishedCounter(options.metrics) : null;
+  // How full its streams are: a full one refuses the relay's publishes.
+  const unobserve = options.metrics ? observeStreams(options.metrics, options.nc, options.routes) : () => {};
   const lockKey = () => `outbox-relay:${schema}:${[...roots].sort().join(",")}`;
 
   async function publish(rows: OutboxRow[]): Promise<{ published: string[]; failed: unknown }> {
@@ -189,6 +191,7 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     },
     async stop() {
       stopped = true;
+      unobserve();
       await loop.stop();
       await listener?.end().catch(() => {});
     },

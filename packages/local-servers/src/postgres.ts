@@ -24,6 +24,8 @@ export type PostgresClusterOptions = {
   binDir?: string;
   /** `initdb --no-sync` when false: faster, for a cluster that does not outlive a test. */
   durable?: boolean;
+  /** Further server settings, given as `-c name=value` at every start (WAL archiving, recovery). */
+  settings?: Record<string, string>;
 };
 
 /** A PostgreSQL cluster of the project's own, run with pg_ctl: created once, started and stopped at will. */
@@ -127,6 +129,7 @@ export function postgresCluster(options: PostgresClusterOptions): PostgresCluste
         `-p ${options.port}`,
         `-c listen_addresses=${quoted(options.host)}`,
         `-c unix_socket_directories=${quoted(options.socketDir ?? "")}`,
+        ...Object.entries(options.settings ?? {}).map(([name, value]) => `-c ${name}=${quoted(value)}`),
       ].join(" ");
       await pg("pg_ctl", ["-D", dataDir, "-l", logFile, "-o", settings, "-w", "-t", "60", "start"]);
       running = true;
@@ -140,4 +143,50 @@ export function postgresCluster(options: PostgresClusterOptions): PostgresCluste
       return running;
     },
   };
+}
+
+/**
+ * Takes a base backup of a running server into `<dir>/data` with pg_basebackup (streaming the WAL
+ * it needs, a checkpoint at once), owned by whoever runs servers here: a cluster made of it with
+ * postgresCluster({ dir }) starts from the backup (with `recovery.signal` and a restore_command,
+ * as a point-in-time restore).
+ */
+export async function postgresBaseBackup(options: {
+  host: string;
+  port: number;
+  user: string;
+  dir: string;
+  binDir?: string;
+}): Promise<void> {
+  const bin = options.binDir ?? postgresBinDir();
+  const asRoot = process.getuid?.() === 0;
+  mkdirSync(options.dir, { recursive: true, mode: 0o700 });
+  if (asRoot) {
+    const owner = osUser("postgres");
+    if (!owner)
+      throw new Error("PostgreSQL does not run as root, and there is no postgres user to run it as");
+    chownSync(options.dir, owner.uid, owner.gid);
+  }
+  const args = [
+    "-D",
+    join(options.dir, "data"),
+    "-h",
+    options.host,
+    "-p",
+    String(options.port),
+    "-U",
+    options.user,
+    "-X",
+    "stream",
+    "-c",
+    "fast",
+    "--no-sync",
+  ];
+  const program = join(bin, "pg_basebackup");
+  const [file, argv] = asRoot ? ["runuser", ["-u", "postgres", "--", program, ...args]] : [program, args];
+  try {
+    await run(file, argv, { cwd: options.dir });
+  } catch (error) {
+    throw new Error(`pg_basebackup failed: ${((error as { stderr?: string }).stderr ?? "").trim()}`);
+  }
 }

@@ -34,12 +34,10 @@ CREATE TABLE evaluation_results (
 CREATE INDEX evaluation_results_evaluation ON evaluation_results (evaluation_id, scored_at, id);
 CREATE INDEX evaluation_results_scored ON evaluation_results (environment_id, scored_at);
 
--- The list of evaluations (newest first, filtered) and when each was last scored.
+-- When each evaluation was last scored (the list's index is 007_results_page.sql).
 ALTER TABLE evaluations ADD COLUMN scored_at timestamptz;
-CREATE INDEX evaluations_page ON evaluations (environment_id, created_at DESC, id DESC);
 
 -- Down Migration
-DROP INDEX evaluations_page;
 ALTER TABLE evaluations DROP COLUMN scored_at;
 DROP TABLE evaluation_results;
 DROP TABLE scoring_jobs;

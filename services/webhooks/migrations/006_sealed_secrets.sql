@@ -11,15 +11,14 @@ ALTER TABLE webhook_endpoints
   ADD COLUMN previous_secret_sealed text,
   ADD COLUMN previous_secret_key_id text,
   ALTER COLUMN secret DROP NOT NULL,
+  -- NOT VALID: enforced for every row written from now on, without scanning the table under
+  -- lock (every existing row has its plain secret).
   ADD CONSTRAINT webhook_endpoints_secret_present
-    CHECK ((secret_sealed IS NOT NULL AND secret_key_id IS NOT NULL) OR secret IS NOT NULL);
--- Retention erases a rotation's previous secret once it expired, found through this index.
-CREATE INDEX webhook_endpoints_previous_secret_expiry ON webhook_endpoints (previous_secret_expires_at)
-  WHERE previous_secret_expires_at IS NOT NULL;
+    CHECK ((secret_sealed IS NOT NULL AND secret_key_id IS NOT NULL) OR secret IS NOT NULL) NOT VALID;
+-- Retention finds expired previous secrets through an index: 006_sealed_secrets_expiry.sql.
 
 -- Down Migration
 -- Only while every row still has its plain secret (before the webhooks process sealed them).
-DROP INDEX webhook_endpoints_previous_secret_expiry;
 ALTER TABLE webhook_endpoints
   DROP CONSTRAINT webhook_endpoints_secret_present,
   ALTER COLUMN secret SET NOT NULL,

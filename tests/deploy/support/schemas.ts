@@ -47,6 +47,7 @@ const CUSTOM_RESOURCES: Record<string, (object: K8sObject) => string[]> = {
   "postgresql.cnpg.io/v1/ScheduledBackup": checkCnpgScheduledBackup,
   "barmancloud.cnpg.io/v1/ObjectStore": checkBarmanObjectStore,
   "monitoring.coreos.com/v1/PodMonitor": checkPodMonitor,
+  "keda.sh/v1alpha1/ScaledObject": checkKedaScaledObject,
 };
 
 /** Every problem with the object's shape; empty when it is valid. */
@@ -126,6 +127,7 @@ function checkCnpgCluster(object: K8sObject): string[] {
     "maxSyncReplicas",
     "plugins",
     "managed",
+    "topologySpreadConstraints",
   ]);
   for (const key of Object.keys(spec)) {
     if (!known.has(key)) problems.push(`spec.${key} is not a Cluster field these checks know`);
@@ -540,6 +542,71 @@ function checkPodMonitor(object: K8sObject): string[] {
         problems.push(`spec.podMetricsEndpoints[${index}] must name a port`);
       }
     });
+  }
+  return problems;
+}
+
+/** KEDA's trigger types this repository uses, and the metadata each requires. */
+const KEDA_TRIGGERS: Record<string, string[]> = {
+  "nats-jetstream": ["natsServerMonitoringEndpoint", "account", "stream", "consumer", "lagThreshold"],
+  cpu: ["value"],
+  memory: ["value"],
+};
+
+/** A KEDA ScaledObject (keda.sh/v1alpha1): what scales a Deployment, on which triggers. */
+function checkKedaScaledObject(object: K8sObject): string[] {
+  const spec = object.spec as Record<string, unknown> | undefined;
+  if (!spec || typeof spec !== "object") return ["spec is required"];
+  const problems = unknownFields(
+    spec,
+    [
+      "scaleTargetRef",
+      "minReplicaCount",
+      "maxReplicaCount",
+      "idleReplicaCount",
+      "pollingInterval",
+      "cooldownPeriod",
+      "initialCooldownPeriod",
+      "advanced",
+      "fallback",
+      "triggers",
+    ],
+    "spec",
+  );
+  const target = spec.scaleTargetRef as { name?: unknown } | undefined;
+  if (typeof target?.name !== "string" || !target.name) problems.push("spec.scaleTargetRef.name is required");
+  for (const field of ["minReplicaCount", "maxReplicaCount", "pollingInterval", "cooldownPeriod"]) {
+    const value = spec[field];
+    if (value !== undefined && (!Number.isInteger(value) || (value as number) < 0)) {
+      problems.push(`spec.${field} must be a non-negative integer`);
+    }
+  }
+  const triggers = spec.triggers as {
+    type?: unknown;
+    metadata?: Record<string, unknown>;
+    metricType?: unknown;
+  }[];
+  if (!Array.isArray(triggers) || triggers.length === 0)
+    return [...problems, "spec.triggers must not be empty"];
+  for (const [index, trigger] of triggers.entries()) {
+    const where = `spec.triggers[${index}]`;
+    const required = KEDA_TRIGGERS[String(trigger.type)];
+    if (!required) {
+      problems.push(`${where}.type ${String(trigger.type)} is not a trigger this repository knows`);
+      continue;
+    }
+    problems.push(...stringMap(trigger.metadata, `${where}.metadata`));
+    for (const key of required) {
+      if (typeof trigger.metadata?.[key] !== "string" || trigger.metadata[key] === "") {
+        problems.push(`${where}.metadata.${key} is required`);
+      }
+    }
+    if (
+      trigger.metricType !== undefined &&
+      !["Utilization", "AverageValue", "Value"].includes(String(trigger.metricType))
+    ) {
+      problems.push(`${where}.metricType must be Utilization, AverageValue or Value`);
+    }
   }
   return problems;
 }

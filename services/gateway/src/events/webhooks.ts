@@ -49,7 +49,7 @@ const RESPONSES = {
 };
 
 const DELIVERY =
-  "Delivered at least once (receivers deduplicate on `webhook-id`), signed as the Standard Webhooks scheme says; the first attempts to one endpoint follow the order the events were committed in.";
+  "Delivered at least once (receivers deduplicate on `webhook-id`), signed as the Standard Webhooks scheme says; in no guaranteed order (several webhooks replicas share the events): order by the body's `timestamp`.";
 
 /** `subject.imported` → `subjectImportedEvent`. */
 function operationId(type: string): string {
