@@ -23,6 +23,7 @@ import { getTranscript } from "./rpc/get-transcript.js";
 import { listBehavioralEvents } from "./rpc/list-behavioral-events.js";
 import { recordEvents } from "./rpc/record-events.js";
 import { recordUtterance } from "./rpc/record-utterance.js";
+import { revokeParticipantSession } from "./rpc/revoke-participant-session.js";
 import { startInterview } from "./rpc/start-interview.js";
 import { submitAnswer } from "./rpc/submit-answer.js";
 
@@ -36,6 +37,7 @@ export function routes(deps: Deps) {
       createParticipantSession: createParticipantSession(deps, requireEnvironment),
       getEvaluationInterview: getEvaluationInterview(deps, requireEnvironment),
       listBehavioralEvents: listBehavioralEvents(deps, requireEnvironment),
+      revokeParticipantSession: revokeParticipantSession(deps, requireEnvironment),
     });
     router.service(ParticipantService, {
       startInterview: startInterview(deps),

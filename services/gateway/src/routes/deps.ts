@@ -2,6 +2,7 @@ import type { Config } from "@evalp/kit";
 import type { CursorCodec } from "../http/cursor.js";
 import type { AttemptLimiter } from "../plugins/attempt-limit.js";
 import type { InterviewHub } from "../realtime/hub.js";
+import type { SocketSlots } from "../realtime/socket-slots.js";
 import type { Upstreams } from "../upstream.js";
 
 /** What route handlers are a function of. */
@@ -12,4 +13,6 @@ export type RouteDeps = {
   attempts: AttemptLimiter;
   /** The open interview sockets of this process, and the state pushed to them (docs/interview.md#the-agent-protocol). */
   hub: InterviewHub;
+  /** Open participant sockets per session and per address, counted across every gateway. */
+  sockets: SocketSlots;
 };
