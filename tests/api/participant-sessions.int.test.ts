@@ -236,6 +236,18 @@ describe("realtime socket caps", () => {
     await open[1]?.close();
   });
 
+  it("does not count sockets whose gateway stopped renewing them (a replica that died)", async () => {
+    const { session, connection } = await startedSession();
+    // As a gateway that died leaves them: a full session's worth of slots, their leases lapsed.
+    const key = `${stack.config.REDIS_KEY_PREFIX}sockets:session:${session.session_id}`;
+    const [seconds] = await stack.redis.time();
+    const lapsed = Number(seconds) * 1000 - 1000;
+    for (let i = 0; i < PER_SESSION; i++) await stack.redis.zadd(key, lapsed, `dead-gateway-${i}`);
+    await stack.redis.pexpire(key, 60_000);
+    const socket = await openOn(0, connection.server_url, connection.participant_token, newAddress());
+    await socket.close();
+  });
+
   it("refuses a client address's socket past REALTIME_SOCKETS_PER_ADDRESS, whatever its sessions, across both gateways", async () => {
     const address = newAddress();
     const sessions = await Promise.all([startedSession(), startedSession()]);
