@@ -85,7 +85,11 @@ export function realtimeRoutes(app: Api<"/v1/participant">, deps: RouteDeps): vo
           const refused = toAppError(error);
           if (refused.status !== 401) return;
           sendError(socket, refused);
-          socket.close(TOKEN_EXPIRED_CLOSE, refused.code);
+          // The reasons of hub.ts's closes: a revoked session's is `session_revoked`.
+          socket.close(
+            TOKEN_EXPIRED_CLOSE,
+            refused.code === "unauthenticated" ? "session_revoked" : refused.code,
+          );
         });
       const handle = async (text: string) => {
         const parsed = utterance(text);
