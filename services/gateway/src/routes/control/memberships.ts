@@ -24,7 +24,9 @@ export function membershipRoutes(app: Api<typeof ORG_PREFIX>, deps: RouteDeps): 
   const { list } = resources(app, CONTROL, deps.cursors);
 
   route(app, CONTROL, "createMembership", "POST /memberships", {
-    access: { auth: "session", scope: "org:admin", idempotency: "required", changesPrincipals: "all" },
+    // No principal changes here: an `invited` membership reaches nothing until it is accepted
+    // (acceptInvitation forgets the principals then).
+    access: { auth: "session", scope: "org:admin", idempotency: "required" },
     body: Type.Object(
       {
         email: Type.String({ minLength: 3, maxLength: 320, format: "email" }),
