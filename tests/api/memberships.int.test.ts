@@ -4,7 +4,9 @@ import { createKey, createTenant, expectError, ik, signUp, type Tenant } from ".
 import { inviteColleague, sentMail, tokenIn } from "./support/mail.js";
 import { type Stack, useStack } from "./support/stack.js";
 
-const context = useStack();
+/** Invitations an organization may send an hour, here (the tenant of most tests sends fewer). */
+const INVITATIONS_PER_HOUR = 20;
+const context = useStack({ INVITATIONS_PER_ORGANIZATION_PER_HOUR: String(INVITATIONS_PER_HOUR) });
 let stack: Stack;
 let api: ApiClient;
 let tenant: Tenant;
@@ -267,6 +269,34 @@ describe("POST ORG/memberships (#2) and POST /v1/invitations/accept (#3)", () =>
       { token: tenant.token, idempotencyKey: ik() },
     );
     expect(coOwner.status).toBe(201);
+  });
+
+  it("lets an organization send INVITATIONS_PER_ORGANIZATION_PER_HOUR invitations an hour, across both gateways", async () => {
+    const sender = await createTenant(api);
+    for (let i = 0; i < INVITATIONS_PER_HOUR; i++) {
+      const invited = await api.post(
+        `${sender.org}/memberships`,
+        { email: `bulk-${i}-${ik()}@example.com` },
+        { token: sender.token, idempotencyKey: ik() },
+      );
+      expect(invited.status, invited.text).toBe(201);
+    }
+    const email = `one-too-many-${ik()}@example.com`;
+    const refused = await api.post(
+      `${sender.org}/memberships`,
+      { email },
+      { token: sender.token, idempotencyKey: ik() },
+    );
+    expect(expectError(refused, 429, "rate_limited").context).toMatchObject({ limit: INVITATIONS_PER_HOUR });
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(mailTo(email)).toEqual([]);
+    // Another organization is not held back by this one's.
+    const other = await api.post(
+      `${tenant.org}/memberships`,
+      { email },
+      { token: tenant.token, idempotencyKey: ik() },
+    );
+    expect(other.status).toBe(201);
   });
 
   it("needs org:admin to invite and validates email and role", async () => {

@@ -10,7 +10,8 @@ export type RateLimitName =
   | "password_reset"
   | "password_hash"
   | "sockets_per_session"
-  | "sockets_per_address";
+  | "sockets_per_address"
+  | "invitations";
 
 /** What the gateway's plugins report, apart from the requests themselves (`registerOps`). */
 export type GatewayMetrics = {

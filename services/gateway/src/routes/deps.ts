@@ -7,7 +7,14 @@ import type { Upstreams } from "../upstream.js";
 
 /** What route handlers are a function of. */
 export type RouteDeps = {
-  config: Pick<Config, "NODE_ENV" | "SIGNUP_ENABLED" | "AGENT_DISCONNECT_PAUSE_MS" | "REALTIME_URL">;
+  config: Pick<
+    Config,
+    | "NODE_ENV"
+    | "SIGNUP_ENABLED"
+    | "AGENT_DISCONNECT_PAUSE_MS"
+    | "REALTIME_URL"
+    | "INVITATIONS_PER_ORGANIZATION_PER_HOUR"
+  >;
   upstreams: Upstreams;
   cursors: CursorCodec;
   attempts: AttemptLimiter;

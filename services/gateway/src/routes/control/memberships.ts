@@ -37,8 +37,14 @@ export function membershipRoutes(app: Api<typeof ORG_PREFIX>, deps: RouteDeps): 
     status: 201,
     response: ref(MembershipBody),
     errors: [409],
-    rpc: ({ params, body, access }, call) =>
-      memberships.createMembership(
+    handler: async ({ request, call }) => {
+      const { params, body, access } = request;
+      // Counted before control mails anything; a refused invitation counts too, as attempts do.
+      await deps.attempts.checkInvitation(
+        params.organization_id,
+        deps.config.INVITATIONS_PER_ORGANIZATION_PER_HOUR,
+      );
+      const answer = await memberships.createMembership(
         {
           ...organizationRef(params),
           email: body.email,
@@ -47,8 +53,9 @@ export function membershipRoutes(app: Api<typeof ORG_PREFIX>, deps: RouteDeps): 
           inviterUserId: access?.principal.userId ?? "",
         },
         call,
-      ),
-    json: (answer) => membershipJson(answer.membership),
+      );
+      return membershipJson(answer.membership);
+    },
   });
 
   list("listMemberships", "GET /memberships", "org:read", MembershipBody, ({ params }, page, call) =>
