@@ -94,7 +94,11 @@ export function createMembership(deps: Deps) {
           link: `${deps.config.PUBLIC_URL}/accept-invitation?token=${invitation.token}`,
         }),
       );
-      return create(CreateMembershipResponseSchema, { membership: membershipMessage(membership) });
+      // The email as asked, not as an existing account spells it (another case would tell that
+      // the account exists).
+      return create(CreateMembershipResponseSchema, {
+        membership: membershipMessage({ ...membership, email: req.email }),
+      });
     } catch (error) {
       if (isUniqueViolation(error, "memberships_organization_id_user_id_key")) {
         throw new AppError("already_exists", "This person is already a member.", {
