@@ -5,8 +5,6 @@ import type { RateLimitName } from "../metrics.js";
 
 /** How long a socket counts without its gateway renewing it: a gateway that died stops counting then. */
 export const SLOT_LEASE_MS = 30_000;
-/** How often the gateway renews the leases of the sockets it holds (a third of the lease). */
-const RENEW_EVERY_MS = SLOT_LEASE_MS / 3;
 /** How long a slot claimed before an upgrade waits for its socket (`take`) before it is freed. */
 const UPGRADE_WAIT_MS = 10_000;
 /** What an over-cap upgrade is told to wait: a slot frees when one of the other sockets closes. */
@@ -85,8 +83,11 @@ export function createSocketSlots(
     perAddress: number;
     refused?: (limit: RateLimitName) => void;
     onError?: (error: unknown) => void;
+    /** SLOT_LEASE_MS unless given (tests); renewed every third of it. */
+    leaseMs?: number;
   },
 ): SocketSlots {
+  const leaseMs = options.leaseMs ?? SLOT_LEASE_MS;
   const client = redis as SlotRedis;
   if (typeof client.socketSlotClaim !== "function") {
     client.defineCommand("socketSlotClaim", { numberOfKeys: 2, lua: CLAIM });
@@ -100,8 +101,8 @@ export function createSocketSlots(
     const keys = slots.flatMap((slot) => slot.keys);
     const members = slots.map((slot) => slot.member);
     // A missed renewal (Redis down) is caught up by the next one: leases outlast two misses.
-    client.socketSlotRenew(keys.length, ...keys, ...members, SLOT_LEASE_MS).catch(options.onError);
-  }, RENEW_EVERY_MS);
+    client.socketSlotRenew(keys.length, ...keys, ...members, leaseMs).catch(options.onError);
+  }, leaseMs / 3);
   renewal.unref();
 
   const release = async (slot: SocketSlot): Promise<void> => {
@@ -126,7 +127,7 @@ export function createSocketSlots(
         member: randomUUID(),
       };
       const refusedBy = await client
-        .socketSlotClaim(...slot.keys, slot.member, SLOT_LEASE_MS, options.perSession, options.perAddress)
+        .socketSlotClaim(...slot.keys, slot.member, leaseMs, options.perSession, options.perAddress)
         .catch((error: unknown) => {
           throw new AppError("unavailable", undefined, {}, { cause: error });
         });
