@@ -155,9 +155,13 @@ describe("quotas of the interview plane", () => {
       usage: 1,
     });
 
+    // A new session of the same evaluation supersedes the older one: it needs no more quota.
+    await createSession(api, own, evaluation.id);
     const session = await createSession(api, own, evaluation.id);
+    await setLimits(own, { evaluations: 2 });
+    const another = await createEvaluation(api, ownSetup);
     const second = await api.post(
-      `${own.env}/evaluations/${evaluation.id}/participant-sessions`,
+      `${own.env}/evaluations/${another.id}/participant-sessions`,
       {},
       { token: own.token, idempotencyKey: ik() },
     );
@@ -167,7 +171,7 @@ describe("quotas of the interview plane", () => {
       usage: 1,
     });
     let quotas = await api.get(`${own.env}/quotas`, { token: own.token });
-    expect(quotas.body.usage).toMatchObject({ evaluations: 1, active_participant_sessions: 1 });
+    expect(quotas.body.usage).toMatchObject({ evaluations: 2, active_participant_sessions: 1 });
 
     // A session stops counting once it expires.
     await stack
@@ -177,7 +181,7 @@ describe("quotas of the interview plane", () => {
       ]);
     quotas = await api.get(`${own.env}/quotas`, { token: own.token });
     expect(quotas.body.usage.active_participant_sessions).toBe(0);
-    await createSession(api, own, evaluation.id);
+    await createSession(api, own, another.id);
   });
 
   it("bounds behavioral event batches (422 batch_too_large) and reports the largest accepted", async () => {

@@ -1,10 +1,12 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { ApiClient } from "./support/client.js";
 import { createKey, createTenant, expectError, ik, signUp, type Tenant } from "./support/fixtures.js";
-import { sentMail, tokenIn } from "./support/mail.js";
+import { inviteColleague, sentMail, tokenIn } from "./support/mail.js";
 import { type Stack, useStack } from "./support/stack.js";
 
-const context = useStack();
+/** Invitations an organization may send an hour, here (the tenant of most tests sends fewer). */
+const INVITATIONS_PER_HOUR = 20;
+const context = useStack({ INVITATIONS_PER_ORGANIZATION_PER_HOUR: String(INVITATIONS_PER_HOUR) });
 let stack: Stack;
 let api: ApiClient;
 let tenant: Tenant;
@@ -138,17 +140,49 @@ describe("POST ORG/memberships (#2) and POST /v1/invitations/accept (#3)", () =>
     ]);
   });
 
-  it("adds a user who already has an account as active at once, without mail, and 409s a second time", async () => {
+  it("invites a person who already has an account: not a member until they accept with their own password, which stays", async () => {
     const existing = await signUp(api);
-    const added = await api.post(
+    const invited = await api.post(
       `${tenant.org}/memberships`,
       { email: existing.email, role: "admin" },
       { token: tenant.token, idempotencyKey: ik() },
     );
-    expect(added.status).toBe(201);
-    expect(added.body).toMatchObject({ status: "active", role: "admin" });
-    expect(mailTo(existing.email)).toEqual([]);
+    expect(invited.status).toBe(201);
+    expect(invited.body).toMatchObject({ status: "invited", role: "admin", email: existing.email });
+    // Not a member yet: the organization is not theirs to see.
+    expectError(await api.get(tenant.org, { token: existing.token }), 404, "not_found");
+    const members = await api.get(`${tenant.org}/memberships`, { token: tenant.token });
+    expect(members.body.items.find((m: { email: string }) => m.email === existing.email)).toMatchObject({
+      status: "invited",
+    });
+    const token = tokenIn(mailTo(existing.email)[0]);
+
+    // Another password than the account's is refused, and changes nothing: the invitation stays usable.
+    const wrong = await api.post(
+      "/v1/invitations/accept",
+      { token, password: "somebody else's password" },
+      { idempotencyKey: ik() },
+    );
+    expectError(wrong, 401, "invalid_credentials");
+    expectError(await api.get(tenant.org, { token: existing.token }), 404, "not_found");
+
+    const accepted = await api.post(
+      "/v1/invitations/accept",
+      { token, password: existing.password },
+      { idempotencyKey: ik() },
+    );
+    expect(accepted.status).toBe(200);
+    expect(accepted.body).toEqual({
+      membership_id: invited.body.id,
+      organization_id: tenant.organizationId,
+      role: "admin",
+      user_id: invited.body.user_id,
+    });
+    // A member now, with the same password as before.
     expect((await api.get(tenant.org, { token: existing.token })).status).toBe(200);
+    expect(
+      (await api.post("/auth/login", { email: existing.email, password: existing.password })).status,
+    ).toBe(200);
     const again = await api.post(
       `${tenant.org}/memberships`,
       { email: existing.email },
@@ -157,12 +191,128 @@ describe("POST ORG/memberships (#2) and POST /v1/invitations/accept (#3)", () =>
     expectError(again, 409, "already_exists");
   });
 
+  it("answers the same for an email with an account and one without, and mails both alike", async () => {
+    const existing = await signUp(api);
+    const unknown = `nobody-${ik()}@example.com`;
+    const answers = [];
+    // The account's email in another case: the answer echoes it as asked.
+    for (const email of [existing.email.toUpperCase(), unknown]) {
+      const invited = await api.post(
+        `${tenant.org}/memberships`,
+        { email, role: "member" },
+        { token: tenant.token, idempotencyKey: ik() },
+      );
+      expect(invited.status).toBe(201);
+      const { id, user_id, email: echoed, created_at, updated_at, ...rest } = invited.body;
+      expect(echoed).toBe(email);
+      answers.push({
+        keys: Object.keys(invited.body).sort(),
+        rest,
+        headers: [...invited.headers.keys()].sort(),
+      });
+    }
+    expect(answers[0]).toEqual(answers[1]);
+    expect(answers[0]?.rest).toEqual({
+      organization_id: tenant.organizationId,
+      role: "member",
+      status: "invited",
+    });
+    const [known, fresh] = [mailTo(existing.email.toUpperCase()), mailTo(unknown)];
+    expect(known).toHaveLength(1);
+    expect(fresh).toHaveLength(1);
+    const anonymized = (text: string | undefined) => text?.replace(/token=[0-9A-Za-z]+/, "token=…");
+    expect(anonymized(known[0]?.text)).toBe(anonymized(fresh[0]?.text));
+    expect(known[0]?.subject).toBe(fresh[0]?.subject);
+    // The mail names who invited.
+    expect(known[0]?.text).toContain(tenant.email);
+  });
+
+  it("takes signed-in people only, never an API key, and no role above the inviter's", async () => {
+    const adminKey = await createKey(api, tenant, ["org:admin", "org:read"]);
+    const byKey = await api.post(
+      `${tenant.org}/memberships`,
+      { email: `key-${ik()}@example.com`, role: "owner" },
+      { token: adminKey.secret, idempotencyKey: ik() },
+    );
+    expect(expectError(byKey, 403, "forbidden").context).toEqual({ reason: "session_required" });
+
+    // An admin of the organization may invite admins and below, never an owner.
+    const admin = await signUp(api);
+    await inviteColleague(api, {
+      org: tenant.org,
+      token: tenant.token,
+      mailDir: stack.config.MAIL_DIR,
+      email: admin.email,
+      password: admin.password,
+      role: "admin",
+    });
+    const adminToken = admin.token;
+    const owner = await api.post(
+      `${tenant.org}/memberships`,
+      { email: `owner-${ik()}@example.com`, role: "owner" },
+      { token: adminToken, idempotencyKey: ik() },
+    );
+    expect(expectError(owner, 403, "forbidden").context).toEqual({
+      reason: "role_above_inviter",
+      role: "owner",
+      inviter_role: "admin",
+    });
+    const peer = await api.post(
+      `${tenant.org}/memberships`,
+      { email: `peer-${ik()}@example.com`, role: "admin" },
+      { token: adminToken, idempotencyKey: ik() },
+    );
+    expect(peer.status).toBe(201);
+    // The owner may invite an owner.
+    const coOwner = await api.post(
+      `${tenant.org}/memberships`,
+      { email: `co-owner-${ik()}@example.com`, role: "owner" },
+      { token: tenant.token, idempotencyKey: ik() },
+    );
+    expect(coOwner.status).toBe(201);
+  });
+
+  it("lets an organization send INVITATIONS_PER_ORGANIZATION_PER_HOUR invitations an hour, across both gateways", async () => {
+    const sender = await createTenant(api);
+    for (let i = 0; i < INVITATIONS_PER_HOUR; i++) {
+      const invited = await api.post(
+        `${sender.org}/memberships`,
+        { email: `bulk-${i}-${ik()}@example.com` },
+        { token: sender.token, idempotencyKey: ik() },
+      );
+      expect(invited.status, invited.text).toBe(201);
+    }
+    const email = `one-too-many-${ik()}@example.com`;
+    const refused = await api.post(
+      `${sender.org}/memberships`,
+      { email },
+      { token: sender.token, idempotencyKey: ik() },
+    );
+    expect(expectError(refused, 429, "rate_limited").context).toMatchObject({ limit: INVITATIONS_PER_HOUR });
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(mailTo(email)).toEqual([]);
+    // Another organization is not held back by this one's.
+    const other = await api.post(
+      `${tenant.org}/memberships`,
+      { email },
+      { token: tenant.token, idempotencyKey: ik() },
+    );
+    expect(other.status).toBe(201);
+  });
+
   it("needs org:admin to invite and validates email and role", async () => {
-    const key = await createKey(api, tenant, ["org:read", "apps:write"]);
+    const member = await signUp(api);
+    await inviteColleague(api, {
+      org: tenant.org,
+      token: tenant.token,
+      mailDir: stack.config.MAIL_DIR,
+      email: member.email,
+      password: member.password,
+    });
     const denied = await api.post(
       `${tenant.org}/memberships`,
       { email: "x@example.com" },
-      { token: key.secret, idempotencyKey: ik() },
+      { token: member.token, idempotencyKey: ik() },
     );
     expect(expectError(denied, 403, "forbidden").context).toEqual({ required_scope: "org:admin" });
     const bad = await api.post(
@@ -189,11 +339,13 @@ describe("GET/PUT /v1/session/active-organization", () => {
     expect((await api.get("/v1/session/active-organization", { token: user.token })).body).toEqual({
       organization_id: user.organizationId,
     });
-    await api.post(
-      `${tenant.org}/memberships`,
-      { email: user.email, role: "member" },
-      { token: tenant.token, idempotencyKey: ik() },
-    );
+    await inviteColleague(api, {
+      org: tenant.org,
+      token: tenant.token,
+      mailDir: stack.config.MAIL_DIR,
+      email: user.email,
+      password: user.password,
+    });
     const switched = await api.call(
       "PUT",
       "/v1/session/active-organization",

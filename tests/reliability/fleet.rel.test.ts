@@ -1,7 +1,7 @@
 // Two replicas of every process, as `REPLICAS=2 npm start` runs them: realtime across gateways,
 // the agent's disconnect pause kept by the interview plane whatever gateway holds (or held) the
 // socket, calls spread over every replica of a service, a replica of each service killed under
-// load, and a credential change seen by every gateway.
+// load, a credential change seen by every gateway, and a participant session's revocation too.
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { startReceiver } from "@evalp/testing";
@@ -12,9 +12,12 @@ import { type ApiClient, apiClient } from "../api/support/client.js";
 import { createKey, createTenant, expectError, ik, type Tenant } from "../api/support/fixtures.js";
 import {
   consentedInterview,
+  createEvaluation,
+  createSession,
   type InterviewSetup,
   interviewSetup,
   openSocket,
+  participantClient,
   type Socket,
 } from "../api/support/interview.js";
 import { type PlatformProcesses, SERVICES, startProcesses } from "../api/support/processes.js";
@@ -486,4 +489,59 @@ describe("scoring on a fleet (docs/results.md)", () => {
       await receiver.close();
     }
   }, 120_000);
+});
+
+describe("participant sessions across gateways (docs/interview.md#participant-sessions)", () => {
+  it("a session revoked through gateway 1, or superseded through gateway 2, is refused and its sockets closed with 4401 on both", async () => {
+    const started = async () => {
+      const evaluation = await createEvaluation(both, setup);
+      const session = await createSession(both, tenant, evaluation.id);
+      const start = await participantClient(both, session.participant_token).start();
+      expect(start.status, start.text).toBe(200);
+      return { evaluation, session, connection: start.body.connection as { participant_token: string } };
+    };
+    const socketsOf = async (token: string) => [
+      await openSocket(door(0, "participant"), token),
+      await openSocket(door(1, "participant"), token),
+    ];
+
+    const revoked = await started();
+    const revokedSockets = await socketsOf(revoked.connection.participant_token);
+    const revokedCloses = revokedSockets.map(closed);
+    const deleted = await gateways[0].call(
+      "DELETE",
+      `${tenant.env}/evaluations/${revoked.evaluation.id}/participant-sessions/${revoked.session.session_id}`,
+      undefined,
+      { token: tenant.token, idempotencyKey: ik() },
+    );
+    expect(deleted.status, deleted.text).toBe(204);
+    for (const close of revokedCloses) expect(await close).toEqual({ code: 4401, reason: "session_revoked" });
+    for (const gateway of gateways) {
+      const path = "/v1/participant/interview/transcript";
+      expectError(
+        await gateway.get(path, { token: revoked.session.participant_token }),
+        401,
+        "unauthenticated",
+      );
+    }
+
+    const superseded = await started();
+    const supersededSockets = await socketsOf(superseded.connection.participant_token);
+    const supersededCloses = supersededSockets.map(closed);
+    const newer = await gateways[1].post(
+      `${tenant.env}/evaluations/${superseded.evaluation.id}/participant-sessions`,
+      {},
+      { token: tenant.token, idempotencyKey: ik() },
+    );
+    expect(newer.status, newer.text).toBe(201);
+    for (const close of supersededCloses) {
+      expect(await close).toEqual({ code: 4401, reason: "session_superseded" });
+    }
+    for (const gateway of gateways) {
+      const path = "/v1/participant/interview/transcript";
+      const refused = await gateway.get(path, { token: superseded.session.participant_token });
+      expectError(refused, 401, "session_superseded");
+    }
+    expect((await participantClient(both, newer.body.participant_token).start()).status).toBe(200);
+  }, 30_000);
 });

@@ -228,6 +228,14 @@ export const configSchema = z.object({
     .regex(/^(\d+|[0-9a-fA-F.:/, ]*)$/, "a hop count, or addresses and CIDRs separated by commas")
     .default(""),
   /**
+   * Open participant realtime sockets (docs/interview.md#participant-sessions), counted across
+   * every gateway in Redis: at most this many per participant session, and per client address.
+   */
+  REALTIME_SOCKETS_PER_SESSION: z.coerce.number().int().min(1).max(1_000).default(3),
+  REALTIME_SOCKETS_PER_ADDRESS: z.coerce.number().int().min(1).max(100_000).default(50),
+  /** Invitations (`POST ORG/memberships`) an organization may send an hour, across every gateway. */
+  INVITATIONS_PER_ORGANIZATION_PER_HOUR: z.coerce.number().int().min(1).max(100_000).default(50),
+  /**
    * How long the gateway may reuse a resolved principal without asking control again (0: never).
    * Gateways forget every principal as soon as any of them sees credentials change (Redis
    * pub/sub), so this bounds only changes made behind the API's back.

@@ -33,6 +33,7 @@ import { BODY_LIMIT_BYTES, NO_FASTIFY_VALIDATION, registerValidation } from "./p
 import { createPrincipalCache } from "./principal-cache.js";
 import { InterviewHub } from "./realtime/hub.js";
 import { selectProtocol } from "./realtime/protocol.js";
+import { createSocketSlots } from "./realtime/socket-slots.js";
 import type { RouteDeps } from "./routes/deps.js";
 import { registerRoutes } from "./routes/index.js";
 import type { Upstreams } from "./upstream.js";
@@ -158,7 +159,15 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
       subjectPrefix: deps.config.REALTIME_SUBJECT_PREFIX,
       logger: deps.logger,
     }),
+    sockets: createSocketSlots(deps.redis, {
+      prefix: deps.config.REDIS_KEY_PREFIX,
+      perSession: deps.config.REALTIME_SOCKETS_PER_SESSION,
+      perAddress: deps.config.REALTIME_SOCKETS_PER_ADDRESS,
+      refused: measured.rateLimited,
+      onError: (error) => deps.logger.warn({ err: error }, "realtime socket slots not updated"),
+    }),
   };
+  app.addHook("onClose", async () => routeDeps.sockets.close());
   measured.observeSockets(() => routeDeps.hub.openSockets());
   app.addHook("onClose", async () => routeDeps.hub.close());
   void deps.nats?.then((nc) => routeDeps.hub.attach(nc));

@@ -8,7 +8,10 @@ export type RateLimitName =
   | "credential"
   | "login"
   | "password_reset"
-  | "password_hash";
+  | "password_hash"
+  | "sockets_per_session"
+  | "sockets_per_address"
+  | "invitations";
 
 /** What the gateway's plugins report, apart from the requests themselves (`registerOps`). */
 export type GatewayMetrics = {

@@ -11,7 +11,7 @@ const MAX_ENTRIES = 10_000;
  * What a credential change touched, as every gateway must forget it: the principals resolved
  * from one credential (a logout, a session's active organization), every principal of a user (a
  * new organization), the principal of one key (a revocation), or, where the gateway cannot tell
- * whom a change touched (a password reset, a membership, an accepted invitation), all of them.
+ * whom a change touched (a password reset, an accepted invitation), all of them.
  */
 export type PrincipalChange =
   | { credential: string }

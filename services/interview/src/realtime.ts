@@ -12,7 +12,8 @@ import { snapshotOfRow } from "./steps.js";
 /**
  * Publishes what an interview's open sockets must see (docs/interview.md) on core NATS, one
  * subject per interview (`<prefix>.<evaluation_id>`), for every gateway that holds one of its
- * sockets: new revisions, what the agent says, superseded agent sessions. Published after the
+ * sockets: new revisions, what the agent says, superseded agent sessions, revoked participant
+ * sessions. Published after the
  * change committed; a frame that cannot be published (NATS down) is dropped, and a socket's
  * client catches up from the snapshot and the transcript, as after any disconnection.
  */
@@ -20,6 +21,8 @@ export type Realtime = {
   state(evaluationId: string, interview: Snapshot): void;
   agentTurn(evaluationId: string, entry: TranscriptEntry): void;
   superseded(evaluationId: string, agentSessionIds: string[]): void;
+  /** Participant sessions revoked or superseded: their sockets close with 4401 on every gateway. */
+  revoked(evaluationId: string, participantSessionIds: string[], superseded: boolean): void;
   /** A changed interview row, as its state frame. */
   changed(interview: InterviewRow): void;
   /** The connection to publish on, once there is one. */
@@ -51,6 +54,17 @@ export function createRealtime(options: { subjectPrefix: string; logger: Logger 
         case: "superseded",
         value: { $typeName: "evalp.interview.v1.Superseded", agentSessionIds },
       }),
+    revoked: (evaluationId, participantSessionIds, superseded) => {
+      if (participantSessionIds.length === 0) return;
+      publish(evaluationId, {
+        case: "revoked",
+        value: {
+          $typeName: "evalp.interview.v1.RevokedParticipantSessions",
+          participantSessionIds,
+          superseded,
+        },
+      });
+    },
     changed: (interview) => state(interview.evaluation_id, snapshotOfRow(interview)),
     attach(connection) {
       nc = connection;

@@ -29,6 +29,7 @@ import { listEvaluations } from "./rpc/list-evaluations.js";
 import { recordEvents } from "./rpc/record-events.js";
 import { recordUtterance } from "./rpc/record-utterance.js";
 import { rescoreEvaluation } from "./rpc/rescore-evaluation.js";
+import { revokeParticipantSession } from "./rpc/revoke-participant-session.js";
 import { startInterview } from "./rpc/start-interview.js";
 import { submitAnswer } from "./rpc/submit-answer.js";
 
@@ -52,6 +53,7 @@ export function routes(deps: Deps) {
       getEvaluationResult: getEvaluationResult(deps, requireEnvironment),
       listEvaluationResults: listEvaluationResults(deps, requireEnvironment),
       rescoreEvaluation: rescoreEvaluation(deps, requireEnvironment),
+      revokeParticipantSession: revokeParticipantSession(deps, requireEnvironment),
     });
     router.service(ParticipantService, {
       startInterview: startInterview(deps),

@@ -91,15 +91,19 @@ export async function consentedInterview(api: ApiClient, setup: InterviewSetup) 
 /** An open WebSocket with the frames it received, in order. */
 export type Socket = { ws: WebSocket; next(): Promise<any>; close(): Promise<void> };
 
-/** Opens the realtime door, by header or by `bearer.<token>` subprotocol; rejects with the HTTP status. */
+/**
+ * Opens the realtime door, by header or by `bearer.<token>` subprotocol; rejects with the HTTP
+ * status (and the body). `headers` go with the upgrade (e.g. `X-Forwarded-For`).
+ */
 export function openSocket(
   url: string,
   token: string,
   via: "header" | "subprotocol" = "header",
+  headers: Record<string, string> = {},
 ): Promise<Socket> {
   const ws =
     via === "header"
-      ? new WebSocket(url, { headers: { authorization: `Bearer ${token}` } })
+      ? new WebSocket(url, { headers: { ...headers, authorization: `Bearer ${token}` } })
       : new WebSocket(url, ["evalp.v1", `bearer.${token}`]);
   const received: unknown[] = [];
   const waiting: ((frame: unknown) => void)[] = [];

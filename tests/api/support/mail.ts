@@ -32,20 +32,21 @@ export function tokenIn(mail: SentMail | undefined): string {
 }
 
 /**
- * Invites `email` into the organization at `org` as a member and accepts the mailed invitation
- * with `password`, as the colleague of the journey does (docs/journey.md); returns the acceptance.
+ * Invites `email` into the organization at `org` (as a member unless `role` says) and accepts the
+ * mailed invitation with `password` (an existing account's own), as the colleague of the journey
+ * does (docs/journey.md); returns the acceptance.
  */
 export async function inviteColleague(
   api: ApiClient,
-  options: { org: string; token: string; mailDir: string; email: string; password: string },
+  options: { org: string; token: string; mailDir: string; email: string; password: string; role?: string },
 ) {
   const invite = await api.post(
     `${options.org}/memberships`,
-    { email: options.email, role: "member" },
+    { email: options.email, role: options.role ?? "member" },
     { token: options.token, idempotencyKey: ik() },
   );
   expect(invite.body.status).toBe("invited");
-  const mail = sentMail(options.mailDir).find((m) => m.to === options.email);
+  const mail = sentMail(options.mailDir).findLast((m) => m.to === options.email);
   const accepted = await api.post(
     "/v1/invitations/accept",
     { token: tokenIn(mail), password: options.password },

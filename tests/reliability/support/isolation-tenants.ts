@@ -12,7 +12,8 @@ export const KEY_SCOPES = SCOPES.filter((scope) => scope !== AGENT_SCOPE);
 /**
  * A tenant with one resource of every kind a path or body can name, by the resource name of
  * `resourceOf` (`organization`, `app`, `environment`, `key`, `subject`, `program`, `template`,
- * `bundle`, `definition:<kind>`, `webhook`, `delivery`, `evaluation`), and the credentials to
+ * `bundle`, `definition:<kind>`, `webhook`, `delivery`, `evaluation`, `session` (its participant
+ * session)), and the credentials to
  * act in it: the owner's session and an API key with every scope.
  */
 export type PopulatedTenant = {
@@ -66,6 +67,7 @@ export async function populatedTenant(api: ApiClient): Promise<PopulatedTenant> 
       webhook: endpoint.id,
       delivery: delivery.body.id,
       evaluation: evaluation.id,
+      session: session.session_id,
     },
   };
 }

@@ -18,6 +18,19 @@ export async function findUserByEmail(
   return found.rows[0];
 }
 
+/** A user by id; `password_hash` null while invited (`lock`: held for the transaction). */
+export async function findUserById(
+  db: Queryable,
+  userId: string,
+  lock = false,
+): Promise<{ id: string; email: string; password_hash: string | null } | undefined> {
+  const found = await db.query<{ id: string; email: string; password_hash: string | null }>(
+    `SELECT id, email, password_hash FROM users WHERE id = $1${lock ? " FOR UPDATE" : ""}`,
+    [userId],
+  );
+  return found.rows[0];
+}
+
 /** Inserts a user with a password (sign-up). */
 export async function insertUser(db: Queryable, user: { id: string; email: string; passwordHash: string }) {
   await db.query("INSERT INTO users (id, email, password_hash) VALUES ($1, $2, $3)", [

@@ -8,24 +8,38 @@ import {
 } from "@evalp/proto/control/v1/membership";
 import { writeAudit } from "../db/audit.js";
 import { emitToOrganization } from "../db/events.js";
-import { activateMembership, findInvitation, setPassword, useInvitation } from "../db/users.js";
+import { activateMembership, findInvitation, findUserById, setPassword, useInvitation } from "../db/users.js";
 import type { Deps } from "../deps.js";
-import { hashPassword } from "../passwords.js";
+import { hashPassword, verifyPassword } from "../passwords.js";
 
 /**
- * Accepts an invitation once: sets the invitee's password and activates the membership, so the
- * invitee can log in at once. A used or expired token is 410 `invitation_expired`.
+ * Accepts an invitation once and activates the membership. An invitee without an account sets
+ * their password with it (and can log in at once); one with an account proves it with its own
+ * password, which stays as it is: another password is 401 `invalid_credentials` and the
+ * invitation stays usable. A used or expired token is 410 `invitation_expired`.
  */
 export function acceptInvitation(deps: Deps) {
   return async (req: AcceptInvitationRequest, ctx: HandlerContext): Promise<AcceptInvitationResponse> => {
     const context = requestContext(ctx.values);
     // The token first: an unknown or spent one costs no password hash (19 MiB and tens of ms).
-    await usableInvitation(deps.pool, req.token, false);
-    const passwordHash = await hashPassword(req.password);
+    const found = await usableInvitation(deps.pool, req.token, false);
+    const account = await findUserById(deps.pool, found.user_id);
+    // Either way one argon2id run: a verification for an account, a hash for a new password.
+    const proven: { hash: string; valid: boolean } | { hash: null; newHash: string } = account?.password_hash
+      ? { hash: account.password_hash, valid: await verifyPassword(account.password_hash, req.password) }
+      : { hash: null, newHash: await hashPassword(req.password) };
+    if ("valid" in proven && !proven.valid) {
+      throw new AppError("invalid_credentials", "Accept with the password of your evalp account.");
+    }
     return withTransaction(deps.pool, async (tx) => {
       const invitation = await usableInvitation(tx, req.token, true);
+      const user = await findUserById(tx, invitation.user_id, true);
+      // The account's password as it was verified (a reset or a sign-up meanwhile: try again).
+      if ((user?.password_hash ?? null) !== proven.hash) {
+        throw new AppError("invalid_credentials", "Accept with the password of your evalp account.");
+      }
       await useInvitation(tx, invitation.id);
-      await setPassword(tx, invitation.user_id, passwordHash);
+      if ("newHash" in proven) await setPassword(tx, invitation.user_id, proven.newHash);
       await activateMembership(tx, invitation.membership_id);
       await writeAudit(tx, context, {
         organizationId: invitation.organization_id,

@@ -50,7 +50,7 @@ export type RouteAccess = {
    * forget of the principals it cached: `credential` the caller's own (logout, the active
    * organization), `user` every credential of the caller's user (a new organization), `{ param }`
    * the principal whose id is that path parameter (a key's revocation), `all` everything (a
-   * password reset, memberships, invitations: the gateway cannot tell whose credentials).
+   * password reset, an accepted invitation: the gateway cannot tell whose credentials).
    */
   changesPrincipals?: "credential" | "user" | { param: string } | "all";
   /**

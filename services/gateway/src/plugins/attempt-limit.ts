@@ -15,6 +15,8 @@ export const ATTEMPTS_PER_MINUTE = 5;
  */
 export const PASSWORD_HASHES_PER_ADDRESS_PER_MINUTE = 20;
 const WINDOW_SECONDS = 60;
+/** Invitations are counted per organization in one-hour windows (docs/authentication.md). */
+const INVITATION_WINDOW_SECONDS = 3600;
 
 /** The brute-forceable actions, and the name their limit has in `evalp_rate_limit_refusals_total`. */
 const LIMIT_OF = { login: "login", "password-reset": "password_reset" } as const satisfies Record<
@@ -32,6 +34,11 @@ export type AttemptLimiter = {
   check(action: AttemptAction, email: string, ip: string): Promise<void>;
   /** Counts one password hash asked for by the address; 429 past PASSWORD_HASHES_PER_ADDRESS_PER_MINUTE. */
   checkPasswordHash(ip: string): Promise<void>;
+  /**
+   * Counts one invitation mailed for the organization; 429 past `limit` an hour. Signing up is
+   * open, so without it anyone could have the platform mail anyone, in a name of their choosing.
+   */
+  checkInvitation(organizationId: string, limit: number): Promise<void>;
 };
 
 /** `refused` is told of each refusal, with the limit that refused. */
@@ -41,8 +48,14 @@ export function createAttemptLimiter(
   refused?: (limit: RateLimitName) => void,
 ): AttemptLimiter {
   const windows = fixedWindows(redis, WINDOW_SECONDS * 1000);
-  const count = async (keys: string[], limit: number, which: RateLimitName) => {
-    const counted = await Promise.all(keys.map((key) => windows.hit(key))).catch((error: unknown) => {
+  const hourly = fixedWindows(redis, INVITATION_WINDOW_SECONDS * 1000);
+  const count = async (
+    keys: string[],
+    limit: number,
+    which: RateLimitName,
+    within: ReturnType<typeof fixedWindows> = windows,
+  ) => {
+    const counted = await Promise.all(keys.map((key) => within.hit(key))).catch((error: unknown) => {
       throw new AppError("unavailable", undefined, {}, { cause: error });
     });
     for (const window of counted) {
@@ -51,7 +64,7 @@ export function createAttemptLimiter(
         const retryAfter = String(Math.max(1, Math.ceil(window.resetMs / 1000)));
         throw new AppError(
           "rate_limited",
-          "Too many attempts; wait a minute.",
+          within === windows ? "Too many attempts; wait a minute." : "Too many invitations; wait an hour.",
           { limit, retry_after_seconds: Number(retryAfter) },
           { headers: { "Retry-After": retryAfter } },
         );
@@ -76,6 +89,9 @@ export function createAttemptLimiter(
         PASSWORD_HASHES_PER_ADDRESS_PER_MINUTE,
         "password_hash",
       );
+    },
+    async checkInvitation(organizationId, limit) {
+      await count([`${prefix}attempts:invitation:org:${organizationId}`], limit, "invitations", hourly);
     },
   };
 }

@@ -200,17 +200,19 @@ export function registerAuth(
 
 /**
  * What an operator principal may do on a route, as `request.access` (set once known, so that a
- * refusal for scope is still logged and answered as the principal's), or the refusal: 403 for a
- * key on a session's route or a missing scope, 404 across organizations.
+ * refusal for scope is still logged and answered as the principal's), or the refusal: 404 across
+ * organizations, then 403 for a key on a session's route or a missing scope.
  */
 function authorize(request: FastifyRequest, principal: Principal, declared: RouteAccess): void {
+  // Reach first: another organization is 404 for every credential, on a session-only route too
+  // (`POST ORG/memberships`), so that no answer depends on whether the organization exists.
+  const access = resolveAccess(principal, pathParams(request));
+  request.access = access;
   if (declared.auth === "session" && principal.kind !== "session") {
     throw new AppError("forbidden", "This endpoint takes a user session, not an API key.", {
       reason: "session_required",
     });
   }
-  const access = resolveAccess(principal, pathParams(request));
-  request.access = access;
   const required = declared.scope === undefined ? [] : ([] as Scope[]).concat(declared.scope);
   if (required.length > 0 && !required.some((scope) => grants(access.scopes, scope))) {
     throw new AppError("forbidden", `Requires the ${required.join(" or ")} scope.`, {

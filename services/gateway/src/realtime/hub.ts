@@ -26,6 +26,8 @@ const RENEW_EVERY_MS = 2_000;
  */
 export class InterviewHub {
   private readonly participants = new Map<string, Set<WebSocket>>();
+  /** The participant session each participant socket held here was opened for. */
+  private readonly sessionOf = new WeakMap<WebSocket, string>();
   private readonly agents = new Map<string, Set<AgentSocket>>();
   /** The highest revision pushed per interview: frames arrive from several paths, each is sent once. */
   private readonly pushed = new Map<string, number>();
@@ -52,7 +54,8 @@ export class InterviewHub {
     }
   }
 
-  addParticipant(evaluationId: string, socket: WebSocket): void {
+  addParticipant(evaluationId: string, socket: WebSocket, sessionId: string): void {
+    this.sessionOf.set(socket, sessionId);
     const set = this.participants.get(evaluationId) ?? new Set();
     set.add(socket);
     this.participants.set(evaluationId, set);
@@ -100,6 +103,30 @@ export class InterviewHub {
     entry.superseded = true;
     sendError(entry.socket, new AppError(code, message));
     entry.socket.close(TOKEN_EXPIRED_CLOSE, code);
+  }
+
+  /**
+   * Closes the sockets of revoked participant sessions held here with 4401 and an error frame
+   * (docs/interview.md#participant-sessions): `session_superseded` when a newer session replaced
+   * them, else `unauthenticated`. The interview plane publishes the same to every other gateway.
+   */
+  revokeParticipants(
+    evaluationId: string,
+    sessionIds: readonly string[],
+    why: "revoked" | "superseded",
+  ): void {
+    if (sessionIds.length === 0) return;
+    const error =
+      why === "superseded"
+        ? new AppError("session_superseded", "A newer participant session replaced this one.")
+        : new AppError("unauthenticated", "This participant session was revoked.");
+    for (const socket of this.participants.get(evaluationId) ?? []) {
+      const sessionId = this.sessionOf.get(socket);
+      if (sessionId === undefined || !sessionIds.includes(sessionId)) continue;
+      if (socket.readyState !== socket.OPEN) continue;
+      sendError(socket, error);
+      socket.close(TOKEN_EXPIRED_CLOSE, why === "superseded" ? "session_superseded" : "session_revoked");
+    }
   }
 
   /** Pushes `{"type":"state","interview"}` to both sides' sockets held here, once per revision. */
@@ -180,6 +207,11 @@ export class InterviewHub {
       case "superseded":
         this.supersede(evaluationId, frame.frame.value.agentSessionIds);
         return;
+      case "revoked": {
+        const { participantSessionIds, superseded } = frame.frame.value;
+        this.revokeParticipants(evaluationId, participantSessionIds, superseded ? "superseded" : "revoked");
+        return;
+      }
       default:
         return;
     }

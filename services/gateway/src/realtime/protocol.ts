@@ -7,8 +7,8 @@ import type { PydanticItem } from "../validation/pydantic-errors.js";
 // like on the way out, and how a frame that is not what it should be is answered.
 
 /**
- * Close code when the socket's token expires, or its agent session is superseded, while it is
- * open (the application range).
+ * Close code when the socket's token expires, or its agent session is superseded, or its
+ * participant session is revoked or superseded, while it is open (the application range).
  */
 export const TOKEN_EXPIRED_CLOSE = 4401;
 

@@ -28,11 +28,12 @@ export async function countEvaluations(db: Queryable, environmentId: string): Pr
   return found.rows[0]?.n ?? 0;
 }
 
-/** Counted rows of `active_participant_sessions`: unexpired and not completed (docs/interview.md). */
+/** Counted rows of `active_participant_sessions`: unexpired, not completed, not revoked (docs/interview.md). */
 export async function countActiveSessions(db: Queryable, environmentId: string): Promise<number> {
   const found = await db.query<{ n: number }>(
     `SELECT count(*) AS n FROM participant_sessions
-     WHERE environment_id = $1 AND completed_at IS NULL AND expires_at > clock_timestamp()`,
+     WHERE environment_id = $1 AND completed_at IS NULL AND revoked_at IS NULL
+       AND expires_at > clock_timestamp()`,
     [environmentId],
   );
   return found.rows[0]?.n ?? 0;
@@ -88,12 +89,13 @@ export async function insertParticipantSession(
   );
 }
 
-/** A participant session with its evaluation, and whether it has expired. */
+/** A participant session with its evaluation, whether it has expired, and why it was revoked. */
 export type ParticipantSessionRow = EvaluationRow & {
   session_id: string;
   expires_at: Date;
   completed_at: Date | null;
   expired: boolean;
+  revoked_reason: "revoked" | "superseded" | null;
 };
 
 /** A participant session by id, with its evaluation (and that evaluation's interview status). */
@@ -103,7 +105,7 @@ export async function findParticipantSession(
 ): Promise<ParticipantSessionRow | undefined> {
   const found = await db.query<ParticipantSessionRow>(
     `SELECT ${EVALUATION_COLUMNS}, s.id AS session_id, s.expires_at, s.completed_at,
-            s.expires_at <= clock_timestamp() AS expired
+            s.expires_at <= clock_timestamp() AS expired, s.revoked_reason
      FROM participant_sessions s JOIN evaluations e ON e.id = s.evaluation_id
      LEFT JOIN interviews i ON i.evaluation_id = e.id
      WHERE s.id = $1`,
@@ -153,4 +155,47 @@ export async function listEvaluationRows(
     [...params, ...clause.params],
   );
   return found.rows;
+}
+
+/**
+ * Holds the evaluation's row for the transaction, so that of two sessions created at once one
+ * supersedes the other (each sees the other's row once it holds the lock).
+ */
+export async function lockEvaluation(db: Queryable, evaluationId: string): Promise<void> {
+  await db.query("SELECT id FROM evaluations WHERE id = $1 FOR UPDATE", [evaluationId]);
+}
+
+/** Revokes the evaluation's sessions not yet revoked, as superseded by a newer one; their ids. */
+export async function supersedeParticipantSessions(db: Queryable, evaluationId: string): Promise<string[]> {
+  const revoked = await db.query<{ id: string }>(
+    `UPDATE participant_sessions SET revoked_at = clock_timestamp(), revoked_reason = 'superseded'
+     WHERE evaluation_id = $1 AND revoked_at IS NULL RETURNING id`,
+    [evaluationId],
+  );
+  return revoked.rows.map((row) => row.id);
+}
+
+/**
+ * Revokes one session of the evaluation: `revoked` when this call revoked it, `already` when it
+ * was revoked before (DELETE is idempotent), undefined when the evaluation has no such session.
+ */
+export async function revokeParticipantSession(
+  db: Queryable,
+  evaluationId: string,
+  sessionId: string,
+): Promise<"revoked" | "already" | undefined> {
+  if (!isUuid(sessionId)) return undefined;
+  const found = await db.query<{ revoked: boolean }>(
+    `WITH target AS (
+       SELECT id, revoked_at FROM participant_sessions WHERE id = $2 AND evaluation_id = $1 FOR UPDATE
+     ), updated AS (
+       UPDATE participant_sessions s SET revoked_at = clock_timestamp(), revoked_reason = 'revoked'
+       FROM target WHERE s.id = target.id AND target.revoked_at IS NULL RETURNING s.id
+     )
+     SELECT EXISTS (SELECT 1 FROM updated) AS revoked FROM target`,
+    [evaluationId, sessionId],
+  );
+  const row = found.rows[0];
+  if (!row) return undefined;
+  return row.revoked ? "revoked" : "already";
 }

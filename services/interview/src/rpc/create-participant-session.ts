@@ -7,7 +7,13 @@ import {
   type CreateParticipantSessionResponse,
   CreateParticipantSessionResponseSchema,
 } from "@evalp/proto/interview/v1/evaluation";
-import { countActiveSessions, findEvaluation, insertParticipantSession } from "../db/evaluations.js";
+import {
+  countActiveSessions,
+  findEvaluation,
+  insertParticipantSession,
+  lockEvaluation,
+  supersedeParticipantSessions,
+} from "../db/evaluations.js";
 import type { Deps } from "../deps.js";
 import { forwardedCall, type RequireEnvironment } from "../environment-scope.js";
 import { invalidTransition, participantStatus } from "../flow/statuses.js";
@@ -17,8 +23,12 @@ export const DEFAULT_SESSION_SECONDS = 900;
 
 /**
  * A participant session of the evaluation and its token (a JWT bound to the session, at most
- * 1 h), counted against `active_participant_sessions` while unexpired and not completed. An
- * evaluation whose interview is over takes no new session (409 `invalid_transition`).
+ * 1 h), counted against `active_participant_sessions` while unexpired, not completed and not
+ * revoked. It supersedes the evaluation's older sessions (docs/interview.md#participant-sessions):
+ * they are revoked in the same transaction (so they no longer count against the quota the new
+ * one is checked against), and their sockets are closed on every gateway (the realtime frame
+ * `revoked`, published after the commit). An evaluation whose interview is over takes no new
+ * session (409 `invalid_transition`).
  */
 export function createParticipantSession(deps: Deps, requireEnvironment: RequireEnvironment) {
   return async (
@@ -39,7 +49,9 @@ export function createParticipantSession(deps: Deps, requireEnvironment: Require
     // Whole seconds, so that the token's `exp` and `expires_at` are the same instant.
     const expiresAt = new Date(Math.floor((Date.now() + ttl * 1000) / 1000) * 1000);
     const sessionId = newId();
-    await withTransaction(deps.pool, async (tx) => {
+    const revokedIds = await withTransaction(deps.pool, async (tx) => {
+      await lockEvaluation(tx, evaluation.id);
+      const superseded = await supersedeParticipantSessions(tx, evaluation.id);
       await enforceQuota(tx, {
         environmentId,
         counter: "active_participant_sessions",
@@ -55,7 +67,9 @@ export function createParticipantSession(deps: Deps, requireEnvironment: Require
         environmentId,
         expiresAt,
       });
+      return superseded;
     });
+    deps.realtime.revoked(evaluation.id, revokedIds, true);
     const token = await signParticipantToken(
       deps.config.JWT_SECRET,
       "participant",
@@ -66,6 +80,7 @@ export function createParticipantSession(deps: Deps, requireEnvironment: Require
       sessionId,
       participantToken: token,
       expiresAt: timestampFromDate(expiresAt),
+      revokedSessionIds: revokedIds,
     });
   };
 }

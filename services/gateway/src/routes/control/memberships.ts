@@ -15,13 +15,18 @@ import {
   TokenAndPassword,
 } from "./wire.js";
 
-/** #2 `POST ORG/memberships` and `GET ORG/memberships`. */
+/**
+ * #2 `POST ORG/memberships` and `GET ORG/memberships`. Inviting is for signed-in people only (an
+ * API key is 403): control checks the role asked for against the inviter's own.
+ */
 export function membershipRoutes(app: Api<typeof ORG_PREFIX>, deps: RouteDeps): void {
   const memberships = deps.upstreams.memberships;
   const { list } = resources(app, CONTROL, deps.cursors);
 
   route(app, CONTROL, "createMembership", "POST /memberships", {
-    access: { auth: "operator", scope: "org:admin", idempotency: "required", changesPrincipals: "all" },
+    // No principal changes here: an `invited` membership reaches nothing until it is accepted
+    // (acceptInvitation forgets the principals then).
+    access: { auth: "session", scope: "org:admin", idempotency: "required" },
     body: Type.Object(
       {
         email: Type.String({ minLength: 3, maxLength: 320, format: "email" }),
@@ -32,12 +37,25 @@ export function membershipRoutes(app: Api<typeof ORG_PREFIX>, deps: RouteDeps): 
     status: 201,
     response: ref(MembershipBody),
     errors: [409],
-    rpc: ({ params, body }, call) =>
-      memberships.createMembership(
-        { ...organizationRef(params), email: body.email, role: body.role ?? "member" },
+    handler: async ({ request, call }) => {
+      const { params, body, access } = request;
+      // Counted before control mails anything; a refused invitation counts too, as attempts do.
+      await deps.attempts.checkInvitation(
+        params.organization_id,
+        deps.config.INVITATIONS_PER_ORGANIZATION_PER_HOUR,
+      );
+      const answer = await memberships.createMembership(
+        {
+          ...organizationRef(params),
+          email: body.email,
+          role: body.role ?? "member",
+          // A session principal always has its user (`auth: "session"`); control refuses none.
+          inviterUserId: access?.principal.userId ?? "",
+        },
         call,
-      ),
-    json: (answer) => membershipJson(answer.membership),
+      );
+      return membershipJson(answer.membership);
+    },
   });
 
   list("listMemberships", "GET /memberships", "org:read", MembershipBody, ({ params }, page, call) =>
@@ -53,7 +71,8 @@ export function invitationRoutes(app: Api<"/v1">, deps: RouteDeps): void {
     access: { auth: "none", idempotency: "required", changesPrincipals: "all", hashesPassword: true },
     body: TokenAndPassword,
     response: ref(InvitationAcceptance),
-    errors: [410],
+    // 401: an existing account's invitation accepted with another password than the account's.
+    errors: [401, 410],
     rpc: ({ body }, call) => memberships.acceptInvitation(body, call),
     json: invitationAcceptanceJson,
   });

@@ -90,9 +90,34 @@ export function evaluationRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): 
     status: 201,
     response: ref(ParticipantSession),
     errors: [409],
-    rpc: (request, call) => evaluations.createParticipantSession(sessionRequest(request), call),
-    json: participantSessionJson,
+    handler: async ({ request, call }) => {
+      const answer = await evaluations.createParticipantSession(sessionRequest(request), call);
+      // The sockets of the sessions it superseded: those held here at once, the other gateways'
+      // when the interview plane's `revoked` frame reaches them.
+      deps.hub.revokeParticipants(request.params.evaluation_id, answer.revokedSessionIds, "superseded");
+      return participantSessionJson(answer);
+    },
   });
+
+  route(
+    app,
+    INTERVIEW,
+    "revokeParticipantSession",
+    "DELETE /evaluations/:evaluation_id/participant-sessions/:session_id",
+    {
+      access: { auth: "operator", scope: "evaluations:write", idempotency: "required" },
+      status: 204,
+      handler: async ({ request, call }) => {
+        const { params } = request;
+        await evaluations.revokeParticipantSession(
+          { ...evaluationRef(params), sessionId: params.session_id },
+          call,
+        );
+        deps.hub.revokeParticipants(params.evaluation_id, [params.session_id], "revoked");
+        return undefined;
+      },
+    },
+  );
 
   route(app, INTERVIEW, "getEvaluationInterview", "GET /evaluations/:evaluation_id/interview", {
     access: { auth: "operator", scope: "evaluations:read" },

@@ -223,6 +223,10 @@ export function realtimeDocument(openapi: OpenApiComponents, realtimeUrl: string
         title: "The participant's door",
         description:
           "Opened with the connection token of `POST /v1/participant/interview/start` (its `server_url`). " +
+          "A participant session holds at most REALTIME_SOCKETS_PER_SESSION sockets and a client address at " +
+          "most REALTIME_SOCKETS_PER_ADDRESS, across every gateway: one more is refused before the upgrade " +
+          "with 429 `rate_limited`. When the participant session is revoked or superseded by a newer one, " +
+          "the socket closes with 4401 after an error frame `unauthenticated` or `session_superseded`. " +
           `Frames are handled one at a time, in order. ${closes}`,
         messages: messageRefs(["UtteranceFrame", "EntryFrame", "StateFrame", "ErrorFrame"]),
         bindings: upgrade("connection token"),

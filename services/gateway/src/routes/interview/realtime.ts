@@ -15,6 +15,7 @@ import {
   sendFrame,
   TOKEN_EXPIRED_CLOSE,
 } from "../../realtime/protocol.js";
+import type { SocketSlot } from "../../realtime/socket-slots.js";
 import { compileRequestValidator, StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
 import type { Api } from "../route.js";
@@ -48,21 +49,48 @@ function utterance(text: string): { frame: Static<typeof UtteranceFrame> } | { e
  * session behind it, before the upgrade). Each utterance frame is validated, relayed to the
  * interview plane and answered `{"type":"entry","entry"}`; a bad frame or a refused one is
  * answered `{"type":"error","code","message","context"}` and the socket stays open. Frames are
- * handled one at a time, in order. The socket closes when the connection token expires.
- * `startInterview` describes it in the document.
+ * handled one at a time, in order. The socket closes when the connection token expires, and with
+ * 4401 when its participant session is revoked or superseded. A session may hold
+ * REALTIME_SOCKETS_PER_SESSION sockets and an address REALTIME_SOCKETS_PER_ADDRESS, across every
+ * gateway: one more is refused before the upgrade with 429 `rate_limited`. `startInterview`
+ * describes it in the document.
  */
 export function realtimeRoutes(app: Api<"/v1/participant">, deps: RouteDeps): void {
   const participant = deps.upstreams.interview.participant;
 
-  // Before the upgrade: a token whose session is unknown (401) or not started (404) gets no socket.
+  // The slot each upgrade claimed, taken by its socket once open.
+  const slots = new WeakMap<FastifyRequest, SocketSlot>();
+  // Before the upgrade: a token whose session is unknown or revoked (401) or not started (404)
+  // gets no socket, nor does one past the socket caps (429); the caps are counted only for a
+  // session that may connect, so refused tokens take no one's slots.
   socketDoor(
     app,
     "/realtime",
     "connection",
-    (request) => participant.getSnapshot({ participant: participantRef(request) }, callOptions(request)),
+    async (request) => {
+      const ref = participantRef(request);
+      await participant.getSnapshot({ participant: ref }, callOptions(request));
+      slots.set(request, await deps.sockets.claim(ref.sessionId, request.ip));
+    },
     (socket: WebSocket, request: FastifyRequest) => {
-      const evaluationId = participantRef(request).evaluationId;
-      deps.hub.addParticipant(evaluationId, socket);
+      const { evaluationId, sessionId } = participantRef(request);
+      const slot = slots.get(request);
+      if (slot) deps.sockets.take(slot);
+      deps.hub.addParticipant(evaluationId, socket, sessionId);
+      // A revocation between the check and this point reached no socket: asked again now that
+      // the hub listens for the next ones.
+      participant
+        .getSnapshot({ participant: participantRef(request) }, callOptions(request))
+        .catch((error: unknown) => {
+          const refused = toAppError(error);
+          if (refused.status !== 401) return;
+          sendError(socket, refused);
+          // The reasons of hub.ts's closes: a revoked session's is `session_revoked`.
+          socket.close(
+            TOKEN_EXPIRED_CLOSE,
+            refused.code === "unauthenticated" ? "session_revoked" : refused.code,
+          );
+        });
       const handle = async (text: string) => {
         const parsed = utterance(text);
         if ("error" in parsed) return sendError(socket, parsed.error);
@@ -101,6 +129,7 @@ export function realtimeRoutes(app: Api<"/v1/participant">, deps: RouteDeps): vo
       socket.on("close", () => {
         clearTimeout(expiry);
         deps.hub.removeParticipant(evaluationId, socket);
+        if (slot) void deps.sockets.release(slot);
         request.log.info(
           {
             route: REALTIME_PATH,

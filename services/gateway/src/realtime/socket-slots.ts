@@ -1,0 +1,165 @@
+import { randomUUID } from "node:crypto";
+import { AppError } from "@evalp/kit";
+import type { Redis } from "ioredis";
+import type { RateLimitName } from "../metrics.js";
+
+/** How long a socket counts without its gateway renewing it: a gateway that died stops counting then. */
+export const SLOT_LEASE_MS = 30_000;
+/** How long a slot claimed before an upgrade waits for its socket (`take`) before it is freed. */
+const UPGRADE_WAIT_MS = 10_000;
+/** What an over-cap upgrade is told to wait: a slot frees when one of the other sockets closes. */
+const RETRY_AFTER_SECONDS = 5;
+
+/**
+ * Claims one slot in each of two sorted sets (KEYS[1] the session's, KEYS[2] the address's), whose
+ * members are sockets scored by their lease's end on Redis's clock (so gateways' clocks never
+ * disagree): lapsed leases are dropped, then either set at its cap (ARGV[3], ARGV[4]) refuses
+ * (returns 1 or 2) and nothing is added, else the socket ARGV[1] is added to both (returns 0).
+ */
+const CLAIM = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local lease = tonumber(ARGV[2])
+local caps = {tonumber(ARGV[3]), tonumber(ARGV[4])}
+for i = 1, 2 do
+  redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now)
+  if redis.call('ZCARD', KEYS[i]) >= caps[i] then return i end
+end
+for i = 1, 2 do
+  redis.call('ZADD', KEYS[i], now + lease, ARGV[1])
+  redis.call('PEXPIRE', KEYS[i], lease)
+end
+return 0
+`;
+
+/**
+ * Renews held slots: KEYS in pairs (a slot's session set, then its address set), ARGV[i] the
+ * socket of pair i, the last ARGV the lease. XX: a slot released meanwhile is not put back.
+ */
+const RENEW = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local lease = tonumber(ARGV[#ARGV])
+for i = 1, #KEYS do
+  local member = ARGV[math.floor((i + 1) / 2)]
+  redis.call('ZADD', KEYS[i], 'XX', now + lease, member)
+  redis.call('PEXPIRE', KEYS[i], lease)
+end
+return 0
+`;
+
+type SlotRedis = Redis & {
+  socketSlotClaim(...args: Array<string | number>): Promise<number>;
+  socketSlotRenew(...args: Array<string | number>): Promise<number>;
+};
+
+/** One open socket's place in its session's and its address's counts. */
+export type SocketSlot = { keys: [string, string]; member: string };
+
+/**
+ * Open participant sockets counted across every gateway (docs/interview.md#participant-sessions):
+ * at most `perSession` per participant session and `perAddress` per client address. The counts
+ * live in Redis, not in a gateway's memory, so two replicas share them; each gateway renews the
+ * leases of the sockets it holds, so the slots of a gateway that died free themselves.
+ */
+export type SocketSlots = {
+  /**
+   * A slot for a socket about to be opened, or 429 `rate_limited` past a cap (503 when Redis is
+   * down). Unless `take` takes it within UPGRADE_WAIT_MS (the upgrade failed), it is freed.
+   */
+  claim(sessionId: string, address: string): Promise<SocketSlot>;
+  /** The opened socket takes its claimed slot: held (and renewed) until `release`. */
+  take(slot: SocketSlot): void;
+  /** Frees a slot (its socket closed). */
+  release(slot: SocketSlot): Promise<void>;
+  close(): void;
+};
+
+export function createSocketSlots(
+  redis: Redis,
+  options: {
+    prefix: string;
+    perSession: number;
+    perAddress: number;
+    refused?: (limit: RateLimitName) => void;
+    onError?: (error: unknown) => void;
+    /** SLOT_LEASE_MS unless given (tests); renewed every third of it. */
+    leaseMs?: number;
+  },
+): SocketSlots {
+  const leaseMs = options.leaseMs ?? SLOT_LEASE_MS;
+  const client = redis as SlotRedis;
+  if (typeof client.socketSlotClaim !== "function") {
+    client.defineCommand("socketSlotClaim", { numberOfKeys: 2, lua: CLAIM });
+    client.defineCommand("socketSlotRenew", { lua: RENEW });
+  }
+  const held = new Set<SocketSlot>();
+  const waiting = new Map<SocketSlot, NodeJS.Timeout>();
+  const renewal = setInterval(() => {
+    const slots = [...held];
+    if (slots.length === 0) return;
+    const keys = slots.flatMap((slot) => slot.keys);
+    const members = slots.map((slot) => slot.member);
+    // A missed renewal (Redis down) is caught up by the next one: leases outlast two misses.
+    client.socketSlotRenew(keys.length, ...keys, ...members, leaseMs).catch(options.onError);
+  }, leaseMs / 3);
+  renewal.unref();
+
+  const release = async (slot: SocketSlot): Promise<void> => {
+    clearTimeout(waiting.get(slot));
+    waiting.delete(slot);
+    if (!held.delete(slot)) return;
+    const [sessionKey, addressKey] = slot.keys;
+    // Not freed (Redis down): the lease lapses within SLOT_LEASE_MS, as for a gateway that died.
+    await Promise.all([redis.zrem(sessionKey, slot.member), redis.zrem(addressKey, slot.member)]).then(
+      () => undefined,
+      options.onError,
+    );
+  };
+
+  return {
+    async claim(sessionId, address) {
+      const slot: SocketSlot = {
+        keys: [
+          `${options.prefix}sockets:session:${sessionId}`,
+          `${options.prefix}sockets:address:${address}`,
+        ],
+        member: randomUUID(),
+      };
+      const refusedBy = await client
+        .socketSlotClaim(...slot.keys, slot.member, leaseMs, options.perSession, options.perAddress)
+        .catch((error: unknown) => {
+          throw new AppError("unavailable", undefined, {}, { cause: error });
+        });
+      if (refusedBy === 1 || refusedBy === 2) {
+        const [limit, reason] =
+          refusedBy === 1
+            ? ([options.perSession, "sockets_per_session"] as const)
+            : ([options.perAddress, "sockets_per_address"] as const);
+        options.refused?.(reason);
+        throw new AppError(
+          "rate_limited",
+          refusedBy === 1
+            ? "This participant session has as many realtime sockets open as it may."
+            : "This address has as many realtime sockets open as it may.",
+          { limit, reason, retry_after_seconds: RETRY_AFTER_SECONDS },
+          { headers: { "Retry-After": String(RETRY_AFTER_SECONDS) } },
+        );
+      }
+      held.add(slot);
+      const abandoned = setTimeout(() => void release(slot), UPGRADE_WAIT_MS);
+      abandoned.unref();
+      waiting.set(slot, abandoned);
+      return slot;
+    },
+    take(slot) {
+      clearTimeout(waiting.get(slot));
+      waiting.delete(slot);
+    },
+    release,
+    close() {
+      clearInterval(renewal);
+      for (const timer of waiting.values()) clearTimeout(timer);
+    },
+  };
+}

@@ -1,0 +1,34 @@
+import { create } from "@bufbuild/protobuf";
+import type { HandlerContext } from "@connectrpc/connect";
+import { notFound, withTransaction } from "@evalp/kit";
+import {
+  type RevokeParticipantSessionRequest,
+  type RevokeParticipantSessionResponse,
+  RevokeParticipantSessionResponseSchema,
+} from "@evalp/proto/interview/v1/evaluation";
+import { findEvaluation, revokeParticipantSession as revokeRow } from "../db/evaluations.js";
+import type { Deps } from "../deps.js";
+import type { RequireEnvironment } from "../environment-scope.js";
+
+/**
+ * `DELETE ENV/evaluations/{evaluation_id}/participant-sessions/{session_id}`
+ * (docs/interview.md#participant-sessions): the session's tokens open nothing more (every
+ * participant request and realtime upgrade reads the session here, participant-scope.ts) and its
+ * sockets close with 4401 on every gateway (the realtime frame `revoked`, published after the
+ * commit). A session already revoked answers the same (DELETE is idempotent), and its frame is
+ * published again: a gateway that missed the first one closes its sockets now. Another
+ * evaluation's session, or none, is 404.
+ */
+export function revokeParticipantSession(deps: Deps, requireEnvironment: RequireEnvironment) {
+  return async (
+    req: RevokeParticipantSessionRequest,
+    ctx: HandlerContext,
+  ): Promise<RevokeParticipantSessionResponse> => {
+    const environment = await requireEnvironment(req.environment, ctx);
+    const evaluation = await findEvaluation(deps.pool, environment.environmentId, req.evaluationId);
+    const outcome = await withTransaction(deps.pool, (tx) => revokeRow(tx, evaluation.id, req.sessionId));
+    if (!outcome) throw notFound("participant_session");
+    deps.realtime.revoked(evaluation.id, [req.sessionId], false);
+    return create(RevokeParticipantSessionResponseSchema, { revoked: outcome === "revoked" });
+  };
+}
