@@ -38,6 +38,7 @@ export * from "./serve.js";
 export * from "./service-endpoints.js";
 export * from "./service-tokens.js";
 export * from "./shutdown.js";
+export * from "./subject-erasure-consumer.js";
 export * from "./telemetry.js";
 export * from "./trace-context.js";
 export * from "./wake-loop.js";

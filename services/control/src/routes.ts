@@ -9,6 +9,7 @@ import { SubjectService } from "@evalp/proto/control/v1/subject";
 import type { Deps } from "./deps.js";
 import { acceptInvitation } from "./rpc/accept-invitation.js";
 import { authenticate } from "./rpc/authenticate.js";
+import { completeSubjectErasure } from "./rpc/complete-subject-erasure.js";
 import { confirmPasswordReset } from "./rpc/confirm-password-reset.js";
 import { createApiKey } from "./rpc/create-api-key.js";
 import { createApp } from "./rpc/create-app.js";
@@ -16,6 +17,7 @@ import { createEnvironment } from "./rpc/create-environment.js";
 import { createMembership } from "./rpc/create-membership.js";
 import { createOrganization } from "./rpc/create-organization.js";
 import { createProgram } from "./rpc/create-program.js";
+import { eraseSubject } from "./rpc/erase-subject.js";
 import { getActiveOrganization } from "./rpc/get-active-organization.js";
 import { getApp } from "./rpc/get-app.js";
 import { getEnvironment } from "./rpc/get-environment.js";
@@ -24,6 +26,7 @@ import { getOrganization } from "./rpc/get-organization.js";
 import { getProgram } from "./rpc/get-program.js";
 import { getQuotas } from "./rpc/get-quotas.js";
 import { getSubject } from "./rpc/get-subject.js";
+import { getSubjectErasure } from "./rpc/get-subject-erasure.js";
 import { importSubjects } from "./rpc/import-subjects.js";
 import { listApiKeys } from "./rpc/list-api-keys.js";
 import { listApps } from "./rpc/list-apps.js";
@@ -31,6 +34,7 @@ import { listAuditEvents } from "./rpc/list-audit-events.js";
 import { listEnvironments } from "./rpc/list-environments.js";
 import { listMemberships } from "./rpc/list-memberships.js";
 import { listPrograms } from "./rpc/list-programs.js";
+import { listSubjects } from "./rpc/list-subjects.js";
 import { login } from "./rpc/login.js";
 import { logout } from "./rpc/logout.js";
 import { requestPasswordReset } from "./rpc/request-password-reset.js";
@@ -84,6 +88,10 @@ export function routes(deps: Deps) {
       createProgram: createProgram(deps),
       listPrograms: listPrograms(deps),
       getProgram: getProgram(deps),
+      listSubjects: listSubjects(deps),
+      eraseSubject: eraseSubject(deps),
+      getSubjectErasure: getSubjectErasure(deps),
+      completeSubjectErasure: completeSubjectErasure(deps),
     });
   };
 }

@@ -20,6 +20,8 @@ export type Realtime = {
   state(evaluationId: string, interview: Snapshot): void;
   agentTurn(evaluationId: string, entry: TranscriptEntry): void;
   superseded(evaluationId: string, agentSessionIds: string[]): void;
+  /** Every socket of the interview is sent an error frame of `code` and closed. */
+  closed(evaluationId: string, code: string, message: string): void;
   /** A changed interview row, as its state frame. */
   changed(interview: InterviewRow): void;
   /** The connection to publish on, once there is one. */
@@ -50,6 +52,11 @@ export function createRealtime(options: { subjectPrefix: string; logger: Logger 
       publish(evaluationId, {
         case: "superseded",
         value: { $typeName: "evalp.interview.v1.Superseded", agentSessionIds },
+      }),
+    closed: (evaluationId, code, message) =>
+      publish(evaluationId, {
+        case: "closed",
+        value: { $typeName: "evalp.interview.v1.Closed", code, message },
       }),
     changed: (interview) => state(interview.evaluation_id, snapshotOfRow(interview)),
     attach(connection) {

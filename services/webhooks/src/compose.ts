@@ -22,14 +22,21 @@ export const createWebhooks: ComposeProcess<ServiceProcess> = async (config, log
   const base = serviceBase({ name: "webhooks", schema: SCHEMA, ports }, config, logger, options);
   const { pool, shutdown } = base;
   base.retain(webhooksRetention(config));
+  const control = createControlClients(config, base.registry);
   const workers = createWebhookWorkers({
     pool,
     logger,
     config,
     databaseUrl: directDatabaseUrl(config),
     metrics: base.registry,
+    reportErasure: async (order) => {
+      await control.subjects.completeSubjectErasure({
+        environmentId: order.environmentId,
+        subjectId: order.subjectId,
+        plane: "webhooks",
+      });
+    },
   });
-  const control = createControlClients(config, base.registry);
   let nats: NatsConnection | null = null;
   // At shutdown (last registered first): the servers stop taking calls, then the workers stop
   // (attempts in flight get half the grace) and NATS drains, then the pool ends.

@@ -22,6 +22,8 @@ export const EVENT_TYPES = [
   "interview.agent_requested",
   "webhook.test",
   "webhook.endpoint_disabled",
+  "subject.erasure_requested",
+  "subject.erased",
 ] as const;
 
 export const DELIVERY_STATUSES = ["pending", "succeeded", "failed", "dead_letter"] as const;
