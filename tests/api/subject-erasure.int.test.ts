@@ -184,6 +184,35 @@ describe("DELETE ENV/subjects/{subject_id}", () => {
         ]),
       );
     });
+    // The export holds every marker: profile, answer, utterance, behavioral event.
+    const exported = await api.get(`${tenant.env}/subjects/${subjectId}/export`, { token: tenant.token });
+    expect(exported.status, exported.text).toBe(200);
+    expect(exported.headers.get("content-type")).toMatch(/^application\/json/);
+    const document = exported.body;
+    expect(document.subject).toMatchObject({
+      id: subjectId,
+      external_id: externalId,
+      profile: { note: marker },
+    });
+    expect(document.platform.continuous_answers).toEqual([
+      expect.objectContaining({ answer: { text: `answer ${marker}` }, program_id: programId }),
+    ]);
+    expect(document.interview.evaluations).toEqual([
+      expect.objectContaining({ id: evaluationId, status: "active" }),
+    ]);
+    expect(JSON.stringify(document.interview.entries)).toContain(`I said ${marker}`);
+    expect(document.interview.behavioral_events).toEqual([
+      expect.objectContaining({ type: `blur-${marker}` }),
+    ]);
+    expect(document.webhooks.webhook_deliveries).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ event_type: "continuous_answer.recorded", status: expect.any(String) }),
+      ]),
+    );
+    expect(JSON.stringify(document.webhooks)).not.toContain(marker);
+    for (const marked of [`"note":"${marker}"`, `answer ${marker}`, `I said ${marker}`, `blur-${marker}`]) {
+      expect(exported.text).toContain(marked);
+    }
     const closed = new Promise<number>((resolve) => socket.ws.once("close", (code) => resolve(code)));
 
     const erased = await erase(subjectId);
@@ -230,6 +259,11 @@ describe("DELETE ENV/subjects/{subject_id}", () => {
       erasure: { status: "completed", requested_at: erased.body.erasure.requested_at },
     });
     expectError(
+      await api.get(`${tenant.env}/subjects/${subjectId}/export`, { token: tenant.token }),
+      404,
+      "subject_erased",
+    );
+    expectError(
       await api.post(
         `${tenant.env}/evaluations`,
         { subject_id: subjectId, bundle_id: bundleId },
@@ -275,6 +309,16 @@ describe("DELETE ENV/subjects/{subject_id}", () => {
       404,
       "not_found",
     );
+    expectError(
+      await api.get(`${tenant.env}/subjects/${theirs}/export`, { token: tenant.token }),
+      404,
+      "not_found",
+    );
+    expectError(
+      await api.get(`${tenant.env}/subjects/${randomUUID()}/export`, { token: tenant.token }),
+      404,
+      "not_found",
+    );
     const reader = await createKey(api, other, ["subjects:read"]);
     expectError(await erase(theirs, { env: other.env, token: reader.secret }), 403, "forbidden");
     const missingKey = await api.call("DELETE", `${other.env}/subjects/${theirs}`, undefined, {
@@ -286,7 +330,7 @@ describe("DELETE ENV/subjects/{subject_id}", () => {
     });
   });
 
-  it("erases a subject with 10,000 interview entries within seconds", async () => {
+  it("exports, then erases, a subject with 10,000 interview entries within seconds", async () => {
     const setup = await interviewSetup(api, tenant);
     const { evaluation } = await consentedInterview(api, setup);
     const db = stack.pool("interview");
@@ -299,6 +343,15 @@ describe("DELETE ENV/subjects/{subject_id}", () => {
               jsonb_build_object('text', 'filler utterance ' || n, 'speaker', 'participant', 'modality', 'text')
        FROM generate_series(1, 10000) AS n`,
       [interviewId],
+    );
+    const exportStarted = performance.now();
+    const exported = await api.get(`${tenant.env}/subjects/${setup.subjectId}/export`, {
+      token: tenant.token,
+    });
+    expect(exported.status).toBe(200);
+    expect(exported.body.interview.entries.length).toBeGreaterThanOrEqual(10_000);
+    console.info(
+      `export of a subject with 10,000 entries: ${Math.round(performance.now() - exportStarted)} ms, ${exported.text.length} bytes`,
     );
     const started = performance.now();
     expect((await erase(setup.subjectId)).status).toBe(202);

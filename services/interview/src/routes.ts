@@ -4,6 +4,7 @@ import { AgentService } from "@evalp/proto/interview/v1/agent";
 import { AnalyticsService } from "@evalp/proto/interview/v1/analytics";
 import { EvaluationService } from "@evalp/proto/interview/v1/evaluation";
 import { ParticipantService } from "@evalp/proto/interview/v1/participant";
+import { SubjectExportService } from "@evalp/proto/interview/v1/subject_export";
 import { closeAgentConnection, openAgentConnection, renewAgentConnections } from "./agent/connections.js";
 import { createAgentSession } from "./agent/create-agent-session.js";
 import { getAgentInterview, putAgentPrices, resolveProposal } from "./agent/rpcs.js";
@@ -14,6 +15,7 @@ import { consent } from "./rpc/consent.js";
 import { countUsage } from "./rpc/count-usage.js";
 import { createEvaluation } from "./rpc/create-evaluation.js";
 import { createParticipantSession } from "./rpc/create-participant-session.js";
+import { exportSubject } from "./rpc/export-subject.js";
 import { finishInterview } from "./rpc/finish-interview.js";
 import { getEvaluation } from "./rpc/get-evaluation.js";
 import { getEvaluationInterview } from "./rpc/get-evaluation-interview.js";
@@ -30,6 +32,7 @@ import { submitAnswer } from "./rpc/submit-answer.js";
 export function routes(deps: Deps) {
   const requireEnvironment = createEnvironmentScope(deps.control);
   return (router: ConnectRouter) => {
+    router.service(SubjectExportService, { exportSubject: exportSubject(deps) });
     router.service(EvaluationService, {
       createEvaluation: createEvaluation(deps, requireEnvironment),
       getEvaluation: getEvaluation(deps, requireEnvironment),

@@ -1,6 +1,7 @@
 import type { ConnectRouter } from "@connectrpc/connect";
 import { BundleService } from "@evalp/proto/platform/v1/bundle";
 import { ContinuousService } from "@evalp/proto/platform/v1/continuous";
+import { SubjectExportService } from "@evalp/proto/platform/v1/subject_export";
 import { TemplateService } from "@evalp/proto/platform/v1/template";
 import { createAppScope } from "./app-scope.js";
 import type { Deps } from "./deps.js";
@@ -9,6 +10,7 @@ import { changeBundleStatus } from "./rpc/change-bundle-status.js";
 import { cloneTemplate } from "./rpc/clone-template.js";
 import { createBundle } from "./rpc/create-bundle.js";
 import { createTemplate } from "./rpc/create-template.js";
+import { exportSubject } from "./rpc/export-subject.js";
 import { getBundle } from "./rpc/get-bundle.js";
 import { getBundleContents } from "./rpc/get-bundle-contents.js";
 import { getTemplate } from "./rpc/get-template.js";
@@ -35,5 +37,6 @@ export function routes(deps: Deps) {
       getBundleContents: getBundleContents(deps, requireApp),
     });
     router.service(ContinuousService, { recordAnswer: recordAnswer(deps) });
+    router.service(SubjectExportService, { exportSubject: exportSubject(deps) });
   };
 }

@@ -2,10 +2,12 @@ import type { ConnectRouter } from "@connectrpc/connect";
 import { UsageService } from "@evalp/proto/common/v1/usage";
 import { WebhookDeliveryService } from "@evalp/proto/webhooks/v1/delivery";
 import { WebhookEndpointService } from "@evalp/proto/webhooks/v1/endpoint";
+import { SubjectExportService } from "@evalp/proto/webhooks/v1/subject_export";
 import type { Deps } from "./deps.js";
 import { countUsage } from "./rpc/count-usage.js";
 import { createEndpoint } from "./rpc/create-endpoint.js";
 import { deleteEndpoint } from "./rpc/delete-endpoint.js";
+import { exportSubject } from "./rpc/export-subject.js";
 import { getDelivery } from "./rpc/get-delivery.js";
 import { getEndpoint } from "./rpc/get-endpoint.js";
 import { listDeliveries } from "./rpc/list-deliveries.js";
@@ -35,5 +37,6 @@ export function routes(deps: Deps) {
       replayDelivery: replayDelivery(deps),
     });
     router.service(UsageService, { countUsage: countUsage(deps) });
+    router.service(SubjectExportService, { exportSubject: exportSubject(deps) });
   };
 }

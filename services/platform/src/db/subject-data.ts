@@ -1,4 +1,4 @@
-import type { Queryable } from "@evalp/kit";
+import type { ExportSection, Queryable } from "@evalp/kit";
 
 /**
  * The platform plane's part of a subject's erasure (docs/subjects.md#erasure), in the caller's
@@ -22,31 +22,14 @@ export async function eraseSubjectAnswers(
   );
 }
 
-/** A subject's continuous answers as exported, oldest first, `limit` after `after` (created_at, id). */
-export type AnswerExportRow = {
-  id: string;
-  program_id: string;
-  question_id: string;
-  client_answer_id: string;
-  answer: unknown;
-  answered_at: Date | null;
-  delivery_id: string | null;
-  created_at: Date;
-};
-
-export async function subjectAnswers(
-  db: Queryable,
-  environmentId: string,
-  subjectId: string,
-  after: { createdAt: Date; id: string } | null,
-  limit: number,
-): Promise<AnswerExportRow[]> {
-  const found = await db.query<AnswerExportRow>(
-    `SELECT id, program_id, question_id, client_answer_id, answer, answered_at, delivery_id, created_at
-     FROM continuous_answers
-     WHERE environment_id = $1 AND subject_id = $2 AND ($3::timestamptz IS NULL OR (created_at, id) > ($3, $4::uuid))
-     ORDER BY created_at, id LIMIT $5`,
-    [environmentId, subjectId, after?.createdAt ?? null, after?.id ?? null, limit],
-  );
-  return found.rows;
+/** The platform plane's sections of a subject export: its continuous answers, oldest first. */
+export function answerExportSections(environmentId: string, subjectId: string): ExportSection[] {
+  return [
+    {
+      name: "continuous_answers",
+      sql: `SELECT to_jsonb(a) - 'environment_id' - 'subject_id' AS row FROM continuous_answers a
+            WHERE a.environment_id = $1 AND a.subject_id = $2 ORDER BY a.created_at, a.id`,
+      params: [environmentId, subjectId],
+    },
+  ];
 }

@@ -1,4 +1,4 @@
-import type { Queryable } from "@evalp/kit";
+import type { ExportSection, Queryable } from "@evalp/kit";
 
 /**
  * The fields of an event's `data` that hold personal data, by event type (docs/subjects.md).
@@ -52,37 +52,21 @@ export function stripBody(body: string, fields: readonly string[]): string {
   return JSON.stringify(event);
 }
 
-/** A delivery of an event about the subject, as exported: ids, type, times and status, no payload. */
-export type SubjectDeliveryRow = {
-  id: string;
-  endpoint_id: string;
-  event_id: string;
-  event_type: string;
-  status: string;
-  attempt_count: number;
-  last_error: string | null;
-  response_status: number | null;
-  delivered_at: Date | null;
-  created_at: Date;
-  event_created_at: Date;
-};
-
-/** The deliveries of the events about a subject, oldest first, `limit` after `after` (created_at, id). */
-export async function subjectDeliveries(
-  db: Queryable,
-  environmentId: string,
-  subjectId: string,
-  after: { createdAt: Date; id: string } | null,
-  limit: number,
-): Promise<SubjectDeliveryRow[]> {
-  const found = await db.query<SubjectDeliveryRow>(
-    `SELECT d.id, d.endpoint_id, d.event_id, d.event_type, d.status, d.attempt_count, d.last_error, d.response_status,
-            d.delivered_at, d.created_at, ev.created_at AS event_created_at
-     FROM webhook_events ev JOIN webhook_deliveries d ON d.event_id = ev.id
-     WHERE ev.environment_id = $1 AND ev.subject_id = $2
-       AND ($3::timestamptz IS NULL OR (d.created_at, d.id) > ($3, $4::uuid))
-     ORDER BY d.created_at, d.id LIMIT $5`,
-    [environmentId, subjectId, after?.createdAt ?? null, after?.id ?? null, limit],
-  );
-  return found.rows;
+/**
+ * The webhooks plane's sections of a subject export: the deliveries of the events about the
+ * subject (ids, type, times, status; no payload), oldest first.
+ */
+export function deliveryExportSections(environmentId: string, subjectId: string): ExportSection[] {
+  return [
+    {
+      name: "webhook_deliveries",
+      sql: `SELECT jsonb_build_object('id', d.id, 'endpoint_id', d.endpoint_id, 'event_id', d.event_id,
+              'event_type', d.event_type, 'event_created_at', ev.created_at, 'status', d.status,
+              'attempt_count', d.attempt_count, 'last_error', d.last_error, 'response_status', d.response_status,
+              'delivered_at', d.delivered_at, 'created_at', d.created_at) AS row
+            FROM webhook_events ev JOIN webhook_deliveries d ON d.event_id = ev.id
+            WHERE ev.environment_id = $1 AND ev.subject_id = $2 ORDER BY d.created_at, d.id`,
+      params: [environmentId, subjectId],
+    },
+  ];
 }
