@@ -330,6 +330,38 @@ describe("DELETE ENV/subjects/{subject_id}", () => {
     });
   });
 
+  it("refuses, in the interview and platform planes, new data about a subject they erased, whatever control said", async () => {
+    // As when an evaluation or an answer was checked with control just before the tombstone,
+    // and reaches its plane just after the plane erased the subject.
+    const subjectId = await createSubject(api, tenant);
+    for (const schema of ["interview", "platform"] as const) {
+      await stack
+        .pool(schema)
+        .query("INSERT INTO erased_subjects (subject_id, environment_id) VALUES ($1, $2)", [
+          subjectId,
+          tenant.environmentId,
+        ]);
+    }
+    const evaluation = await api.post(
+      `${tenant.env}/evaluations`,
+      { subject_id: subjectId, bundle_id: bundleId },
+      { token: tenant.token, idempotencyKey: ik() },
+    );
+    expectError(evaluation, 404, "subject_erased");
+    const answer = await api.post(
+      `${tenant.env}/continuous-evaluation/answers`,
+      {
+        answer: { value: 1 },
+        client_answer_id: `ca-${randomUUID()}`,
+        program_id: programId,
+        question_id: "mood",
+        subject_id: subjectId,
+      },
+      { token: tenant.token, idempotencyKey: ik() },
+    );
+    expectError(answer, 404, "subject_erased");
+  });
+
   it("exports, then erases, a subject with 10,000 interview entries within seconds", async () => {
     const setup = await interviewSetup(api, tenant);
     const { evaluation } = await consentedInterview(api, setup);

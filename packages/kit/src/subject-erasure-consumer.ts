@@ -1,6 +1,8 @@
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
+import type { Queryable } from "./db.js";
 import { createDurableConsumer, type DurableConsumer } from "./durable-consumer.js";
+import { AppError } from "./errors.js";
 import type { NatsConnection, StreamRoute } from "./nats.js";
 import { ERASURE_CONSUMERS } from "./nats-permissions.js";
 
@@ -59,5 +61,46 @@ export function createSubjectErasureConsumer(options: {
       }
       return undefined;
     },
+  });
+}
+
+/**
+ * Serializes, per subject and for the rest of the transaction, a plane's erasure of a subject
+ * with the writes that add data about that subject (a new evaluation, a continuous answer). Such
+ * a write takes it, then checks `erasedSubject`: either it commits before the erasure reads what
+ * to erase (and is erased with the rest), or it sees the erasure and refuses. Without it, a write
+ * checked against control just before the tombstone could commit just after the plane erased.
+ */
+export async function lockSubjectData(db: Queryable, subjectId: string): Promise<void> {
+  await db.query(
+    "SELECT pg_advisory_xact_lock(hashtextextended('subject-data:' || current_schema() || ':' || $1, 0))",
+    [subjectId],
+  );
+}
+
+/** The plane's record that it erased a subject (its `erased_subjects` table), stored in the erasure's transaction. */
+export async function recordErasedSubject(
+  db: Queryable,
+  environmentId: string,
+  subjectId: string,
+): Promise<void> {
+  await db.query(
+    `INSERT INTO erased_subjects (subject_id, environment_id) VALUES ($1, $2) ON CONFLICT (subject_id) DO NOTHING`,
+    [subjectId, environmentId],
+  );
+}
+
+/** 404 `subject_erased` when this plane erased the subject; call it under `lockSubjectData`. */
+export async function refuseErasedSubject(db: Queryable, subjectId: string): Promise<void> {
+  const found = await db.query<{ erased_at: Date }>(
+    "SELECT erased_at FROM erased_subjects WHERE subject_id = $1",
+    [subjectId],
+  );
+  const row = found.rows[0];
+  if (!row) return;
+  throw new AppError("subject_erased", "This subject was erased.", {
+    resource: "subject",
+    subject_id: subjectId,
+    erased_at: row.erased_at.toISOString(),
   });
 }

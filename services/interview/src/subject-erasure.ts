@@ -1,4 +1,10 @@
-import { type ErasureOrder, withTransaction, writeOutboxEvent } from "@evalp/kit";
+import {
+  type ErasureOrder,
+  lockSubjectData,
+  recordErasedSubject,
+  withTransaction,
+  writeOutboxEvent,
+} from "@evalp/kit";
 import { endForErasure, SUBJECT_TABLES, subjectEvaluations } from "./db/subject-data.js";
 import type { Deps } from "./deps.js";
 import { eventBase } from "./steps.js";
@@ -16,6 +22,9 @@ const GOING_ON = new Set(["active", "paused"]);
 export function eraseSubjectData(deps: Pick<Deps, "pool" | "realtime">) {
   return async (order: ErasureOrder): Promise<void> => {
     const touched = await withTransaction(deps.pool, async (tx) => {
+      // A new evaluation of the subject either committed before this (and is erased below) or waits and is refused.
+      await lockSubjectData(tx, order.subjectId);
+      await recordErasedSubject(tx, order.environmentId, order.subjectId);
       const { evaluations, interviews } = await subjectEvaluations(
         tx,
         order.environmentId,

@@ -1,4 +1,4 @@
-import type { ExportSection, Queryable } from "@evalp/kit";
+import { type ExportSection, lockSubjectData, type Queryable, recordErasedSubject } from "@evalp/kit";
 
 /**
  * The platform plane's part of a subject's erasure (docs/subjects.md#erasure), in the caller's
