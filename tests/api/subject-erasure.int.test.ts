@@ -233,6 +233,13 @@ describe("DELETE ENV/subjects/{subject_id}", () => {
       planes: { control: "completed", interview: "completed", platform: "completed", webhooks: "completed" },
     });
     expect(await tablesHolding(marker)).toEqual([]);
+    // Each plane that could be sent new data about the subject remembers that it erased it.
+    for (const schema of ["interview", "platform"] as const) {
+      const remembered = await stack
+        .pool(schema)
+        .query("SELECT 1 FROM erased_subjects WHERE subject_id = $1", [subjectId]);
+      expect(remembered.rowCount, schema).toBe(1);
+    }
 
     // The interview was ended, not left going on.
     const interview = await api.get(`${tenant.env}/evaluations/${evaluationId}/interview`, {

@@ -11,6 +11,9 @@ export async function eraseSubjectAnswers(
   environmentId: string,
   subjectId: string,
 ): Promise<void> {
+  // An answer being recorded either committed before this (and is erased below) or waits and is refused.
+  await lockSubjectData(db, subjectId);
+  await recordErasedSubject(db, environmentId, subjectId);
   await db.query("DELETE FROM continuous_answers WHERE environment_id = $1 AND subject_id = $2", [
     environmentId,
     subjectId,
