@@ -12,7 +12,7 @@ import {
   publishedBundle,
 } from "./support/interview.js";
 import { type Stack, useStack } from "./support/stack.js";
-import { createEndpoint } from "./support/webhooks.js";
+import { createEndpoint, deliveriesOf } from "./support/webhooks.js";
 
 const context = useStack();
 let stack: Stack;
@@ -21,6 +21,8 @@ let tenant: Tenant;
 let receiver: Receiver;
 let bundleId: string;
 let programId: string;
+/** An endpoint whose receiver refuses every connection: its deliveries wait for a retry. */
+let failingEndpointId: string;
 
 const SCHEMAS = ["control", "platform", "interview", "webhooks"] as const;
 
@@ -29,6 +31,12 @@ beforeAll(async () => {
   tenant = await createTenant(api);
   receiver = await startCheckedReceiver(api);
   await createEndpoint(api, tenant, { url: `${receiver.url}/all`, event_types: ["*"] });
+  failingEndpointId = (
+    await createEndpoint(api, tenant, {
+      url: "http://127.0.0.1:9/refused",
+      event_types: ["continuous_answer.recorded"],
+    })
+  ).id;
   bundleId = await publishedBundle(api, tenant);
   const program = await api.post(
     `${tenant.env}/programs`,
@@ -233,6 +241,15 @@ describe("DELETE ENV/subjects/{subject_id}", () => {
       planes: { control: "completed", interview: "completed", platform: "completed", webhooks: "completed" },
     });
     expect(await tablesHolding(marker)).toEqual([]);
+    // The answer's delivery that was still waiting is stopped, and announced as a dead letter.
+    const stopped = await deliveriesOf(api, tenant, failingEndpointId);
+    expect(stopped).toEqual([
+      expect.objectContaining({
+        event_type: "continuous_answer.recorded",
+        status: "dead_letter",
+        last_error: "subject erased",
+      }),
+    ]);
     // Each plane that could be sent new data about the subject remembers that it erased it.
     for (const schema of ["interview", "platform"] as const) {
       const remembered = await stack

@@ -1,4 +1,5 @@
 import type { ExportSection, Queryable } from "@evalp/kit";
+import { DELIVERY_COLUMNS, type DeliveryRow, writeDeadLetter } from "./deliveries.js";
 
 /**
  * The fields of an event's `data` that hold personal data, by event type (docs/subjects.md).
@@ -21,15 +22,20 @@ export async function eraseSubjectEvents(
   subjectId: string,
 ): Promise<void> {
   const types = Object.keys(PERSONAL_FIELDS);
-  await db.query(
+  // Their locks in id order, as every path that dead-letters takes them; each one is announced.
+  const stopped = await db.query<DeliveryRow>(
     `UPDATE webhook_deliveries d
      SET status = 'dead_letter', last_error = 'subject erased', next_attempt_at = NULL, leased_until = NULL,
-         claim_token = NULL, updated_at = date_trunc('milliseconds', clock_timestamp())
-     FROM webhook_events ev
-     WHERE ev.id = d.event_id AND ev.environment_id = $1 AND ev.subject_id = $2 AND ev.event_type = ANY($3)
-       AND d.status IN ('pending', 'failed')`,
+         claim_token = NULL, updated_at = clock_timestamp()
+     FROM (SELECT w.id FROM webhook_deliveries w JOIN webhook_events ev ON ev.id = w.event_id
+           WHERE ev.environment_id = $1 AND ev.subject_id = $2 AND ev.event_type = ANY($3)
+             AND w.status IN ('pending', 'failed')
+           ORDER BY w.id FOR UPDATE OF w) waiting
+     WHERE d.id = waiting.id
+     RETURNING ${DELIVERY_COLUMNS.replace(/(\w+)/g, "d.$1")}`,
     [environmentId, subjectId, types],
   );
+  for (const row of stopped.rows) await writeDeadLetter(db, row);
   const stored = await db.query<{ id: string; event_type: string; body: string }>(
     `SELECT id, event_type, body FROM webhook_events
      WHERE environment_id = $1 AND subject_id = $2 AND event_type = ANY($3) FOR UPDATE`,
