@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { ApiClient } from "./support/client.js";
 import { startCheckedReceiver } from "./support/event-catalog.js";
 import { signUp, type Tenant } from "./support/fixtures.js";
-import { consentedInterview, interviewSetup, publishedBundle } from "./support/interview.js";
+import { consentedInterview, createSubject, interviewSetup, publishedBundle } from "./support/interview.js";
 import { createBundle } from "./support/platform.js";
 import { type Stack, useStack } from "./support/stack.js";
 import { createEndpoint } from "./support/webhooks.js";
@@ -301,6 +301,35 @@ describe("evalp", () => {
     );
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(ERROR_LINE("bundle_not_published"));
+  });
+
+  it("lists, shows, exports and erases subjects", async () => {
+    const externalId = `cli-${Date.now()}`;
+    const subjectId = await createSubject(api, tenant(), externalId);
+    expect(await evalpJson(["subjects", "list", "--external-id", externalId])).toEqual([
+      expect.objectContaining({ id: subjectId, external_id: externalId }),
+    ]);
+    expect(await evalpJson(["subjects", "get", subjectId])).toMatchObject({ id: subjectId, profile: {} });
+    const exported = await evalp(["subjects", "export", subjectId], { env: scopeEnv() });
+    expect(exported.code, exported.stderr).toBe(0);
+    expect(JSON.parse(exported.stdout)).toMatchObject({
+      subject_id: subjectId,
+      subject: { external_id: externalId },
+      interview: { evaluations: [] },
+      platform: { continuous_answers: [] },
+      webhooks: { webhook_deliveries: [] },
+    });
+    expect(await evalpJson(["subjects", "erase", subjectId])).toMatchObject({
+      subject_id: subjectId,
+      erasure: { status: "pending" },
+    });
+    await vi.waitFor(
+      async () =>
+        expect(await evalpJson(["subjects", "erasure", subjectId])).toMatchObject({ status: "completed" }),
+      { timeout: 15_000, interval: 200 },
+    );
+    const gone = await evalp(["subjects", "get", subjectId], { env: scopeEnv() });
+    expect(gone.stderr).toMatch(ERROR_LINE("subject_erased"));
   });
 
   it("refuses a config file others may read, saying how to fix it", async () => {

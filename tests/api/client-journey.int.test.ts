@@ -317,4 +317,65 @@ describe("the journey through the typed client", () => {
     });
     expect((invalid as EvalpApiError).requestId).toBeTruthy();
   });
+
+  it("finds, exports and erases a subject, and reads the erasure's state, typed", async () => {
+    const { stack } = context;
+    const signup = await unwrap(
+      createClient({ baseUrl: stack.url }).POST("/auth/signup", {
+        body: { email: "privacy@client.example", password: "privacy password", organization_name: "Privacy" },
+      }),
+    );
+    const operator = createClient({ baseUrl: stack.url, accessToken: signup.access_token });
+    const organization_id = signup.organization_id;
+    const app = await unwrap(
+      operator.POST("/v1/organizations/{organization_id}/apps", {
+        params: { path: { organization_id } },
+        body: { slug: "people", name: "People" },
+      }),
+    );
+    const environment = await unwrap(
+      operator.POST("/v1/organizations/{organization_id}/apps/{app_id}/environments", {
+        params: { path: { organization_id, app_id: app.id } },
+        body: { slug: "live", name: "Live" },
+      }),
+    );
+    const env = { organization_id, app_id: app.id, environment_id: environment.id };
+    const base = "/v1/organizations/{organization_id}/apps/{app_id}/environments/{environment_id}/subjects";
+    await unwrap(
+      operator.POST(`${base}/batch`, {
+        params: { path: env },
+        body: { items: [{ external_id: "p-1", identity_mode: "anonymous", profile: { team: "blue" } }] },
+      }),
+    );
+    const found: Schemas["Subject"][] = [];
+    for await (const subject of operator.paginate(base, {
+      params: { path: env, query: { external_id: "p-1" } },
+    })) {
+      found.push(subject);
+    }
+    expect(found).toEqual([expect.objectContaining({ external_id: "p-1", profile: { team: "blue" } })]);
+    const subject_id = found[0]?.id ?? "";
+    const path = { ...env, subject_id };
+
+    const exported: Schemas["SubjectExport"] = await unwrap(
+      operator.GET(`${base}/{subject_id}/export`, { params: { path } }),
+    );
+    expect(exported.subject.profile).toEqual({ team: "blue" });
+
+    const accepted: Schemas["SubjectErasureAccepted"] = await unwrap(
+      operator.DELETE(`${base}/{subject_id}`, { params: { path } }),
+    );
+    expect(accepted).toMatchObject({ subject_id, erasure: { status: "pending" } });
+    await vi.waitFor(
+      async () => {
+        const state = await unwrap(operator.GET(`${base}/{subject_id}/erasure`, { params: { path } }));
+        expect(state.status).toBe("completed");
+      },
+      { timeout: 15_000, interval: 100 },
+    );
+    const gone = await unwrap(operator.GET(`${base}/{subject_id}`, { params: { path } })).catch(
+      (caught: unknown) => caught,
+    );
+    expect(gone).toMatchObject({ status: 404, code: "subject_erased" });
+  });
 });

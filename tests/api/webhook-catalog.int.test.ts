@@ -97,6 +97,15 @@ describe("the event catalog (/openapi.json's webhooks)", () => {
       event_types: ["webhook.test"],
     });
     await testEndpoint(gone.id);
+    // Control again: an erasure, requested then completed by every plane.
+    const erasedSubject = await importSubjects(api, tenant, [`erased-${ik()}`]);
+    const erased = await api.call(
+      "DELETE",
+      `${tenant.env}/subjects/${erasedSubject.receipts[0]?.subject_id}`,
+      undefined,
+      { token: tenant.token, idempotencyKey: ik() },
+    );
+    expect(erased.status, JSON.stringify(erased.body)).toBe(202);
 
     const typesAt = (path: string) =>
       new Set(receiver.at(path).map((request) => JSON.parse(request.body).type));

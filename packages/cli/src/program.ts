@@ -3,6 +3,7 @@ import { registerAuthCommands } from "./commands/auth.js";
 import { registerControlCommands } from "./commands/control.js";
 import { registerEvaluationCommands } from "./commands/evaluations.js";
 import { registerOperateCommands } from "./commands/operate.js";
+import { registerSubjectCommands } from "./commands/subjects.js";
 import { registerWebhookCommands } from "./commands/webhooks.js";
 import { type Context, createContext, type GlobalOptions, type Runtime } from "./context.js";
 import { asCliError, CliError, errorLine } from "./errors.js";
@@ -39,6 +40,7 @@ export function createProgram(runtime: Runtime): Command {
 
   registerAuthCommands(program, act);
   registerControlCommands(program, act);
+  registerSubjectCommands(program, act);
   registerWebhookCommands(program, act);
   registerOperateCommands(program, act);
   registerEvaluationCommands(program, act);

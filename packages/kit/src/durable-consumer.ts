@@ -28,6 +28,11 @@ export type DurableConsumerOptions<T> = {
   route: StreamRoute;
   /** The consumer's durable name (its NATS permissions name it). */
   durable: string;
+  /**
+   * The subjects it takes, relative to the route's prefix (`*.subject.erasure_requested`); every
+   * subject of the stream when absent.
+   */
+  filter?: string;
   logger: Logger;
   /** A message not acked within this time is delivered again (to this or another replica). */
   ackWaitMs: number;
@@ -74,7 +79,7 @@ export function createDurableConsumer<T>(options: DurableConsumerOptions<T>): Du
     const jsm = await jetstreamManager(options.nc);
     const settings = {
       ack_wait: nanos(options.ackWaitMs),
-      filter_subject: `${prefix}.>`,
+      filter_subject: `${prefix}.${options.filter ?? ">"}`,
       ...(options.maxAckPending === undefined ? {} : { max_ack_pending: options.maxAckPending }),
     };
     try {

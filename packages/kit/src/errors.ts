@@ -12,6 +12,7 @@ export const ERROR_CATALOG = {
   session_superseded: { status: 401, connect: Code.Unauthenticated },
   forbidden: { status: 403, connect: Code.PermissionDenied },
   not_found: { status: 404, connect: Code.NotFound },
+  subject_erased: { status: 404, connect: Code.NotFound },
   already_exists: { status: 409, connect: Code.AlreadyExists },
   revision_conflict: { status: 409, connect: Code.Aborted },
   invalid_transition: { status: 409, connect: Code.FailedPrecondition },

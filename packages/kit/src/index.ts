@@ -44,6 +44,8 @@ export * from "./service-callers.js";
 export * from "./service-endpoints.js";
 export * from "./service-tokens.js";
 export * from "./shutdown.js";
+export * from "./subject-erasure-consumer.js";
+export * from "./subject-export.js";
 export * from "./telemetry.js";
 export * from "./trace-context.js";
 export * from "./wake-loop.js";

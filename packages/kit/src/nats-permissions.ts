@@ -7,6 +7,15 @@ export type NatsUser = (typeof NATS_USERS)[number];
 /** The durable consumers, by the stream they read: control stores audit records, webhooks delivers events. */
 export const AUDIT_CONSUMER = "control-audit";
 export const EVENTS_CONSUMER = "webhooks";
+/**
+ * The durable consumers of `subject.erasure_requested` events, one per plane that erases on it
+ * (docs/subjects.md#erasure): each plane gets every erasure, whatever the others do.
+ */
+export const ERASURE_CONSUMERS = {
+  interview: "interview-erasure",
+  platform: "platform-erasure",
+  webhooks: "webhooks-erasure",
+} as const;
 
 /** What a user may publish and subscribe to (nats-server `permissions`). */
 export type NatsPermissions = {
@@ -68,8 +77,8 @@ function consumerOf(stream: string, consumer: string): string[] {
  *
  * - gateway: reads realtime frames; publishes nothing.
  * - control: emits events; consumes the audit stream (it stores every plane's audit records).
- * - platform: emits events and audit records.
- * - interview: emits events and realtime frames.
+ * - platform: emits events and audit records; consumes subject erasures from the events stream.
+ * - interview: emits events and realtime frames; consumes subject erasures from the events stream.
  * - webhooks: emits events (`webhook.endpoint_disabled`), dead letters and audit records;
  *   consumes the events stream (deliveries).
  *
@@ -89,11 +98,25 @@ export function natsPermissions(names: NatsNames): Record<NatsUser, NatsPermissi
       subscribe: { allow: inbox("control") },
     },
     platform: {
-      publish: { allow: [events, audit, ...streamAdmin(relays)] },
+      publish: {
+        allow: [
+          events,
+          audit,
+          ...streamAdmin(relays),
+          ...consumerOf(names.EVENTS_STREAM, ERASURE_CONSUMERS.platform),
+        ],
+      },
       subscribe: { allow: inbox("platform") },
     },
     interview: {
-      publish: { allow: [events, realtime, ...streamAdmin(relays)] },
+      publish: {
+        allow: [
+          events,
+          realtime,
+          ...streamAdmin(relays),
+          ...consumerOf(names.EVENTS_STREAM, ERASURE_CONSUMERS.interview),
+        ],
+      },
       subscribe: { allow: inbox("interview") },
     },
     webhooks: {
@@ -104,6 +127,7 @@ export function natsPermissions(names: NatsNames): Record<NatsUser, NatsPermissi
           audit,
           ...streamAdmin([...relays, names.WEBHOOKS_STREAM]),
           ...consumerOf(names.EVENTS_STREAM, EVENTS_CONSUMER),
+          ...consumerOf(names.EVENTS_STREAM, ERASURE_CONSUMERS.webhooks),
         ],
       },
       subscribe: { allow: inbox("webhooks") },

@@ -18,6 +18,11 @@ export const REQUEST_ID_HEADER = "x-request-id";
 /** Headers that say who acts, so that services can write audit events without re-authenticating. */
 export const ACTOR_KIND_HEADER = "x-evalp-actor-kind";
 export const ACTOR_ID_HEADER = "x-evalp-actor-id";
+/**
+ * The process that called, as its verified service token names it (service-tokens.ts): set by the
+ * token check after removing whatever the request carried, so a handler may rely on it.
+ */
+export const CALLER_HEADER = "x-evalp-caller";
 
 /** Who a request acts for, as services see it. */
 export type Actor = { kind: string; id: string };

@@ -39,6 +39,7 @@ describe("ROLE_SCOPES", () => {
         "evaluations:read",
         "analytics:read",
         "audit:read",
+        "subjects:read",
       ].sort(),
     );
   });

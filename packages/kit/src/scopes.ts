@@ -6,6 +6,7 @@ export const SCOPES = [
   "keys:write",
   "quotas:write",
   "subjects:write",
+  "subjects:read",
   "bundles:read",
   "bundles:write",
   "templates:write",

@@ -8,7 +8,7 @@ import {
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { decodeProtectedHeader, jwtVerify, SignJWT } from "jose";
 import type { Logger } from "pino";
-import { ACTOR_ID_HEADER, ACTOR_KIND_HEADER } from "./request-context.js";
+import { ACTOR_ID_HEADER, ACTOR_KIND_HEADER, CALLER_HEADER } from "./request-context.js";
 import type { CallerTable } from "./service-callers.js";
 
 /**
@@ -257,6 +257,7 @@ export function requireServiceTokens(
     }
     req.header.delete(ACTOR_KIND_HEADER);
     req.header.delete(ACTOR_ID_HEADER);
+    req.header.set(CALLER_HEADER, claims.caller);
     if (claims.actor) {
       req.header.set(ACTOR_KIND_HEADER, claims.actor.kind);
       req.header.set(ACTOR_ID_HEADER, claims.actor.id);

@@ -10,6 +10,7 @@ import { SubjectService } from "@evalp/proto/control/v1/subject";
 import type { Deps } from "./deps.js";
 import { acceptInvitation } from "./rpc/accept-invitation.js";
 import { authenticate } from "./rpc/authenticate.js";
+import { completeSubjectErasure } from "./rpc/complete-subject-erasure.js";
 import { confirmPasswordReset } from "./rpc/confirm-password-reset.js";
 import { createApiKey } from "./rpc/create-api-key.js";
 import { createApp } from "./rpc/create-app.js";
@@ -17,6 +18,7 @@ import { createEnvironment } from "./rpc/create-environment.js";
 import { createMembership } from "./rpc/create-membership.js";
 import { createOrganization } from "./rpc/create-organization.js";
 import { createProgram } from "./rpc/create-program.js";
+import { eraseSubject } from "./rpc/erase-subject.js";
 import { getActiveOrganization } from "./rpc/get-active-organization.js";
 import { getApp } from "./rpc/get-app.js";
 import { getEnvironment } from "./rpc/get-environment.js";
@@ -25,6 +27,7 @@ import { getOrganization } from "./rpc/get-organization.js";
 import { getProgram } from "./rpc/get-program.js";
 import { getQuotas } from "./rpc/get-quotas.js";
 import { getSubject } from "./rpc/get-subject.js";
+import { getSubjectErasure } from "./rpc/get-subject-erasure.js";
 import { importSubjects } from "./rpc/import-subjects.js";
 import { listApiKeys } from "./rpc/list-api-keys.js";
 import { listApps } from "./rpc/list-apps.js";
@@ -32,6 +35,7 @@ import { listAuditEvents } from "./rpc/list-audit-events.js";
 import { listEnvironments } from "./rpc/list-environments.js";
 import { listMemberships } from "./rpc/list-memberships.js";
 import { listPrograms } from "./rpc/list-programs.js";
+import { listSubjects } from "./rpc/list-subjects.js";
 import { login } from "./rpc/login.js";
 import { logout } from "./rpc/logout.js";
 import { requestPasswordReset } from "./rpc/request-password-reset.js";
@@ -53,21 +57,35 @@ export const CALLERS = callerTable({
     ApiKeyService,
     AuditService,
     QuotaService,
-    SubjectService,
+    // Every subject RPC but the planes' reports of their part of an erasure.
+    SubjectService.method.importSubjects,
+    SubjectService.method.getSubject,
+    SubjectService.method.createProgram,
+    SubjectService.method.listPrograms,
+    SubjectService.method.getProgram,
+    SubjectService.method.listSubjects,
+    SubjectService.method.eraseSubject,
+    SubjectService.method.getSubjectErasure,
   ],
   platform: [
     OrganizationService.method.getApp,
     OrganizationService.method.listEnvironments,
     SubjectService.method.getSubject,
     SubjectService.method.getProgram,
+    SubjectService.method.completeSubjectErasure,
   ],
   interview: [
     OrganizationService.method.getEnvironment,
     QuotaService.method.getLimits,
     SubjectService.method.getSubject,
     SubjectService.method.getProgram,
+    SubjectService.method.completeSubjectErasure,
   ],
-  webhooks: [OrganizationService.method.getEnvironment, QuotaService.method.getLimits],
+  webhooks: [
+    OrganizationService.method.getEnvironment,
+    QuotaService.method.getLimits,
+    SubjectService.method.completeSubjectErasure,
+  ],
 });
 
 /** Every control-plane RPC, one file each under `rpc/`. */
@@ -115,6 +133,10 @@ export function routes(deps: Deps) {
       createProgram: createProgram(deps),
       listPrograms: listPrograms(deps),
       getProgram: getProgram(deps),
+      listSubjects: listSubjects(deps),
+      eraseSubject: eraseSubject(deps),
+      getSubjectErasure: getSubjectErasure(deps),
+      completeSubjectErasure: completeSubjectErasure(deps),
     });
   };
 }

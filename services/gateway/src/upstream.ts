@@ -12,11 +12,14 @@ import { AgentService } from "@evalp/proto/interview/v1/agent";
 import { AnalyticsService } from "@evalp/proto/interview/v1/analytics";
 import { EvaluationService } from "@evalp/proto/interview/v1/evaluation";
 import { ParticipantService } from "@evalp/proto/interview/v1/participant";
+import { SubjectExportService as InterviewExportService } from "@evalp/proto/interview/v1/subject_export";
 import { BundleService } from "@evalp/proto/platform/v1/bundle";
 import { ContinuousService } from "@evalp/proto/platform/v1/continuous";
+import { SubjectExportService as PlatformExportService } from "@evalp/proto/platform/v1/subject_export";
 import { TemplateService } from "@evalp/proto/platform/v1/template";
 import { WebhookDeliveryService } from "@evalp/proto/webhooks/v1/delivery";
 import { WebhookEndpointService } from "@evalp/proto/webhooks/v1/endpoint";
+import { SubjectExportService as WebhooksExportService } from "@evalp/proto/webhooks/v1/subject_export";
 
 /** The planes the gateway calls, by name. */
 export const PLANES = ["control", "platform", "interview", "webhooks"] as const;
@@ -59,6 +62,12 @@ export type Upstreams = {
     deliveries: Client<typeof WebhookDeliveryService>;
   };
   health: Record<Plane, Client<typeof HealthService>>;
+  /** What each plane keeps about a subject, streamed (docs/subjects.md#export). */
+  subjectExports: {
+    interview: Client<typeof InterviewExportService>;
+    platform: Client<typeof PlatformExportService>;
+    webhooks: Client<typeof WebhooksExportService>;
+  };
 };
 
 /** The clients of every plane; their calls are counted in `metrics` when given. */
@@ -102,5 +111,10 @@ export function createUpstreams(config: UpstreamConfig, metrics?: Registry): Ups
     health: Object.fromEntries(
       PLANES.map((plane) => [plane, createClient(HealthService, transport[plane])]),
     ) as Record<Plane, Client<typeof HealthService>>,
+    subjectExports: {
+      interview: createClient(InterviewExportService, transport.interview),
+      platform: createClient(PlatformExportService, transport.platform),
+      webhooks: createClient(WebhooksExportService, transport.webhooks),
+    },
   };
 }

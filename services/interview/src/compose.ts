@@ -1,6 +1,9 @@
 import {
   type ComposeProcess,
   createOutboxPublisher,
+  createSubjectErasureConsumer,
+  type DurableConsumer,
+  eventsRoute,
   requireJwtSecret,
   type ServiceProcess,
   serviceBase,
@@ -11,6 +14,7 @@ import { interviewRetention } from "./db/retention.js";
 import { createRealtime } from "./realtime.js";
 import { createScorer } from "./scoring/scorer.js";
 import { interviewService, SCHEMA } from "./server.js";
+import { eraseSubjectData } from "./subject-erasure.js";
 
 /**
  * The interview process: its RPCs, the sweeper of agent connections and pauses, the scorer of
@@ -47,6 +51,8 @@ export const createInterview: ComposeProcess<ServiceProcess> = async (config, lo
   });
   // After the servers have closed (last registered runs first), the relay publishes what it holds.
   shutdown.register("outbox relay", () => publisher.stop());
+  let erasures: DurableConsumer | null = null;
+  shutdown.register("erasure consumer", async () => erasures?.stop());
   return base.serve(interviewService(deps), {
     listening: () => {
       sweeper.start();
@@ -55,7 +61,25 @@ export const createInterview: ComposeProcess<ServiceProcess> = async (config, lo
     // `interview.started` / `interview.completed` wait in the outbox until NATS answers; realtime
     // frames go out once it does.
     async connect() {
-      realtime.attach(await publisher.start());
+      const nc = await publisher.start();
+      realtime.attach(nc);
+      // This plane's part of every subject erasure (docs/subjects.md#erasure), reported to control.
+      erasures = createSubjectErasureConsumer({
+        plane: "interview",
+        nc,
+        route: eventsRoute(base.natsConfig),
+        logger,
+        metrics: base.registry,
+        erase: eraseSubjectData(deps),
+        report: async (order) => {
+          await deps.control.subjects.completeSubjectErasure({
+            environmentId: order.environmentId,
+            subjectId: order.subjectId,
+            plane: "interview",
+          });
+        },
+      });
+      erasures.start();
     },
   });
 };

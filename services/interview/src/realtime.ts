@@ -23,6 +23,8 @@ export type Realtime = {
   superseded(evaluationId: string, agentSessionIds: string[]): void;
   /** Participant sessions revoked or superseded: their sockets close with 4401 on every gateway. */
   revoked(evaluationId: string, participantSessionIds: string[], superseded: boolean): void;
+  /** Every socket of the interview is sent an error frame of `code` and closed. */
+  closed(evaluationId: string, code: string, message: string): void;
   /** A changed interview row, as its state frame. */
   changed(interview: InterviewRow): void;
   /** The connection to publish on, once there is one. */
@@ -65,6 +67,11 @@ export function createRealtime(options: { subjectPrefix: string; logger: Logger 
         },
       });
     },
+    closed: (evaluationId, code, message) =>
+      publish(evaluationId, {
+        case: "closed",
+        value: { $typeName: "evalp.interview.v1.Closed", code, message },
+      }),
     changed: (interview) => state(interview.evaluation_id, snapshotOfRow(interview)),
     attach(connection) {
       nc = connection;

@@ -5,6 +5,7 @@ import { AgentService } from "@evalp/proto/interview/v1/agent";
 import { AnalyticsService } from "@evalp/proto/interview/v1/analytics";
 import { EvaluationService } from "@evalp/proto/interview/v1/evaluation";
 import { ParticipantService } from "@evalp/proto/interview/v1/participant";
+import { SubjectExportService } from "@evalp/proto/interview/v1/subject_export";
 import { closeAgentConnection, openAgentConnection, renewAgentConnections } from "./agent/connections.js";
 import { createAgentSession } from "./agent/create-agent-session.js";
 import { getAgentTranscript } from "./agent/get-agent-transcript.js";
@@ -16,6 +17,7 @@ import { consent } from "./rpc/consent.js";
 import { countUsage } from "./rpc/count-usage.js";
 import { createEvaluation } from "./rpc/create-evaluation.js";
 import { createParticipantSession } from "./rpc/create-participant-session.js";
+import { exportSubject } from "./rpc/export-subject.js";
 import { finishInterview } from "./rpc/finish-interview.js";
 import { getEvaluation } from "./rpc/get-evaluation.js";
 import { getEvaluationInterview } from "./rpc/get-evaluation-interview.js";
@@ -35,7 +37,7 @@ import { submitAnswer } from "./rpc/submit-answer.js";
 
 /** Who may call interview's RPCs: the gateway every public one; control the usage it reports. */
 export const CALLERS = callerTable({
-  gateway: [EvaluationService, ParticipantService, AgentService, AnalyticsService],
+  gateway: [EvaluationService, ParticipantService, AgentService, AnalyticsService, SubjectExportService],
   control: [UsageService.method.countUsage],
 });
 
@@ -43,6 +45,7 @@ export const CALLERS = callerTable({
 export function routes(deps: Deps) {
   const requireEnvironment = createEnvironmentScope(deps.control);
   return (router: ConnectRouter) => {
+    router.service(SubjectExportService, { exportSubject: exportSubject(deps) });
     router.service(EvaluationService, {
       createEvaluation: createEvaluation(deps, requireEnvironment),
       getEvaluation: getEvaluation(deps, requireEnvironment),

@@ -1,6 +1,16 @@
-import { type ComposeProcess, createOutboxPublisher, type ServiceProcess, serviceBase } from "@evalp/kit";
+import {
+  type ComposeProcess,
+  createOutboxPublisher,
+  createSubjectErasureConsumer,
+  type DurableConsumer,
+  eventsRoute,
+  type ServiceProcess,
+  serviceBase,
+  withTransaction,
+} from "@evalp/kit";
 import { createControlClients, createDeliveryClient } from "./control-clients.js";
 import { platformRetention } from "./db/retention.js";
+import { eraseSubjectAnswers } from "./db/subject-data.js";
 import { platformService, SCHEMA } from "./server.js";
 
 /** The platform process: its RPCs and its outbox relay. */
@@ -18,17 +28,38 @@ export const createPlatform: ComposeProcess<ServiceProcess> = async (config, log
   });
   // After the servers have closed (last registered runs first), the relay publishes what it holds.
   shutdown.register("outbox relay", () => publisher.stop());
+  let erasures: DurableConsumer | null = null;
+  shutdown.register("erasure consumer", async () => erasures?.stop());
+  const control = createControlClients(config, base.registry);
   const service = platformService({
     pool,
     logger,
     config,
-    control: createControlClients(config, base.registry),
+    control,
     deliveries: createDeliveryClient(config, base.registry),
   });
   // Events and audit records wait in the outbox until NATS answers.
   return base.serve(service, {
     async connect() {
-      await publisher.start();
+      const nc = await publisher.start();
+      // This plane's part of every subject erasure (docs/subjects.md#erasure), reported to control.
+      erasures = createSubjectErasureConsumer({
+        plane: "platform",
+        nc,
+        route: eventsRoute(base.natsConfig),
+        logger,
+        metrics: base.registry,
+        erase: (order) =>
+          withTransaction(pool, (tx) => eraseSubjectAnswers(tx, order.environmentId, order.subjectId)),
+        report: async (order) => {
+          await control.subjects.completeSubjectErasure({
+            environmentId: order.environmentId,
+            subjectId: order.subjectId,
+            plane: "platform",
+          });
+        },
+      });
+      erasures.start();
     },
   });
 };

@@ -2,6 +2,7 @@ import type { ConnectRouter } from "@connectrpc/connect";
 import { callerTable } from "@evalp/kit";
 import { BundleService } from "@evalp/proto/platform/v1/bundle";
 import { ContinuousService } from "@evalp/proto/platform/v1/continuous";
+import { SubjectExportService } from "@evalp/proto/platform/v1/subject_export";
 import { TemplateService } from "@evalp/proto/platform/v1/template";
 import { createAppScope } from "./app-scope.js";
 import type { Deps } from "./deps.js";
@@ -10,6 +11,7 @@ import { changeBundleStatus } from "./rpc/change-bundle-status.js";
 import { cloneTemplate } from "./rpc/clone-template.js";
 import { createBundle } from "./rpc/create-bundle.js";
 import { createTemplate } from "./rpc/create-template.js";
+import { exportSubject } from "./rpc/export-subject.js";
 import { getBundle } from "./rpc/get-bundle.js";
 import { getBundleContents } from "./rpc/get-bundle-contents.js";
 import { getTemplate } from "./rpc/get-template.js";
@@ -20,7 +22,7 @@ import { scoreBundle } from "./rpc/score-bundle.js";
 
 /** Who may call platform's RPCs: the gateway every public one; the interview plane the bundles it runs. */
 export const CALLERS = callerTable({
-  gateway: [TemplateService, BundleService, ContinuousService],
+  gateway: [TemplateService, BundleService, ContinuousService, SubjectExportService],
   interview: [
     BundleService.method.getBundle,
     BundleService.method.getBundleContents,
@@ -49,5 +51,6 @@ export function routes(deps: Deps) {
       scoreBundle: scoreBundle(deps, requireApp),
     });
     router.service(ContinuousService, { recordAnswer: recordAnswer(deps) });
+    router.service(SubjectExportService, { exportSubject: exportSubject(deps) });
   };
 }

@@ -25,6 +25,7 @@ export const createWebhooks: ComposeProcess<ServiceProcess> = async (config, log
   // Endpoint secrets are sealed under WEBHOOK_SECRETS_KEYS (required in production).
   const sealer = createSecretSealer(config);
   base.retain(webhooksRetention(config, sealer));
+  const control = createControlClients(config, base.registry);
   const workers = createWebhookWorkers({
     pool,
     sealer,
@@ -32,8 +33,14 @@ export const createWebhooks: ComposeProcess<ServiceProcess> = async (config, log
     config,
     databaseUrl: directDatabaseUrl(config),
     metrics: base.registry,
+    reportErasure: async (order) => {
+      await control.subjects.completeSubjectErasure({
+        environmentId: order.environmentId,
+        subjectId: order.subjectId,
+        plane: "webhooks",
+      });
+    },
   });
-  const control = createControlClients(config, base.registry);
   let nats: NatsConnection | null = null;
   // At shutdown (last registered first): the servers stop taking calls, then the workers stop
   // (attempts in flight get half the grace) and NATS drains, then the pool ends.

@@ -2,6 +2,7 @@ import { createClient } from "@connectrpc/connect";
 import { type Config, createServiceTransport, type Registry, serviceCaller } from "@evalp/kit";
 import { OrganizationService } from "@evalp/proto/control/v1/organization";
 import { QuotaService } from "@evalp/proto/control/v1/quota";
+import { SubjectService } from "@evalp/proto/control/v1/subject";
 import type { ControlClients } from "./deps.js";
 
 /** Clients of the control plane at `CONTROL_URL`, sharing one HTTP/2 session; calls counted in `metrics`. */
@@ -21,5 +22,6 @@ export function createControlClients(
   return {
     organizations: createClient(OrganizationService, transport),
     quotas: createClient(QuotaService, transport),
+    subjects: createClient(SubjectService, transport),
   };
 }

@@ -2,6 +2,7 @@ import type { Client } from "@connectrpc/connect";
 import type { Config, Logger, Pool } from "@evalp/kit";
 import type { OrganizationService } from "@evalp/proto/control/v1/organization";
 import type { QuotaService } from "@evalp/proto/control/v1/quota";
+import type { SubjectService } from "@evalp/proto/control/v1/subject";
 import type { RequireEnvironment } from "./environment-scope.js";
 import type { SecretSealer } from "./sealed-secrets.js";
 import type { Resolver } from "./ssrf.js";
@@ -10,6 +11,8 @@ import type { Resolver } from "./ssrf.js";
 export type ControlClients = {
   organizations: Client<typeof OrganizationService>;
   quotas: Client<typeof QuotaService>;
+  /** Where this plane reports its part of a subject's erasure done. */
+  subjects: Client<typeof SubjectService>;
 };
 
 /** What every webhooks RPC is a function of. */

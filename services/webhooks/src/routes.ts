@@ -3,10 +3,12 @@ import { callerTable } from "@evalp/kit";
 import { UsageService } from "@evalp/proto/common/v1/usage";
 import { WebhookDeliveryService } from "@evalp/proto/webhooks/v1/delivery";
 import { WebhookEndpointService } from "@evalp/proto/webhooks/v1/endpoint";
+import { SubjectExportService } from "@evalp/proto/webhooks/v1/subject_export";
 import type { Deps } from "./deps.js";
 import { countUsage } from "./rpc/count-usage.js";
 import { createEndpoint } from "./rpc/create-endpoint.js";
 import { deleteEndpoint } from "./rpc/delete-endpoint.js";
+import { exportSubject } from "./rpc/export-subject.js";
 import { getDelivery } from "./rpc/get-delivery.js";
 import { getEndpoint } from "./rpc/get-endpoint.js";
 import { listDeliveries } from "./rpc/list-deliveries.js";
@@ -22,7 +24,7 @@ import { updateEndpoint } from "./rpc/update-endpoint.js";
  * platform plane a delivery's outcome (continuous evaluation).
  */
 export const CALLERS = callerTable({
-  gateway: [WebhookEndpointService, WebhookDeliveryService],
+  gateway: [WebhookEndpointService, WebhookDeliveryService, SubjectExportService],
   control: [UsageService.method.countUsage],
   platform: [WebhookDeliveryService.method.getDelivery],
 });
@@ -46,5 +48,6 @@ export function routes(deps: Deps) {
       replayDelivery: replayDelivery(deps),
     });
     router.service(UsageService, { countUsage: countUsage(deps) });
+    router.service(SubjectExportService, { exportSubject: exportSubject(deps) });
   };
 }

@@ -2,7 +2,9 @@ import {
   auditRoute,
   type Config,
   createOutboxRelay,
+  createSubjectErasureConsumer,
   type DurableConsumer,
+  type ErasureOrder,
   eventsRoute,
   type Logger,
   type NatsConnection,
@@ -11,8 +13,10 @@ import {
   type Pool,
   type Registry,
   webhooksRoute,
+  withTransaction,
 } from "@evalp/kit";
 import { createEventConsumer } from "./consumer.js";
+import { eraseSubjectEvents } from "./db/subject-data.js";
 import { createSender } from "./deliver.js";
 import { createDispatcher } from "./dispatcher.js";
 import { deliveryMetrics } from "./metrics.js";
@@ -47,7 +51,7 @@ type WorkerConfig = Pick<
 export type WebhookWorkers = {
   /** Starts the delivery worker, which needs Postgres only. */
   start(): void;
-  /** Starts what needs NATS: this plane's outbox relay and the events consumer. */
+  /** Starts what needs NATS: this plane's outbox relay, the events consumer and the erasure consumer. */
   connect(nc: NatsConnection): Promise<void>;
   /** Stops consuming, relays what it holds, lets attempts in flight finish (at most `drainMs`). */
   stop(drainMs?: number): Promise<void>;
@@ -71,6 +75,11 @@ export function createWebhookWorkers(options: {
   resolver?: Resolver;
   /** Where the workers measure: attempts, dead letters, the outbox, the consumer's backlog. */
   metrics?: Registry;
+  /**
+   * Tells control this plane erased what it held about a subject (docs/subjects.md#erasure);
+   * without it these workers take no part in erasures (another replica's do).
+   */
+  reportErasure?: (order: ErasureOrder) => Promise<void>;
 }): WebhookWorkers {
   const { config } = options;
   const measured = deliveryMetrics(options.metrics);
@@ -95,6 +104,7 @@ export function createWebhookWorkers(options: {
   });
   let relay: OutboxRelay | null = null;
   let consumer: DurableConsumer | null = null;
+  let erasures: DurableConsumer | null = null;
   return {
     start: () => dispatcher.start(),
     async connect(nc) {
@@ -117,8 +127,21 @@ export function createWebhookWorkers(options: {
         ...(options.metrics && { metrics: options.metrics }),
       });
       consumer.start();
+      if (!options.reportErasure) return;
+      erasures = createSubjectErasureConsumer({
+        plane: "webhooks",
+        nc,
+        route: eventsRoute(config),
+        logger: options.logger,
+        ...(options.metrics && { metrics: options.metrics }),
+        erase: (order) =>
+          withTransaction(options.pool, (tx) => eraseSubjectEvents(tx, order.environmentId, order.subjectId)),
+        report: options.reportErasure,
+      });
+      erasures.start();
     },
     async stop(drainMs) {
+      await erasures?.stop();
       await consumer?.stop();
       await dispatcher.stop(drainMs);
       await relay?.stop();

@@ -50,7 +50,7 @@ export async function readImportState(
   const found = await db.query<{ limit: number; subjects: string; known: Record<string, string> }>(
     `SELECT q.active_subjects AS limit, COALESCE(c.subjects, 0) AS subjects,
             COALESCE((SELECT json_object_agg(external_id, id) FROM subjects
-                      WHERE environment_id = $1 AND external_id = ANY($4)), '{}') AS known
+                      WHERE environment_id = $1 AND external_id = ANY($4) AND erased_at IS NULL), '{}') AS known
      FROM environments e JOIN apps a ON a.id = e.app_id
      JOIN quotas q ON q.environment_id = e.id
      LEFT JOIN subject_counts c ON c.environment_id = e.id
@@ -91,7 +91,7 @@ export async function writeImport(db: Queryable, write: ImportWrite): Promise<bo
        SET profile = u.profile, identity_mode = u.mode,
            updated_at = date_trunc('milliseconds', clock_timestamp())
        FROM unnest($5::uuid[], $6::jsonb[], $7::text[]) AS u (id, profile, mode)
-       WHERE s.id = u.id AND EXISTS (SELECT 1 FROM admitted)
+       WHERE s.id = u.id AND s.erased_at IS NULL AND EXISTS (SELECT 1 FROM admitted)
      ),
      inserted AS (
        INSERT INTO subjects (id, environment_id, external_id, identity_mode, profile)

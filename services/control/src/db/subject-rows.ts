@@ -1,33 +1,44 @@
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { newId, pageClause, type Queryable } from "@evalp/kit";
+import { AppError, newId, pageClause, type Queryable } from "@evalp/kit";
 import type { PageRequest } from "@evalp/proto/common/v1/page";
 import { type Program, ProgramSchema, type Subject, SubjectSchema } from "@evalp/proto/control/v1/subject";
 
 export type SubjectRow = {
   id: string;
   environment_id: string;
-  external_id: string;
+  /** NULL once the subject is erased. */
+  external_id: string | null;
   identity_mode: string;
   profile: JsonObject;
   created_at: Date;
   updated_at: Date;
+  erased_at: Date | null;
 };
 export type ProgramRow = { id: string; environment_id: string; name: string; created_at: Date };
 
 export const SUBJECT_COLUMNS =
-  "id, environment_id, external_id, identity_mode, profile, created_at, updated_at";
+  "id, environment_id, external_id, identity_mode, profile, created_at, updated_at, erased_at";
 export const PROGRAM_COLUMNS = "id, environment_id, name, created_at";
 
 export function subjectMessage(row: SubjectRow): Subject {
   return create(SubjectSchema, {
     id: row.id,
     environmentId: row.environment_id,
-    externalId: row.external_id,
+    externalId: row.external_id ?? "",
     identityMode: row.identity_mode,
     profile: row.profile,
     createdAt: timestampFromDate(row.created_at),
     updatedAt: timestampFromDate(row.updated_at),
+  });
+}
+
+/** What reading an erased subject answers: 404 `subject_erased`, its id and when (no personal data is left). */
+export function subjectErased(subjectId: string, erasedAt: Date): AppError {
+  return new AppError("subject_erased", "This subject was erased.", {
+    resource: "subject",
+    subject_id: subjectId,
+    erased_at: erasedAt.toISOString(),
   });
 }
 
@@ -40,16 +51,35 @@ export function programMessage(row: ProgramRow): Program {
   });
 }
 
+/** A subject of the environment (erased or not); `lock` holds its row for the rest of the transaction. */
 export async function findSubject(
   db: Queryable,
   environmentId: string | undefined,
   subjectId: string,
+  lock = false,
 ): Promise<SubjectRow | undefined> {
   const found = await db.query<SubjectRow>(
-    `SELECT ${SUBJECT_COLUMNS} FROM subjects WHERE id = $1 AND environment_id = $2`,
+    `SELECT ${SUBJECT_COLUMNS} FROM subjects WHERE id = $1 AND environment_id = $2 ${lock ? "FOR UPDATE" : ""}`,
     [subjectId, environmentId],
   );
   return found.rows[0];
+}
+
+/** A page of an environment's subjects (erased ones left out), newest first, of one external id when given. */
+export async function listSubjectRows(
+  db: Queryable,
+  environmentId: string | undefined,
+  externalId: string | undefined,
+  page: PageRequest | undefined,
+): Promise<SubjectRow[]> {
+  const clause = pageClause(page, 3);
+  const found = await db.query<SubjectRow>(
+    `SELECT ${SUBJECT_COLUMNS} FROM subjects
+     WHERE environment_id = $1 AND erased_at IS NULL AND ($2::text IS NULL OR external_id = $2)
+       AND ${clause.where} ${clause.tail}`,
+    [environmentId, externalId ?? null, ...clause.params],
+  );
+  return found.rows;
 }
 
 export async function findProgram(

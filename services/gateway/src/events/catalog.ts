@@ -172,7 +172,7 @@ export const EVENT_CATALOG = {
   "interview.completed": {
     summary: "An interview ended",
     description:
-      "Emitted when an interview is finished (`completed`) or ended by a guardrail rule (`ended_incomplete`, `ended_reason` = the rule's id).",
+      "Emitted when an interview is finished (`completed`) or ended by a guardrail rule (`ended_incomplete`, `ended_reason` = the rule's id) or by the erasure of its subject (`ended_incomplete`, `ended_reason` `subject_erased`).",
     schema: eventBody(
       "interview.completed",
       "InterviewCompletedEvent",
@@ -239,6 +239,28 @@ export const EVENT_CATALOG = {
         failing_since: nullable(DateTime),
       },
       "An endpoint was disabled by the platform.",
+    ),
+  },
+  "subject.erasure_requested": {
+    summary: "A subject's erasure was asked for",
+    description:
+      "Emitted by `DELETE ENV/subjects/{subject_id}` (the first request only); every plane erases what it holds about the subject on it (docs/subjects.md#erasure). Ids and times only.",
+    schema: eventBody(
+      "subject.erasure_requested",
+      "SubjectErasureRequestedEvent",
+      { subject_id: Uuid, requested_at: DateTime },
+      "A subject's erasure began.",
+    ),
+  },
+  "subject.erased": {
+    summary: "A subject was erased",
+    description:
+      "Emitted once, when every plane has erased what it held about the subject (docs/subjects.md#erasure). Ids and times only.",
+    schema: eventBody(
+      "subject.erased",
+      "SubjectErasedEvent",
+      { subject_id: Uuid, requested_at: DateTime, completed_at: DateTime },
+      "Every plane erased what it held about a subject.",
     ),
   },
 } satisfies Record<EventType, CatalogEntry>;

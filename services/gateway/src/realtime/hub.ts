@@ -1,6 +1,6 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import { type Client, ConnectError } from "@connectrpc/connect";
-import { AppError, fromConnectError, type Logger, type NatsConnection } from "@evalp/kit";
+import { AppError, fromConnectError, isErrorCode, type Logger, type NatsConnection } from "@evalp/kit";
 import type { AgentRef, AgentService } from "@evalp/proto/interview/v1/agent";
 import { RealtimeFrameSchema } from "@evalp/proto/interview/v1/realtime";
 import type { Subscription } from "@nats-io/transport-node";
@@ -129,6 +129,24 @@ export class InterviewHub {
     }
   }
 
+  /**
+   * Ends every socket of the interview held here with an error frame of `code` (the interview's
+   * subject was erased: its sessions no longer exist), closing with 4401 as a revoked token does.
+   */
+  closeAll(evaluationId: string, code: string, message: string): void {
+    const error = new AppError(isErrorCode(code) ? code : "unauthenticated", message);
+    for (const socket of this.participants.get(evaluationId) ?? []) {
+      sendError(socket, error);
+      socket.close(TOKEN_EXPIRED_CLOSE, code);
+    }
+    for (const entry of this.agents.get(evaluationId) ?? []) {
+      if (entry.superseded) continue;
+      entry.superseded = true;
+      sendError(entry.socket, error);
+      entry.socket.close(TOKEN_EXPIRED_CLOSE, code);
+    }
+  }
+
   /** Pushes `{"type":"state","interview"}` to both sides' sockets held here, once per revision. */
   deliverState(evaluationId: string, interview: { revision: number }): void {
     if ((this.pushed.get(evaluationId) ?? -1) >= interview.revision) return;
@@ -212,6 +230,9 @@ export class InterviewHub {
         this.revokeParticipants(evaluationId, participantSessionIds, superseded ? "superseded" : "revoked");
         return;
       }
+      case "closed":
+        this.closeAll(evaluationId, frame.frame.value.code, frame.frame.value.message);
+        return;
       default:
         return;
     }

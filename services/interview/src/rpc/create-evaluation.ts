@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
-import { AppError, enforceQuota, withTransaction } from "@evalp/kit";
+import { AppError, enforceQuota, lockSubjectData, refuseErasedSubject, withTransaction } from "@evalp/kit";
 import {
   type CreateEvaluationRequest,
   type CreateEvaluationResponse,
@@ -41,6 +41,9 @@ export function createEvaluation(deps: Deps, requireEnvironment: RequireEnvironm
     }
     const environmentId = environment.environmentId;
     const row = await withTransaction(deps.pool, async (tx) => {
+      // Control said the subject exists; an erasure that began since must not miss this evaluation.
+      await lockSubjectData(tx, req.subjectId);
+      await refuseErasedSubject(tx, req.subjectId);
       await enforceQuota(tx, {
         environmentId,
         counter: "evaluations",

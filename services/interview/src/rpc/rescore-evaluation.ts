@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
-import { AppError, newId, withTransaction } from "@evalp/kit";
+import { AppError, newId, refuseErasedSubject, withTransaction } from "@evalp/kit";
 import {
   type RescoreEvaluationRequest,
   type RescoreEvaluationResponse,
@@ -17,11 +17,14 @@ import { resultNotReady } from "./get-evaluation-result.js";
  * `POST ENV/evaluations/{id}/rescore` (docs/results.md#rescoring): the answers, context and signals
  * of the result stored when the interview ended, scored against another `published` bundle of the
  * app (else 409 `bundle_not_published`), stored as a new result with its `evaluation.scored` event.
+ * The evaluation of an erased subject is not rescored (404 `subject_erased`): its inputs are gone.
  */
 export function rescoreEvaluation(deps: Deps, requireEnvironment: RequireEnvironment) {
   return async (req: RescoreEvaluationRequest, ctx: HandlerContext): Promise<RescoreEvaluationResponse> => {
     const environment = await requireEnvironment(req.environment, ctx);
     const evaluation = await findEvaluation(deps.pool, environment.environmentId, req.evaluationId);
+    // An erased subject's results keep their numbers, not what they were scored on.
+    await refuseErasedSubject(deps.pool, evaluation.subject_id);
     const first = await endResult(deps.pool, evaluation.id);
     if (!first) throw resultNotReady(evaluation.status);
     const scored = await scoreAgainst(deps, evaluation, req.bundleId, first.inputs, forwardedCall(ctx));

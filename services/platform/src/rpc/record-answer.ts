@@ -1,7 +1,15 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext } from "@connectrpc/connect";
-import { AppError, requestContext, withTransaction, writeAuditRecord, writeOutboxEvent } from "@evalp/kit";
+import {
+  AppError,
+  lockSubjectData,
+  refuseErasedSubject,
+  requestContext,
+  withTransaction,
+  writeAuditRecord,
+  writeOutboxEvent,
+} from "@evalp/kit";
 import {
   type RecordAnswerRequest,
   type RecordAnswerResponse,
@@ -41,6 +49,9 @@ export function recordAnswer(deps: Deps) {
       clientAnswerId: req.clientAnswerId,
     };
     const receipt = await withTransaction(deps.pool, async (tx) => {
+      // Control said the subject exists; an erasure that began since must not miss this answer.
+      await lockSubjectData(tx, req.subjectId);
+      await refuseErasedSubject(tx, req.subjectId);
       const created = await insertAnswer(tx, key, {
         questionId: req.questionId,
         answer,

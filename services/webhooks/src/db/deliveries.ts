@@ -152,6 +152,12 @@ export type NewDelivery = {
   leased?: boolean;
 };
 
+/** The subject an event is about (`data.subject_id`), which its erasure and export look events up by. */
+export function subjectOf(event: EventEnvelope): string | null {
+  const subjectId = event.data.subject_id;
+  return typeof subjectId === "string" && isUuid(subjectId) ? subjectId : null;
+}
+
 /** What `insertEventDeliveries` stored: deliveries that existed already are in neither. */
 export type StoredDeliveries = {
   /** The ids of the deliveries stored leased. */
@@ -174,8 +180,8 @@ export async function insertEventDeliveries(
 ): Promise<StoredDeliveries> {
   const stored = await db.query<{ id: string; endpoint_id: string; leased: boolean; created_at: Date }>(
     `WITH stored_events AS (
-       INSERT INTO webhook_events (id, environment_id, event_type, body, created_at)
-       SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::timestamptz[])
+       INSERT INTO webhook_events (id, environment_id, event_type, body, created_at, subject_id)
+       SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::timestamptz[], $15::uuid[])
        ON CONFLICT (id) DO NOTHING
      )
      INSERT INTO webhook_deliveries (id, environment_id, endpoint_id, event_id, event_type, trace_context,
@@ -202,6 +208,7 @@ export async function insertEventDeliveries(
       lease?.token ?? null,
       lease?.ms ?? 0,
       deliveries.map((d) => lease !== null && d.leased === true),
+      events.map(({ event }) => subjectOf(event)),
     ],
   );
   const result: StoredDeliveries = { leased: new Set(), unleasedSince: new Map() };

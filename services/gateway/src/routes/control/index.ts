@@ -13,12 +13,15 @@ import { organizationRoutes } from "./organizations.js";
 import { passwordResetRoutes } from "./password-reset.js";
 import { principalRoutes } from "./principal.js";
 import { quotaRoutes } from "./quotas.js";
+import { SubjectExport } from "./subject-export.js";
+import { subjectLifecycleRoutes } from "./subject-lifecycle.js";
+import { SUBJECT_ERASURE_SCHEMAS } from "./subject-wire.js";
 import { subjectRoutes } from "./subjects.js";
 import { CONTROL_SCHEMAS } from "./wire.js";
 
 /** The control plane's routes, and the sign-up, log-in and reset routes that lead to it. */
 export async function registerControlRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
-  for (const schema of CONTROL_SCHEMAS) app.addSchema(schema);
+  for (const schema of [...CONTROL_SCHEMAS, ...SUBJECT_ERASURE_SCHEMAS, SubjectExport]) app.addSchema(schema);
   await under(app, "/auth", (api) => {
     authSessionRoutes(api, deps);
     passwordResetRoutes(api, deps);
@@ -38,5 +41,6 @@ export async function registerControlRoutes(app: FastifyInstance, deps: RouteDep
     apiKeyRoutes(api, deps);
     quotaRoutes(api, deps);
     subjectRoutes(api, deps);
+    subjectLifecycleRoutes(api, deps);
   });
 }

@@ -54,7 +54,7 @@ export function subjectRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): voi
     json: subjectImportJson,
   });
 
-  read("getSubject", "GET /subjects/:subject_id", "org:read", SubjectBody, {
+  read("getSubject", "GET /subjects/:subject_id", "subjects:read", SubjectBody, {
     rpc: ({ params }, call) =>
       subjects.getSubject({ environment: environmentRef(params), subjectId: params.subject_id }, call),
     json: (answer) => subjectJson(answer.subject),

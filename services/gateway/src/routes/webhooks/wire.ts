@@ -23,6 +23,8 @@ export const EVENT_TYPES = [
   "evaluation.scored",
   "webhook.test",
   "webhook.endpoint_disabled",
+  "subject.erasure_requested",
+  "subject.erased",
 ] as const;
 
 export const DELIVERY_STATUSES = ["pending", "succeeded", "failed", "dead_letter"] as const;
