@@ -393,6 +393,8 @@ describe("the connection budget", () => {
       operatorReserved: 10,
       pooler: {
         instances: pooler.instances,
+        // A pool per role: each plane connects as its own (the Cluster's managed roles).
+        users: (spec(cluster).managed?.roles ?? []).length,
         defaultPoolSize: Number(pgbouncer.default_pool_size),
         reservePoolSize: Number(pgbouncer.reserve_pool_size ?? 0),
         maxClientConn: Number(pgbouncer.max_client_conn),
@@ -410,12 +412,13 @@ describe("the connection budget", () => {
     expect(OPERATIONS).toContain(`${budget.server.used} of ${budget.server.limit}`);
   });
 
-  it("breaks at 21 replicas of each service, as docs/operations.md says", () => {
-    expect(connectionBudget(budgetOf(20)).problems).toEqual([]);
-    const budget = connectionBudget(budgetOf(21));
+  it("breaks at 13 replicas of each service, as docs/operations.md says", () => {
+    expect(connectionBudget(budgetOf(12)).problems).toEqual([]);
+    const budget = connectionBudget(budgetOf(13));
     expect(budget.problems.join()).toMatch(/max_connections 200/);
+    const { pooler, direct, migrations, reserved } = budget.server.parts;
     expect(OPERATIONS).toContain(
-      `breaks at 21 replicas of each service (${budget.server.used - 0 > 0 ? "80 + 4 × 27 + 15" : ""} = ${budget.server.used})`,
+      `breaks at 13 replicas of each service (${pooler} + 4 × ${direct / 4} + ${migrations + reserved} = ${budget.server.used})`,
     );
   });
 });

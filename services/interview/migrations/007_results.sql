@@ -34,7 +34,7 @@ CREATE TABLE evaluation_results (
 CREATE INDEX evaluation_results_evaluation ON evaluation_results (evaluation_id, scored_at, id);
 CREATE INDEX evaluation_results_scored ON evaluation_results (environment_id, scored_at);
 
--- When each evaluation was last scored (the list's index is 007_results_page.sql).
+-- When each evaluation was last scored (the list's index is 008_results_page.sql).
 ALTER TABLE evaluations ADD COLUMN scored_at timestamptz;
 
 -- Down Migration

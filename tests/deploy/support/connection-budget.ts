@@ -3,7 +3,8 @@
  * PgBouncer accept (docs/operations.md#connection-budget):
  *
  * - server side, against the Cluster's `max_connections`: the Pooler's server connections
- *   (instances × (default_pool_size + reserve_pool_size)), one direct connection per replica of
+ *   (instances × users × (default_pool_size + reserve_pool_size): PgBouncer keeps a pool per
+ *   database and user, and each plane connects as its own role), one direct connection per replica of
  *   each service (its outbox relay's LISTEN), the migration Job's (the advisory lock's session
  *   and the runner's), and what is reserved for superusers, the operator and its exporter;
  * - client side, against each PgBouncer's `max_client_conn`: every replica's pool
@@ -18,7 +19,14 @@ export type BudgetInput = {
   superuserReserved: number;
   /** The operator's instance manager, the exporter and a backup in progress. */
   operatorReserved: number;
-  pooler: { instances: number; defaultPoolSize: number; reservePoolSize: number; maxClientConn: number };
+  pooler: {
+    instances: number;
+    /** The database users that connect through it: one pool each per instance. */
+    users: number;
+    defaultPoolSize: number;
+    reservePoolSize: number;
+    maxClientConn: number;
+  };
   /** Each service: its maximum replicas, its pool, the direct connections of each replica. */
   services: { name: string; maxReplicas: number; poolSize: number; directPerReplica: number }[];
   /** Migration Jobs that may run at once, and the connections each holds. */
@@ -26,13 +34,20 @@ export type BudgetInput = {
 };
 
 export type Budget = {
-  server: { used: number; limit: number; parts: Record<string, number> };
+  server: {
+    used: number;
+    limit: number;
+    parts: { pooler: number; direct: number; migrations: number; reserved: number };
+  };
   client: { used: number; limit: number };
   problems: string[];
 };
 
 export function connectionBudget(input: BudgetInput): Budget {
-  const pooler = input.pooler.instances * (input.pooler.defaultPoolSize + input.pooler.reservePoolSize);
+  const pooler =
+    input.pooler.instances *
+    input.pooler.users *
+    (input.pooler.defaultPoolSize + input.pooler.reservePoolSize);
   const direct = input.services.reduce((sum, each) => sum + each.maxReplicas * each.directPerReplica, 0);
   const migrations = input.migrations.jobs * input.migrations.connectionsPerJob;
   const reserved = input.superuserReserved + input.operatorReserved;
