@@ -14,8 +14,23 @@ from .errors import (
 )
 from .webhooks import sign_webhook, verify_webhook
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .agent import AgentConnection
+
+
+def __getattr__(name: str) -> object:
+    # The agent helper needs `websockets` (the `agent` extra): imported on first use only.
+    if name == "AgentConnection":
+        from .agent import AgentConnection
+
+        return AgentConnection
+    raise AttributeError(f"module 'evalp' has no attribute {name!r}")
+
+
 __all__ = [
     "AgentCommandError",
+    "AgentConnection",
     "AgentDisconnected",
     "AgentError",
     "AgentSessionSuperseded",
