@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import queue
+import threading
+import time
 import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Dict, Tuple
 
 import pytest
 
-from evalp import ApiError, AsyncClient, Client
+from evalp import ApiError, AsyncClient, Client, WebhookVerificationError, verify_webhook
 
 
 def subject(prefix: str = "py") -> dict:
@@ -103,3 +109,72 @@ def test_async_client_import_evaluate_and_paginate(platform):
             assert missing.value.code == "not_found" and missing.value.request_id
 
     asyncio.run(run())
+
+
+class Receiver:
+    """A webhook receiver on this machine: keeps every delivery's headers and raw body."""
+
+    def __init__(self) -> None:
+        self.deliveries: "queue.Queue[Tuple[Dict[str, str], bytes]]" = queue.Queue()
+        deliveries = self.deliveries
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *_: object) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("content-length") or 0))
+                deliveries.put(({name.lower(): value for name, value in self.headers.items()}, body))
+                self.send_response(204)
+                self.end_headers()
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hooks"
+
+    def next_of(self, event_type: str) -> Tuple[Dict[str, str], bytes]:
+        deadline = time.monotonic() + 20
+        while True:
+            headers, body = self.deliveries.get(timeout=max(0.1, deadline - time.monotonic()))
+            if json.loads(body).get("type") == event_type:
+                return headers, body
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_webhook_endpoints_and_real_deliveries_verify(platform):
+    receiver = Receiver()
+    try:
+        with Client(platform.url, api_key=platform.api_key) as client:
+            hooks = client.environment(platform.org, platform.app, platform.env).webhooks
+            endpoint = hooks.create(receiver.url, ["subject.imported"])
+            secret = endpoint["secret"]
+            assert secret.startswith("whsec_")
+            assert "secret" not in hooks.get(endpoint["id"])
+            assert endpoint["id"] in [listed["id"] for listed in hooks.list(limit=1)]
+
+            hooks.test(endpoint["id"])
+            headers, body = receiver.next_of("webhook.test")
+            event = verify_webhook(secret, headers, body)
+            assert event["type"] == "webhook.test"
+            with pytest.raises(WebhookVerificationError):
+                verify_webhook(secret, headers, body.replace(b"webhook.test", b"webhook.tost"))
+
+            # After a rotation, deliveries carry both signatures: either secret verifies.
+            rotated = hooks.rotate_secret(endpoint["id"])
+            assert rotated["secret"] != secret
+            hooks.test(endpoint["id"])
+            headers, body = receiver.next_of("webhook.test")
+            assert len(headers["webhook-signature"].split(" ")) == 2
+            assert verify_webhook(rotated["secret"], headers, body)["type"] == "webhook.test"
+            assert verify_webhook(secret, headers, body)["type"] == "webhook.test"
+
+            assert hooks.update(endpoint["id"], enabled=False)["enabled"] is False
+            assert hooks.delete(endpoint["id"]) is None
+            with pytest.raises(ApiError) as gone:
+                hooks.get(endpoint["id"])
+            assert gone.value.code == "not_found"
+    finally:
+        receiver.close()

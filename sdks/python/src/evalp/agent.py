@@ -19,6 +19,7 @@ later call raises ``AgentSessionSuperseded``.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import uuid
 from datetime import datetime, timezone
@@ -27,15 +28,21 @@ from typing import Any, Callable, Dict, List, Optional, Tuple, Union, cast
 from .errors import AgentCommandError, AgentDisconnected, AgentError, AgentSessionSuperseded
 from .models import AckFrame, Command, Interview, JSON
 
-try:  # websockets >= 13: the new asyncio implementation
-    from websockets.asyncio.client import connect as _ws_connect
-
-    _HEADERS_ARG = "additional_headers"
-except ImportError:  # websockets 10 to 12
-    from websockets.legacy.client import connect as _ws_connect  # type: ignore[no-redef]
-
-    _HEADERS_ARG = "extra_headers"
 from websockets.exceptions import ConnectionClosed
+
+
+def _connect_function() -> Tuple[Callable[..., Any], str]:
+    """``connect`` and its headers argument: websockets >= 13 has a new asyncio client; 10 to 12
+    have only the legacy one."""
+    try:
+        module = importlib.import_module("websockets.asyncio.client")
+        return module.connect, "additional_headers"
+    except ImportError:
+        module = importlib.import_module("websockets.legacy.client")
+        return module.connect, "extra_headers"
+
+
+_ws_connect, _HEADERS_ARG = _connect_function()
 
 __all__ = ["AgentConnection", "Timestamp"]
 
@@ -367,9 +374,9 @@ class AgentConnection:
         for _, future in self._pending.values():
             if not future.done():
                 future.set_exception(self._ending)
-        for _, future in self._watchers:
-            if not future.done():
-                future.set_exception(self._ending)
+        for _, watcher in self._watchers:
+            if not watcher.done():
+                watcher.set_exception(self._ending)
         if self._done is not None:
             self._done.set()
 

@@ -12,10 +12,8 @@ from typing import Any, Dict, List, Literal, Optional, Union
 
 if sys.version_info >= (3, 11):
     from typing import NotRequired, TypedDict
-else:  # pragma: no cover - older interpreters read the keys as required
-    from typing import TypedDict
-
-    NotRequired = Optional  # type: ignore[assignment]
+else:
+    from typing_extensions import NotRequired, TypedDict
 
 JSON = Dict[str, Any]
 
@@ -90,11 +88,14 @@ class AgentSession(TypedDict):
 
 class WebhookEndpoint(TypedDict):
     id: str
+    environment_id: str
     url: str
     event_types: List[str]
     enabled: bool
-    secret: NotRequired[str]
     created_at: str
+    disabled_at: NotRequired[str]
+    #: Only in the answers of a creation and a rotation: keep it to verify deliveries.
+    secret: NotRequired[str]
 
 
 class Connection(TypedDict):
