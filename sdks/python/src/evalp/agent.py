@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import json
+import logging
 import uuid
 from datetime import datetime, timezone
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union, cast
@@ -48,6 +49,8 @@ __all__ = ["AgentConnection", "Timestamp"]
 
 #: The close code the platform uses when the token stops being valid (superseded or expired).
 CLOSE_UNAUTHORIZED = 4401
+
+log = logging.getLogger("evalp.agent")
 
 Timestamp = Union[datetime, str]
 
@@ -300,7 +303,10 @@ class AgentConnection:
 
     def _handle(self, frame: JSON) -> None:
         if self.on_frame is not None:
-            self.on_frame(frame)
+            try:
+                self.on_frame(frame)
+            except Exception:  # a caller's callback must not take the connection down
+                log.exception("on_frame raised")
         interview = frame.get("interview")
         if isinstance(interview, dict):
             self._see(cast(Interview, interview))
@@ -337,10 +343,15 @@ class AgentConnection:
                 if not self.reconnect:
                     self._end(AgentDisconnected(f"the socket closed ({self._ws.close_code})"))
                     return
+                log.info("agent socket closed (%s); reopening", self._ws.close_code)
                 try:
                     self._ws = await self._reopen()
                 except AgentError as error:
                     self._end(error)
+                    return
+                if self._closing:  # closed by the caller while it was reopening
+                    await self._ws.close()
+                    self._end(_ClosedByCaller("the connection was closed"))
                     return
                 self.reconnects += 1
                 # Commands still waiting go again with the same ids: the platform answers a
