@@ -10,7 +10,7 @@ from urllib.parse import urlparse, urlunparse
 
 import pytest
 
-from evalp import AgentCommandError, AgentConnection, AgentSessionSuperseded, AsyncClient
+from evalp import AgentCommandError, AgentConnection, AgentSessionSuperseded, ApiError, AsyncClient
 
 START = datetime(2026, 1, 1, 10, 0, 0, tzinfo=timezone.utc)
 
@@ -190,5 +190,25 @@ def test_a_newer_session_supersedes_the_connection(platform):
         # The newer session drives the interview.
         async with await AgentConnection.connect(newer["server_url"], newer["agent_token"]) as successor:
             assert (await successor.utterance("agent", "I take over.", started_at=at(0)))["type"] == "ack"
+
+    asyncio.run(run())
+
+
+def test_the_http_mirror_runs_commands_once_per_id(platform):
+    async def run() -> None:
+        _env, _participant, _evaluation, session = await prepared(platform)
+        async with AsyncClient(platform.url, access_token=session["agent_token"]) as client:
+            snapshot = await client.agent.interview()
+            assert snapshot["status"] == "in_progress" and snapshot["agent_connected"] is False
+            command = {"type": "utterance", "id": f"mirror-{uuid.uuid4()}", "speaker": "agent", "modality": "voice",
+                       "text": "Over HTTP.", "started_at": "2026-01-01T10:00:00.000Z"}
+            ack = await client.agent.command(command)  # type: ignore[arg-type]
+            assert ack["type"] == "ack" and ack["id"] == command["id"]
+            assert await client.agent.command(command) == ack  # type: ignore[arg-type]
+            with pytest.raises(ApiError) as stale:
+                await client.agent.command({"type": "propose", "question_id": "q1", "expected_revision": 1,
+                                            "proposed_answer": {"value": 3}, "confirmation_text": "Three?"})
+            assert (stale.value.status, stale.value.code) == (409, "revision_conflict")
+            assert stale.value.request_id
 
     asyncio.run(run())

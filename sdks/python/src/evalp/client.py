@@ -18,6 +18,8 @@ import httpx
 from ._retry import WRITES, RetryPolicy, asks_for_retry, backoff, policy_of, retry_delay
 from .errors import ApiError
 from .resources import (
+    AgentMirror,
+    AsyncAgentMirror,
     AsyncEnvironment,
     AsyncParticipant,
     Environment,
@@ -187,6 +189,11 @@ class Client(_Base):
         """The participant's steps, for a client made with ``access_token=<participant token>``."""
         return Participant(self)
 
+    @property
+    def agent(self) -> AgentMirror:
+        """The agent door's HTTP mirror, for a client made with ``access_token=<agent token>``."""
+        return AgentMirror(self)
+
 
 class AsyncClient(_Base):
     """The asyncio twin of ``Client``: the same methods, awaited; ``paginate`` is ``async for``."""
@@ -284,3 +291,7 @@ class AsyncClient(_Base):
     @property
     def participant(self) -> AsyncParticipant:
         return AsyncParticipant(self)
+
+    @property
+    def agent(self) -> AsyncAgentMirror:
+        return AsyncAgentMirror(self)

@@ -6,11 +6,15 @@ is one ``client.request(method, path, json=...)`` away (``env.path`` is the envi
 
 from __future__ import annotations
 
+import uuid
 from typing import TYPE_CHECKING, Any, AsyncIterator, Dict, Iterator, List, Optional, Sequence, cast
 
 from .models import (
+    AckFrame,
     AgentSession,
+    Command,
     Evaluation,
+    Interview,
     ParticipantSession,
     ParticipantStep,
     Program,
@@ -29,6 +33,12 @@ JSON = Dict[str, Any]
 def _body(**fields: Any) -> JSON:
     """A request body without the fields left out (``None``)."""
     return {name: value for name, value in fields.items() if value is not None}
+
+
+def _command(command: Command) -> JSON:
+    frame: JSON = dict(command)
+    frame.setdefault("id", f"cmd-{uuid.uuid4()}")
+    return frame
 
 
 class _Scoped:
@@ -174,6 +184,25 @@ class Participant:
             "POST", f"{self._path}/proposals/{proposal_id}/reject", json=_body(reason=reason)))
 
 
+class AgentMirror:
+    """The agent door's HTTP mirror, for a client made with ``access_token=<agent token>``: one
+    command per request, answered with its ack frame (a refusal raises ``ApiError``). Without a
+    socket the agent never "connects": nothing pauses the interview when it stops calling."""
+
+    _path = "/v1/agent/interview"
+
+    def __init__(self, client: "Client") -> None:
+        self._client = client
+
+    def command(self, command: Command) -> AckFrame:
+        """Runs a command (its ``id`` generated unless given); a repeat of an ``id`` answers the stored ack."""
+        return cast(AckFrame, self._client.request("POST", f"{self._path}/commands", json=_command(command)))
+
+    def interview(self) -> Interview:
+        """The interview's snapshot, as the agent sees it."""
+        return cast(Interview, self._client.request("GET", self._path)["interview"])
+
+
 # --- asyncio ----------------------------------------------------------------------------------
 
 
@@ -300,3 +329,16 @@ class AsyncParticipant:
     async def reject(self, proposal_id: str, reason: Optional[str] = None) -> ParticipantStep:
         return cast(ParticipantStep, await self._client.request(
             "POST", f"{self._path}/proposals/{proposal_id}/reject", json=_body(reason=reason)))
+
+
+class AsyncAgentMirror:
+    _path = "/v1/agent/interview"
+
+    def __init__(self, client: "AsyncClient") -> None:
+        self._client = client
+
+    async def command(self, command: Command) -> AckFrame:
+        return cast(AckFrame, await self._client.request("POST", f"{self._path}/commands", json=_command(command)))
+
+    async def interview(self) -> Interview:
+        return cast(Interview, (await self._client.request("GET", self._path))["interview"])
