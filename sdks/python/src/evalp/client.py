@@ -151,6 +151,8 @@ class Client(_Base):
             try:
                 response = self._http.send(request)
                 response.read()
+            except httpx.UnsupportedProtocol:
+                raise  # a wrong URL: no try will fare better
             except httpx.TransportError:
                 # No answer (refused, reset, timed out): the same key makes sending again safe.
                 if last:
@@ -256,6 +258,8 @@ class AsyncClient(_Base):
             try:
                 response = await self._http.send(request)
                 await response.aread()
+            except httpx.UnsupportedProtocol:
+                raise
             except httpx.TransportError:
                 if last:
                     raise
