@@ -8,11 +8,11 @@ import { describe, expect, it } from "vitest";
 // the repository, and every `#anchor` a heading of the page it names (as the forges slug them).
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
-/** The Markdown pages people are pointed to: the README, CONTRIBUTING, docs/ and the packages' own. */
+/** The Markdown pages people are pointed to: the README, CONTRIBUTING, docs/ and the packages' and SDKs' own. */
 function pages(): string[] {
   const found = ["README.md", "CONTRIBUTING.md", "deploy/k8s/README.md"];
   for (const name of readdirSync(join(ROOT, "docs"))) if (name.endsWith(".md")) found.push(`docs/${name}`);
-  for (const parent of ["packages", "examples", "services"]) {
+  for (const parent of ["packages", "examples", "services", "sdks"]) {
     for (const name of readdirSync(join(ROOT, parent))) {
       const readme = `${parent}/${name}/README.md`;
       if (existsSync(join(ROOT, readme))) found.push(readme);
