@@ -1,4 +1,5 @@
 import { create } from "@bufbuild/protobuf";
+import type { TranscriptEntry } from "@evalp/proto/interview/v1/interview";
 import {
   type GetTranscriptRequest,
   type GetTranscriptResponse,
@@ -20,19 +21,28 @@ export function getTranscript(deps: Deps) {
   return async (req: GetTranscriptRequest): Promise<GetTranscriptResponse> => {
     const session = await requireSession(deps.pool, req.participant);
     const interview = await findInterview(deps.pool, session.evaluation.id);
-    const afterSeq = Number(req.afterSeq);
-    const rows = interview
-      ? await listEntries(
-          deps.pool,
-          interview.id,
-          afterSeq,
-          req.limit > 0 ? req.limit : DEFAULT_ENTRY_PAGE,
-          TRANSCRIPT_KINDS,
-        )
-      : [];
-    return create(GetTranscriptResponseSchema, {
-      items: rows.map(transcriptMessage),
-      nextAfterSeq: BigInt(rows.at(-1)?.seq ?? afterSeq),
-    });
+    return create(GetTranscriptResponseSchema, await transcriptPage(deps, interview?.id, req));
   };
+}
+
+/**
+ * A page of an interview's transcript after `afterSeq` (questions asked, answers and utterances),
+ * as the participant and the agent both read it; empty before the interview started.
+ */
+export async function transcriptPage(
+  deps: Pick<Deps, "pool">,
+  interviewId: string | undefined,
+  page: { afterSeq: bigint; limit: number },
+): Promise<{ items: TranscriptEntry[]; nextAfterSeq: bigint }> {
+  const afterSeq = Number(page.afterSeq);
+  const rows = interviewId
+    ? await listEntries(
+        deps.pool,
+        interviewId,
+        afterSeq,
+        page.limit > 0 ? page.limit : DEFAULT_ENTRY_PAGE,
+        TRANSCRIPT_KINDS,
+      )
+    : [];
+  return { items: rows.map(transcriptMessage), nextAfterSeq: BigInt(rows.at(-1)?.seq ?? afterSeq) };
 }
