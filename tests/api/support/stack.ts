@@ -56,7 +56,10 @@ export type Stack = {
   keys: ServiceKeySet;
   /** The stack's database, as the administrator (the planes connect as their schemas' roles). */
   databaseUrl: string;
-  /** The control schema's pool, for asserting what was (not) written. */
+  /**
+   * A pool of the test's own as the administrator (search path `control`), for asserting what was
+   * (not) written: it reads every schema, which no plane's role may.
+   */
   db: Pool;
   /** The pool of any service's schema, for the same. */
   pool(schema: "control" | "platform" | "interview" | "webhooks"): Pool;
@@ -177,6 +180,7 @@ export async function startStack(
     pools.set(schema, created);
     return created;
   };
+  const admin = createPool({ databaseUrl: database.url, schema: "control", max: 4 });
   // Two gateways, each with clients of its own, as two replicas behind a balancer.
   const gateways: Array<{ process: GatewayProcess; url: string; opsUrl: string }> = [];
   for (let i = 0; i < 2; i++) {
@@ -204,7 +208,7 @@ export async function startStack(
     config: { ...config, PUBLIC_URL: url, developmentServiceKeys: keys.private },
     keys,
     databaseUrl: database.url,
-    db: pool("control"),
+    db: admin,
     pool,
     redis,
     nats,
@@ -220,6 +224,7 @@ export async function startStack(
       for (const nc of [...connections, nats]) await nc.close();
       await natsServer.close();
       await Promise.all([...pools.entries()].filter(([name]) => !(name in services)).map(([, p]) => p.end()));
+      await admin.end();
       await database.drop();
     },
   };

@@ -25,15 +25,22 @@ export function rescoreEvaluation(deps: Deps, requireEnvironment: RequireEnviron
     const evaluation = await findEvaluation(deps.pool, environment.environmentId, req.evaluationId);
     // An erased subject's results keep their numbers, not what they were scored on.
     await refuseErasedSubject(deps.pool, evaluation.subject_id);
+    // What the request names first: a bundle of another app is 404, one not published 409,
+    // whether or not the evaluation has been scored yet.
+    const call = forwardedCall(ctx);
+    const named = await deps.platform.bundles.getBundle(
+      {
+        app: { organizationId: evaluation.organization_id, appId: evaluation.app_id },
+        bundleId: req.bundleId,
+      },
+      call,
+    );
+    notPublished(req.bundleId, named.bundle?.status ?? "");
     const first = await endResult(deps.pool, evaluation.id);
     if (!first) throw resultNotReady(evaluation.status);
-    const scored = await scoreAgainst(deps, evaluation, req.bundleId, first.inputs, forwardedCall(ctx));
-    if (scored.status !== "published") {
-      throw new AppError("bundle_not_published", "Rescoring runs on published bundles only.", {
-        bundle_id: req.bundleId,
-        status: scored.status,
-      });
-    }
+    const scored = await scoreAgainst(deps, evaluation, req.bundleId, first.inputs, call);
+    // Published when looked up; checked again as scored (a move in between).
+    notPublished(req.bundleId, scored.status);
     const stored = await withTransaction(deps.pool, (tx) =>
       storeResult(tx, evaluation, {
         ...scored,
@@ -45,4 +52,13 @@ export function rescoreEvaluation(deps: Deps, requireEnvironment: RequireEnviron
     if (!stored) throw new Error("a new rescore trigger was already stored");
     return create(RescoreEvaluationResponseSchema, { result: resultMessage(stored) });
   };
+}
+
+function notPublished(bundleId: string, status: string): void {
+  if (status !== "published") {
+    throw new AppError("bundle_not_published", "Rescoring runs on published bundles only.", {
+      bundle_id: bundleId,
+      status,
+    });
+  }
 }

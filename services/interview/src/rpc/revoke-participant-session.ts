@@ -26,8 +26,12 @@ export function revokeParticipantSession(deps: Deps, requireEnvironment: Require
   ): Promise<RevokeParticipantSessionResponse> => {
     const environment = await requireEnvironment(req.environment, ctx);
     const evaluation = await findEvaluation(deps.pool, environment.environmentId, req.evaluationId);
-    const outcome = await withTransaction(deps.pool, (tx) => revokeRow(tx, evaluation.id, req.sessionId));
-    if (!outcome) throw notFound("participant_session");
+    // Refused inside the transaction: a 404 commits nothing (not even the Idempotency-Key's record).
+    const outcome = await withTransaction(deps.pool, async (tx) => {
+      const revoked = await revokeRow(tx, evaluation.id, req.sessionId);
+      if (!revoked) throw notFound("participant_session");
+      return revoked;
+    });
     deps.realtime.revoked(evaluation.id, [req.sessionId], false);
     return create(RevokeParticipantSessionResponseSchema, { revoked: outcome === "revoked" });
   };
