@@ -1,9 +1,11 @@
 import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { chmod, mkdtemp, readFile, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { verifyWebhook } from "@evalp/client";
 import type { Receiver } from "@evalp/testing";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { ApiClient } from "./support/client.js";
@@ -223,6 +225,93 @@ describe("evalp", () => {
     expect(stale).toMatchObject({ code: 1, stdout: "" });
     expect(stale.stderr).toMatch(ERROR_LINE("revision_conflict"));
     expect((await evalpJson(["quotas", "get"])).limits.programs).toBe(3);
+  });
+
+  it("creates a webhook endpoint, printing its secret once, and the endpoint receives deliveries signed with it", async () => {
+    const secret = `whsec_${randomBytes(32).toString("base64")}`;
+    const run = await evalp(
+      [
+        "webhooks",
+        "create",
+        "--url",
+        `${receiver.url}/cli-created`,
+        "--event-type",
+        "subject.imported",
+        "--event-type",
+        "evaluation.scored,webhook.test",
+        "--secret",
+        secret,
+      ],
+      { env: scopeEnv() },
+    );
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout.split(secret)).toHaveLength(2);
+    expect(run.stderr).toContain("shown this once");
+    const id = /^id +([0-9a-f-]{36})$/m.exec(run.stdout)?.[1] ?? "";
+    expect(id).not.toBe("");
+
+    const listed = await evalpJson<{ id: string; url: string; event_types: string[] }[]>([
+      "webhooks",
+      "list",
+    ]);
+    expect(listed.find((endpoint) => endpoint.id === id)).toMatchObject({
+      url: `${receiver.url}/cli-created`,
+      event_types: ["subject.imported", "evaluation.scored", "webhook.test"],
+    });
+    expect(JSON.stringify(listed)).not.toContain(secret);
+
+    await evalpJson(["webhooks", "test", id]);
+    await vi.waitFor(() => expect(receiver.at("/cli-created")).toHaveLength(1), {
+      timeout: 10_000,
+      interval: 50,
+    });
+    const [delivery] = receiver.at("/cli-created");
+    const verified = await verifyWebhook(secret, delivery?.headers ?? {}, delivery?.body ?? "");
+    expect(verified).toMatchObject({ type: "webhook.test" });
+
+    // A bad event type is the API's 422, and nothing is created (it counts in no quota).
+    const refused = await evalp(
+      ["webhooks", "create", "--url", `${receiver.url}/nope`, "--event-type", "no.such_event"],
+      { env: scopeEnv() },
+    );
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/^error validation_error: /);
+    const after = await evalpJson<{ url: string }[]>(["webhooks", "list"]);
+    expect(after.map((endpoint) => endpoint.url)).not.toContain(`${receiver.url}/nope`);
+  });
+
+  it("keeps sessions in named profiles: login --profile, then EVALP_PROFILE, --profile or the file's default pick one", async () => {
+    const profiles = { EVALP_CONFIG: join(home, "profiles.json") };
+    const login = await evalp(["login", "--email", user.email, "--password-stdin", "--profile", "staging"], {
+      stdin: `${user.password}\n`,
+      env: profiles,
+    });
+    expect(login.code, login.stderr).toBe(0);
+    const file = JSON.parse(await readFile(profiles.EVALP_CONFIG, "utf8"));
+    expect(file.profiles.staging).toMatchObject({ url: stack.url, token: expect.any(String) });
+    expect(login.stdout + login.stderr).not.toContain(file.profiles.staging.token);
+
+    // The default profile is another, empty one: not logged in there.
+    const asDefault = await evalp(["whoami"], { env: profiles });
+    expect(asDefault.code).toBe(1);
+    expect(asDefault.stderr).toMatch(/^error unauthenticated: not logged in/);
+
+    const picks: Array<{ args: string[]; env: Record<string, string> }> = [
+      { args: ["--profile", "staging"], env: {} },
+      { args: [], env: { EVALP_PROFILE: "staging" } },
+    ];
+    for (const how of picks) {
+      const run = await evalp(["--json", "whoami", ...how.args], { env: { ...profiles, ...how.env } });
+      expect(run.code, run.stderr).toBe(0);
+      expect(JSON.parse(run.stdout)).toMatchObject({ kind: "session", email: user.email });
+    }
+    expect((await evalp(["profiles", "use", "staging"], { env: profiles })).code).toBe(0);
+    const byDefault = await evalp(["--json", "apps", "list"], { env: profiles });
+    expect(byDefault.code, byDefault.stderr).toBe(0);
+    expect(JSON.parse(byDefault.stdout).map((app: { id: string }) => app.id)).toContain(ids.app);
+
+    // The flat file of the other tests is still read as it was.
+    expect((await evalp(["whoami"])).code).toBe(0);
   });
 
   it("shows a bundle's status and moves it", async () => {

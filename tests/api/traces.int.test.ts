@@ -23,6 +23,10 @@ beforeAll(async () => {
       OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
       // Spans reach the receiver within a moment of ending, rather than every 5 s.
       OTEL_BSP_SCHEDULE_DELAY: "50",
+      OTEL_RESOURCE_ATTRIBUTES: "deployment.environment.name=traced,team=eval%20ops%2C%20core",
+      K8S_POD_NAME: "gateway-7d9f8-x2k4q",
+      K8S_NAMESPACE_NAME: "evalp",
+      K8S_NODE_NAME: "node-1",
       WEBHOOK_ALLOW_PRIVATE: "true",
     },
     { logLines: lines },
@@ -101,17 +105,28 @@ describe("traces (docs/operations.md#tracing)", () => {
       },
     });
     expect(rpc.attributes).toMatchObject({
-      "rpc.system": "connect_rpc",
-      "rpc.service": expect.stringContaining("control"),
+      "rpc.system.name": "connectrpc",
+      "rpc.method": expect.stringMatching(/^evalp\.control\.[\w.]+\/\w+$/),
     });
+    // The older experimental names only under OTEL_SEMCONV_STABILITY_OPT_IN=rpc/dup.
+    expect(rpc.attributes).not.toHaveProperty("rpc.system");
+    expect(rpc.attributes).not.toHaveProperty("rpc.service");
     expect(publish.attributes).toMatchObject({
       "evalp.service": "control",
       "messaging.system": "nats",
+      "messaging.operation.type": "send",
+      "messaging.operation.name": "publish",
       "messaging.destination.name": expect.stringMatching(/\.subject\.imported$/),
     });
     expect(consume).toMatchObject({
       name: "process subject.imported",
-      attributes: { "evalp.service": "webhooks" },
+      attributes: {
+        "evalp.service": "webhooks",
+        "messaging.system": "nats",
+        "messaging.operation.type": "process",
+        "messaging.destination.name": publish.attributes["messaging.destination.name"],
+        "messaging.consumer.group.name": "webhooks",
+      },
     });
     expect(attempt.attributes).toMatchObject({
       "evalp.service": "webhooks",
@@ -120,7 +135,20 @@ describe("traces (docs/operations.md#tracing)", () => {
     });
     // The gateway's client span of the call is the control server span's parent.
     const caller = spans.find((span) => span.spanId === rpc.parentSpanId);
-    expect(caller).toMatchObject({ kind: SPAN_KIND.client, attributes: { "evalp.service": "gateway" } });
+    expect(caller).toMatchObject({
+      kind: SPAN_KIND.client,
+      attributes: {
+        "evalp.service": "gateway",
+        "rpc.system.name": "connectrpc",
+        "rpc.method": rpc.attributes["rpc.method"],
+        "server.address": expect.any(String),
+        "server.port": expect.any(Number),
+      },
+    });
+    // The gateway's request span speaks the stable HTTP conventions, not the older names.
+    expect(gateway.attributes).toMatchObject({ "http.response.status_code": expect.any(Number) });
+    expect(gateway.attributes).not.toHaveProperty("http.method");
+    expect(gateway.attributes).not.toHaveProperty("http.status_code");
 
     // Log lines written under a span carry its trace: control's line for the RPC is in this trace.
     const logged = lines
@@ -135,6 +163,22 @@ describe("traces (docs/operations.md#tracing)", () => {
     for (const service of ["gateway", "control", "webhooks"]) expect(services).toContain(service);
     // One provider for the Node process: the resource's `service.name` is the first process's.
     expect(new Set(otlp.spans().map((span) => span.resourceService)).size).toBe(1);
+  });
+
+  it("carry a resource that says where they come from: OTEL_RESOURCE_ATTRIBUTES, the pod, the version and the instance", () => {
+    const [span] = otlp.spans();
+    expect(span?.resource).toMatchObject({
+      "service.name": span?.resourceService,
+      "service.version": expect.stringMatching(/^\d+\.\d+\.\d+/),
+      "service.instance.id": expect.stringMatching(/^[0-9a-f-]{36}$/),
+      "deployment.environment.name": "traced",
+      team: "eval ops, core",
+      "k8s.pod.name": "gateway-7d9f8-x2k4q",
+      "k8s.namespace.name": "evalp",
+      "k8s.node.name": "node-1",
+      "telemetry.sdk.language": "nodejs",
+    });
+    expect(["gateway", "control", "platform", "interview", "webhooks"]).toContain(span?.resourceService);
   });
 
   it("see the queries of a process started as main.ts starts one: ESM modules are instrumented when the hooks come first", async () => {

@@ -502,6 +502,21 @@ for (const overlay of OVERLAYS) {
       }
     });
 
+    it("tells each process its pod, namespace and node from the downward API, for its spans' resource", () => {
+      const objects = render(overlay);
+      for (const name of PROCESS_NAMES) {
+        const container = mainContainer(appWorkload(objects, name));
+        const fields = Object.fromEntries(
+          (container.env ?? []).map((variable) => [variable.name, variable.valueFrom?.fieldRef?.fieldPath]),
+        );
+        expect(fields, name).toMatchObject({
+          K8S_POD_NAME: "metadata.name",
+          K8S_NAMESPACE_NAME: "metadata.namespace",
+          K8S_NODE_NAME: "spec.nodeName",
+        });
+      }
+    });
+
     it("pins every image by a tag (never latest), the platform's by the overlay's kustomize images", () => {
       const objects = render(overlay);
       const kustomization = parse(readFileSync(join(OVERLAYS_DIR, overlay, "kustomization.yaml"), "utf8"));

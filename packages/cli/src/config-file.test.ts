@@ -2,7 +2,14 @@ import { chmod, mkdir, mkdtemp, readFile, stat, writeFile } from "node:fs/promis
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
-import { configPath, readConfig, updateConfig, writeConfig } from "./config-file.js";
+import {
+  configPath,
+  readConfig,
+  readConfigDocument,
+  updateConfig,
+  writeConfig,
+  writeConfigDocument,
+} from "./config-file.js";
 import { CliError } from "./errors.js";
 
 let dir: string;
@@ -102,5 +109,59 @@ describe("updateConfig", () => {
     await writeFile(path, "{}", { mode: 0o644 });
     await chmod(path, 0o644);
     await expect(updateConfig(path, { org: "o" })).rejects.toMatchObject({ code: "config_insecure" });
+  });
+});
+
+describe("profiles", () => {
+  it("reads a flat file as the profile `default`, and keeps it flat while only that profile changes", async () => {
+    const path = join(dir, "config.json");
+    await writeConfig(path, { url: "http://api", token: "evs_1" });
+    expect(await readConfigDocument(path)).toEqual({
+      profiles: { default: { url: "http://api", token: "evs_1" } },
+      flat: true,
+    });
+    expect(await readConfig(path)).toEqual({ url: "http://api", token: "evs_1" });
+    await updateConfig(path, { org: "o1" });
+    expect(JSON.parse(await readFile(path, "utf8"))).toEqual({
+      url: "http://api",
+      token: "evs_1",
+      org: "o1",
+    });
+  });
+
+  it("turns a flat file into profiles when another profile is written, the flat one kept as `default`", async () => {
+    const path = join(dir, "config.json");
+    await writeConfig(path, { url: "http://api", token: "evs_1" });
+    await updateConfig(path, { url: "http://staging", api_key: "evk_2" }, "staging");
+    expect(JSON.parse(await readFile(path, "utf8"))).toEqual({
+      profiles: {
+        default: { url: "http://api", token: "evs_1" },
+        staging: { url: "http://staging", api_key: "evk_2" },
+      },
+    });
+    expect(await modeOf(path)).toBe(0o600);
+    expect(await readConfig(path, "staging")).toEqual({ url: "http://staging", api_key: "evk_2" });
+    expect(await readConfig(path, "missing")).toEqual({});
+  });
+
+  it("reads the file's default profile unless one is named", async () => {
+    const path = join(dir, "config.json");
+    await writeConfigDocument(path, {
+      default_profile: "prod",
+      profiles: { prod: { url: "http://prod" }, dev: { url: "http://dev" } },
+      flat: false,
+    });
+    expect(await readConfig(path)).toEqual({ url: "http://prod" });
+    expect(await readConfig(path, "dev")).toEqual({ url: "http://dev" });
+  });
+
+  it("refuses a profile that is not an object, or a field it does not know", async () => {
+    const path = join(dir, "config.json");
+    await writeFile(path, JSON.stringify({ profiles: { prod: "x" } }), { mode: 0o600 });
+    await expect(readConfig(path)).rejects.toMatchObject({ code: "config_invalid" });
+    await writeFile(path, JSON.stringify({ profiles: { prod: { password: "x" } } }), { mode: 0o600 });
+    await expect(readConfig(path)).rejects.toThrow(/unknown field "password"/);
+    await writeFile(path, JSON.stringify({ profiles: {}, extra: 1 }), { mode: 0o600 });
+    await expect(readConfig(path)).rejects.toMatchObject({ code: "config_invalid" });
   });
 });

@@ -1,5 +1,5 @@
 import type { EvalpClient } from "@evalp/client";
-import { type ConfigFile, configPath, readConfig } from "./config-file.js";
+import { type ConfigFile, configPath, profileName, readConfigDocument } from "./config-file.js";
 import { createOutput, type Output, type Streams } from "./output.js";
 import {
   type Credential,
@@ -22,7 +22,7 @@ export type Runtime = {
 };
 
 /** The options every command accepts, wherever they are written on the line. */
-export type GlobalOptions = ScopeOptions & { json?: boolean };
+export type GlobalOptions = ScopeOptions & { json?: boolean; profile?: string };
 
 /** What an action works with: its settings, where it prints, and the API as the configured caller. */
 export type Context = {
@@ -30,21 +30,27 @@ export type Context = {
   settings: Settings;
   output: Output;
   configPath: string;
+  /** The config file's profile this run uses (`--profile`, EVALP_PROFILE, the file's default). */
+  profile: string;
+  /** That profile's settings ({} when it does not exist yet: `login` makes it). */
   config: ConfigFile;
   /** The API as the configured credential; without one the command fails before any request. */
   api(): EvalpClient;
 };
 
-/** Reads the config file and resolves the settings of one run (see `resolveSettings`). */
+/** Reads the config file's profile and resolves the settings of one run (see `resolveSettings`). */
 export async function createContext(runtime: Runtime, options: GlobalOptions): Promise<Context> {
   const path = configPath(runtime.env);
-  const config = await readConfig(path);
+  const document = await readConfigDocument(path);
+  const profile = profileName(document, options.profile || runtime.env.EVALP_PROFILE);
+  const config = document.profiles[profile] ?? {};
   const settings = resolveSettings(options, runtime.env, config);
   return {
     runtime,
     settings,
     output: createOutput(runtime.streams, options.json === true),
     configPath: path,
+    profile,
     config,
     api: () => runtime.connect(settings.url, requireCredential(settings)),
   };

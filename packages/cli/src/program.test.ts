@@ -2,13 +2,20 @@ import { mkdtemp, readFile, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
-import { writeConfig } from "./config-file.js";
+import { writeConfig, writeConfigDocument } from "./config-file.js";
 import { connectClient } from "./connect.js";
 import type { Runtime } from "./context.js";
 import { run } from "./program.js";
 
 /** One request as the fake API saw it. */
-type Seen = { method: string; path: string; query: URLSearchParams; headers: Headers; body: any };
+type Seen = {
+  method: string;
+  origin: string;
+  path: string;
+  query: URLSearchParams;
+  headers: Headers;
+  body: any;
+};
 type Answer = { status?: number; body?: unknown; headers?: Record<string, string> };
 
 let configFile: string;
@@ -35,6 +42,7 @@ async function cli(
         const text = await request.text();
         const entry = {
           method: request.method,
+          origin: url.origin,
           path: url.pathname,
           query: url.searchParams,
           headers: request.headers,
@@ -353,5 +361,154 @@ describe("login and logout", () => {
     expect(result.seen[0]).toMatchObject({ method: "POST", path: "/auth/logout" });
     expect(result.seen[0]?.headers.get("authorization")).toBe("Bearer evs_old");
     expect(JSON.parse(await readFile(configFile, "utf8"))).toEqual({ url: "http://api.test", org: "o1" });
+  });
+});
+
+describe("webhooks create", () => {
+  it("sends the URL, every event type and the secret given, and prints the secret once with a note", async () => {
+    const created = {
+      id: "w1",
+      environment_id: "e1",
+      url: "https://hooks.example.com/evalp",
+      enabled: true,
+      event_types: ["subject.imported", "evaluation.scored", "interview.completed"],
+      created_at: "2026-11-25T10:00:00.000Z",
+      secret: "whsec_c2VjcmV0",
+    };
+    const result = await cli(
+      [
+        "webhooks",
+        "create",
+        "--url",
+        created.url,
+        "--event-type",
+        "subject.imported",
+        "--event-type",
+        "evaluation.scored,interview.completed",
+        "--secret",
+        "whsec_c2VjcmV0",
+      ],
+      () => ({ status: 201, body: created }),
+      IDS,
+    );
+    expect(result.code).toBe(0);
+    expect(result.seen[0]).toMatchObject({
+      method: "POST",
+      path: `${ENV_PATH}/webhooks`,
+      body: {
+        url: created.url,
+        event_types: ["subject.imported", "evaluation.scored", "interview.completed"],
+        secret: "whsec_c2VjcmV0",
+      },
+    });
+    expect(result.seen[0]?.headers.get("idempotency-key")).toBeTruthy();
+    expect(result.stdout.match(/whsec_c2VjcmV0/g)).toHaveLength(1);
+    expect(result.stderr).toContain("shown this once");
+  });
+
+  it("requires --url and --event-type, and sends nothing without them", async () => {
+    const result = await cli(["webhooks", "create", "--url", "https://hooks.example.com"], () => ({}), IDS);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("--event-type");
+    expect(result.seen).toEqual([]);
+    const noUrl = await cli(["webhooks", "create", "--event-type", "*"], () => ({}), IDS);
+    expect(noUrl.code).toBe(2);
+    expect(noUrl.seen).toEqual([]);
+  });
+
+  it("takes a --url before the command as the API's address, after it as the endpoint's", async () => {
+    const result = await cli(
+      [
+        "--url",
+        "http://other-api.test",
+        "webhooks",
+        "create",
+        "--url=https://hooks.example.com",
+        "--event-type",
+        "*",
+      ],
+      () => ({ status: 201, body: { id: "w1", secret: "whsec_x" } }),
+      IDS,
+    );
+    expect(result.code).toBe(0);
+    expect(result.seen[0]?.origin).toBe("http://other-api.test");
+    expect(result.seen[0]?.body).toMatchObject({ url: "https://hooks.example.com", event_types: ["*"] });
+  });
+});
+
+describe("version and completion", () => {
+  it("prints the package's version", async () => {
+    const { version } = JSON.parse(await readFile(new URL("../package.json", import.meta.url), "utf8"));
+    const result = await cli(["--version"]);
+    expect(result).toMatchObject({ code: 0, stdout: `${version}\n` });
+  });
+
+  it("prints a completion script for bash, zsh and fish, and refuses another shell", async () => {
+    for (const shell of ["bash", "zsh", "fish"]) {
+      const result = await cli(["completion", shell]);
+      expect(result.code, shell).toBe(0);
+      expect(result.stdout, shell).toContain("webhooks create");
+    }
+    const other = await cli(["completion", "powershell"]);
+    expect(other.code).toBe(2);
+  });
+});
+
+describe("profiles", () => {
+  const profiles = {
+    default_profile: "staging",
+    profiles: {
+      prod: { url: "http://prod.test", api_key: "evk_prod", org: "o-prod" },
+      staging: { url: "http://staging.test", token: "evs_staging", org: "o-staging" },
+    },
+  };
+
+  it("uses the file's default profile, another by --profile or EVALP_PROFILE, the flag first", async () => {
+    await writeConfigDocument(configFile, { ...profiles, flat: false });
+    const answer = () => ({ body: { items: [], next_cursor: null } });
+    const noUrl = { EVALP_URL: "" };
+    const byDefault = await cli(["apps", "list"], answer, noUrl);
+    expect(byDefault.seen[0]?.path).toBe("/v1/organizations/o-staging/apps");
+    expect(byDefault.seen[0]?.headers.get("authorization")).toBe("Bearer evs_staging");
+
+    const byEnv = await cli(["apps", "list"], answer, { ...noUrl, EVALP_PROFILE: "prod" });
+    expect(byEnv.seen[0]?.path).toBe("/v1/organizations/o-prod/apps");
+    expect(byEnv.seen[0]?.headers.get("x-api-key")).toBe("evk_prod");
+
+    const byFlag = await cli(["apps", "list", "--profile", "staging"], answer, {
+      ...noUrl,
+      EVALP_PROFILE: "prod",
+    });
+    expect(byFlag.seen[0]?.path).toBe("/v1/organizations/o-staging/apps");
+  });
+
+  it("logs in into the named profile and leaves the others alone", async () => {
+    await writeConfigDocument(configFile, { ...profiles, flat: false });
+    const result = await cli(
+      ["login", "--email", "ada@example.com", "--password-stdin", "--profile", "dev"],
+      (seen) =>
+        seen.path === "/auth/login"
+          ? {
+              body: { access_token: "evs_dev", token_type: "bearer", expires_at: "2026-11-26T00:00:00.000Z" },
+            }
+          : { body: { organization_id: "o-dev" } },
+    );
+    expect(result.code).toBe(0);
+    const file = JSON.parse(await readFile(configFile, "utf8"));
+    expect(file.default_profile).toBe("staging");
+    expect(file.profiles.prod).toEqual(profiles.profiles.prod);
+    expect(file.profiles.dev).toMatchObject({ token: "evs_dev", url: "http://api.test" });
+  });
+
+  it("lists the profiles without their credentials, and changes the default", async () => {
+    await writeConfigDocument(configFile, { ...profiles, flat: false });
+    const listed = await cli(["profiles", "list"]);
+    expect(listed.stdout).toContain("prod");
+    expect(listed.stdout).not.toContain("evk_prod");
+    expect(listed.stdout).not.toContain("evs_staging");
+    expect((await cli(["profiles", "use", "prod"])).code).toBe(0);
+    expect(JSON.parse(await readFile(configFile, "utf8")).default_profile).toBe("prod");
+    const unknown = await cli(["profiles", "use", "nope"]);
+    expect(unknown.code).toBe(2);
   });
 });

@@ -1,12 +1,18 @@
-import { Command, CommanderError } from "commander";
+import { createRequire } from "node:module";
+import { Argument, Command, CommanderError } from "commander";
 import { registerAuthCommands } from "./commands/auth.js";
 import { registerControlCommands } from "./commands/control.js";
 import { registerEvaluationCommands } from "./commands/evaluations.js";
 import { registerOperateCommands } from "./commands/operate.js";
+import { registerProfileCommands } from "./commands/profiles.js";
 import { registerSubjectCommands } from "./commands/subjects.js";
-import { registerWebhookCommands } from "./commands/webhooks.js";
+import { endpointUrlFlags, registerWebhookCommands } from "./commands/webhooks.js";
+import { completionScript, SHELLS, type Shell } from "./completion.js";
 import { type Context, createContext, type GlobalOptions, type Runtime } from "./context.js";
 import { asCliError, CliError, errorLine } from "./errors.js";
+
+/** The CLI's version: its package's (beside dist/ in the published package as in the repository). */
+export const VERSION = (createRequire(import.meta.url)("../package.json") as { version: string }).version;
 
 /** An action of a command: the run's context, its positional arguments and its own options. */
 export type Handler = (context: Context, args: string[], options: Record<string, unknown>) => Promise<void>;
@@ -19,6 +25,11 @@ export function createProgram(runtime: Runtime): Command {
   const program = new Command("evalp")
     .description(
       "Operate an evalp platform: apps, environments, keys, webhooks, quotas, the audit trail and evaluations.",
+    )
+    .version(VERSION, "-V, --version", "print the CLI's version")
+    .option(
+      "--profile <name>",
+      "the config file's profile to use (EVALP_PROFILE; default: the file's default)",
     )
     .option("--url <url>", "the API's base URL (EVALP_URL)")
     .option("--org <id>", "organization id (EVALP_ORG)")
@@ -44,6 +55,15 @@ export function createProgram(runtime: Runtime): Command {
   registerWebhookCommands(program, act);
   registerOperateCommands(program, act);
   registerEvaluationCommands(program, act);
+  registerProfileCommands(program, act);
+  program
+    .command("completion")
+    .description("print the shell completion script (bash, zsh or fish) of every command and option")
+    .addArgument(new Argument("<shell>", "the shell").choices(SHELLS))
+    .action((shell: Shell) => {
+      // Made from this program, so it lists exactly the commands this version has.
+      runtime.streams.stdout(completionScript(program, shell));
+    });
   return program;
 }
 
@@ -63,7 +83,7 @@ export async function run(argv: readonly string[], runtime: Runtime): Promise<nu
     });
   }
   try {
-    await program.parseAsync([...argv], { from: "user" });
+    await program.parseAsync(endpointUrlFlags(argv), { from: "user" });
     return 0;
   } catch (error) {
     if (error instanceof CommanderError) return commanderExit(error, runtime);

@@ -63,6 +63,18 @@ describe("loadConfig", () => {
     }
   });
 
+  it("takes OTEL_RESOURCE_ATTRIBUTES of the specification's form, and refuses another at start", () => {
+    const dir = varDir();
+    const config = loadConfig({
+      VAR_DIR: dir,
+      OTEL_RESOURCE_ATTRIBUTES: "deployment.environment.name=prod,team=a%2Cb",
+    });
+    expect(config.OTEL_RESOURCE_ATTRIBUTES).toBe("deployment.environment.name=prod,team=a%2Cb");
+    expect(() =>
+      loadConfig({ VAR_DIR: dir, OTEL_RESOURCE_ATTRIBUTES: "deployment.environment.name" }),
+    ).toThrow(/OTEL_RESOURCE_ATTRIBUTES/);
+  });
+
   it("requires MAIL_FROM with SMTP_URL, and takes one mailbox without line breaks", () => {
     const dir = varDir();
     expect(() => loadConfig({ VAR_DIR: dir, SMTP_URL: "smtp://mail.example:587" })).toThrow(/MAIL_FROM/);

@@ -4,6 +4,7 @@ import { dirname, resolve } from "node:path";
 import { z } from "zod";
 import { NATS_USERS } from "./nats-permissions.js";
 import { parseSealingSecrets, type SealingSecret } from "./sealing.js";
+import { parseResourceAttributes } from "./semconv.js";
 import { parseServiceAddress } from "./service-endpoints.js";
 import {
   generateServiceKeySet,
@@ -192,6 +193,25 @@ export const configSchema = z.object({
   OTEL_SERVICE_NAME: z.string().min(1).optional(),
   /** How long finished spans wait to be exported together. */
   OTEL_BSP_SCHEDULE_DELAY: z.coerce.number().int().min(0).default(5_000),
+  /**
+   * More attributes of the spans' resource (semconv.ts): `key=value` pairs separated by commas,
+   * percent-encoded, as the OpenTelemetry specification defines them (`deployment.environment.name=prod`).
+   */
+  OTEL_RESOURCE_ATTRIBUTES: z
+    .string()
+    .optional()
+    .refine((value) => parseResourceAttributes(value) !== null, {
+      message: "Expected key=value pairs separated by commas, percent-encoded",
+    }),
+  /**
+   * Which attribute names the spans carry (semconv.ts): `http/dup`, `rpc/dup` add the older
+   * experimental HTTP and RPC names to the current ones; unset, `http` or `rpc`: the current only.
+   */
+  OTEL_SEMCONV_STABILITY_OPT_IN: z.string().optional(),
+  /** The pod, its namespace and its node (the Kubernetes downward API), on the spans' resource. */
+  K8S_POD_NAME: z.string().min(1).optional(),
+  K8S_NAMESPACE_NAME: z.string().min(1).optional(),
+  K8S_NODE_NAME: z.string().min(1).optional(),
   SIGNUP_ENABLED: booleanString.default(true),
   LEGACY_API_KEYS: z.string().default(""),
   /**

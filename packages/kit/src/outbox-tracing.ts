@@ -20,6 +20,7 @@ export function tracePublish<T>(
       attributes: {
         "messaging.system": "nats",
         "messaging.operation.type": "send",
+        "messaging.operation.name": "publish",
         "messaging.destination.name": subject,
         "messaging.message.id": row.id,
       },

@@ -8,7 +8,8 @@ import {
   type TextMapSetter,
   trace,
 } from "@opentelemetry/api";
-import { tracingActive } from "./telemetry.js";
+import { type RpcCall, rpcAttributes, rpcErrorAttributes } from "./semconv.js";
+import { semanticConventions, tracingActive } from "./telemetry.js";
 import { withSpan } from "./trace-context.js";
 
 /*
@@ -24,19 +25,17 @@ const headerGetter: TextMapGetter<Headers> = {
   get: (carrier, key) => carrier.get(key) ?? undefined,
 };
 
-function rpcAttributes(req: { service: { typeName: string }; method: { name: string } }): Attributes {
-  return { "rpc.system": "connect_rpc", "rpc.service": req.service.typeName, "rpc.method": req.method.name };
+function callOf(req: { service: { typeName: string }; method: { name: string }; url?: string }): RpcCall {
+  return { service: req.service.typeName, method: req.method.name, ...(req.url && { url: req.url }) };
 }
 
-/** The Connect code of a failure, as a span attribute (`not_found`, …). */
+/** The Connect code of a failure (`not_found`, …), on the span as the RPC conventions name it. */
 function errorCode(error: unknown): Attributes {
-  const code = ConnectError.from(error).code;
-  return {
-    "rpc.connect_rpc.error_code": Code[code]?.replace(
-      /[A-Z]/g,
-      (c, at) => `${at ? "_" : ""}${c.toLowerCase()}`,
-    ),
-  };
+  const code = Code[ConnectError.from(error).code] ?? "unknown";
+  return rpcErrorAttributes(
+    code.replace(/[A-Z]/g, (c, at) => `${at ? "_" : ""}${c.toLowerCase()}`),
+    semanticConventions().rpc,
+  );
 }
 
 /** Client interceptor: one client span per call, its context sent along. */
@@ -44,7 +43,7 @@ export const traceClientInterceptor: Interceptor = (next) => async (req) => {
   if (!tracingActive()) return next(req);
   return withSpan(
     `${req.service.typeName}/${req.method.name}`,
-    { kind: SpanKind.CLIENT, attributes: rpcAttributes(req) },
+    { kind: SpanKind.CLIENT, attributes: rpcAttributes(callOf(req), semanticConventions().rpc) },
     async (span) => {
       propagation.inject(context.active(), req.header, headerSetter);
       try {
@@ -63,7 +62,15 @@ export const traceServerInterceptor: Interceptor = (next) => async (req) => {
   const parent = propagation.extract(trace.deleteSpan(context.active()), req.header, headerGetter);
   return withSpan(
     `${req.service.typeName}/${req.method.name}`,
-    { kind: SpanKind.SERVER, attributes: rpcAttributes(req), parent },
+    {
+      kind: SpanKind.SERVER,
+      // The server's span names no server address: the caller's URL is its own business.
+      attributes: rpcAttributes(
+        { service: req.service.typeName, method: req.method.name },
+        semanticConventions().rpc,
+      ),
+      parent,
+    },
     async (span) => {
       try {
         return await next(req);

@@ -1,5 +1,5 @@
 import { createRequire } from "node:module";
-import { type Context, context, createContextKey, propagation, trace } from "@opentelemetry/api";
+import { type Context, context, createContextKey, propagation, SpanKind, trace } from "@opentelemetry/api";
 import type * as AsyncHooksContext from "@opentelemetry/context-async-hooks";
 import type * as Core from "@opentelemetry/core";
 import type * as OtlpHttp from "@opentelemetry/exporter-trace-otlp-http";
@@ -11,6 +11,7 @@ import type * as UndiciInstrumentation from "@opentelemetry/instrumentation-undi
 import type * as Resources from "@opentelemetry/resources";
 import type * as SdkTrace from "@opentelemetry/sdk-trace";
 import type { Config } from "./config.js";
+import { type Conventions, oldHttpAttributes, parseStabilityOptIn, resourceAttributes } from "./semconv.js";
 
 /*
  * Tracing (docs/operations.md#tracing). Nothing of the OpenTelemetry SDK is loaded unless
@@ -40,7 +41,20 @@ const SERVICE_KEY = createContextKey("evalp.service");
 export type TelemetryConfig = Pick<
   Config,
   "OTEL_EXPORTER_OTLP_ENDPOINT" | "OTEL_SERVICE_NAME" | "OTEL_BSP_SCHEDULE_DELAY"
->;
+> &
+  Partial<
+    Pick<
+      Config,
+      | "OTEL_RESOURCE_ATTRIBUTES"
+      | "OTEL_SEMCONV_STABILITY_OPT_IN"
+      | "K8S_POD_NAME"
+      | "K8S_NAMESPACE_NAME"
+      | "K8S_NODE_NAME"
+    >
+  >;
+
+/** The platform's version, the `service.version` of its spans (every package is released together). */
+const PLATFORM_VERSION = (require("../package.json") as { version: string }).version;
 
 /** A process's hold on the tracing of its Node process. */
 export type Telemetry = {
@@ -64,6 +78,14 @@ type Instrumented = {
   use(provider: SdkTrace.TracerProvider): void;
   disable(): void;
 };
+
+/** The names the spans carry (semconv.ts), chosen by the provider's OTEL_SEMCONV_STABILITY_OPT_IN. */
+let conventions: Conventions = parseStabilityOptIn(undefined);
+
+/** The attribute names this Node process's spans carry, per domain (`OTEL_SEMCONV_STABILITY_OPT_IN`). */
+export function semanticConventions(): Conventions {
+  return conventions;
+}
 
 /** Whether spans are being recorded in this Node process (the platform's own tracing skips its work otherwise). */
 export function tracingActive(): boolean {
@@ -126,15 +148,17 @@ function startProvider(config: TelemetryConfig, endpoint: string, name: string):
   const { W3CTraceContextPropagator } = require("@opentelemetry/core") as typeof Core;
   const { defaultResource, resourceFromAttributes } = require("@opentelemetry/resources") as typeof Resources;
 
+  conventions = parseStabilityOptIn(config.OTEL_SEMCONV_STABILITY_OPT_IN);
   const contextManager = new AsyncLocalStorageContextManager().enable();
   context.setGlobalContextManager(contextManager);
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   const provider = new TracerProvider({
     resource: defaultResource().merge(
-      resourceFromAttributes({ "service.name": config.OTEL_SERVICE_NAME ?? name }),
+      resourceFromAttributes(resourceAttributes(config, name, PLATFORM_VERSION)),
     ),
     spanProcessors: [
       serviceAttribution(name),
+      ...(conventions.http.old ? [oldHttpNames()] : []),
       new BatchSpanProcessor({
         // The base URL, as OTEL_EXPORTER_OTLP_ENDPOINT means it for every signal.
         exporter: new OTLPTraceExporter({ url: `${endpoint.replace(/\/+$/, "")}/v1/traces` }),
@@ -151,6 +175,7 @@ function startProvider(config: TelemetryConfig, endpoint: string, name: string):
       instrumented?.disable();
       instrumented = null;
       await provider.shutdown();
+      conventions = parseStabilityOptIn(undefined);
       trace.disable();
       propagation.disable();
       context.disable();
@@ -165,6 +190,23 @@ function serviceAttribution(fallback: string): SdkTrace.SpanProcessor {
       if (span.attributes[SERVICE_ATTRIBUTE] !== undefined) return;
       const service = parent.getValue(SERVICE_KEY);
       span.setAttribute(SERVICE_ATTRIBUTE, typeof service === "string" ? service : fallback);
+    },
+    onEnd() {},
+    forceFlush: async () => {},
+    shutdown: async () => {},
+  };
+}
+
+/**
+ * Under `http/dup`: copies each HTTP span's current attributes to their older names as the span
+ * ends (the instrumentations emit the current names only).
+ */
+function oldHttpNames(): SdkTrace.SpanProcessor {
+  return {
+    onStart() {},
+    onEnding(span: SdkTrace.Span) {
+      const server = span.kind === SpanKind.SERVER;
+      span.setAttributes(oldHttpAttributes(span.attributes, server));
     },
     onEnd() {},
     forceFlush: async () => {},

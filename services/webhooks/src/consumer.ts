@@ -137,7 +137,9 @@ export function createEventConsumer(options: {
     ...(options.metrics && { metrics: options.metrics }),
     decode: (message) => {
       const event: unknown = message.json();
-      return isEnvelope(event) ? { event, trace: contextFromNats(message.headers) } : null;
+      return isEnvelope(event)
+        ? { event, subject: message.subject, trace: contextFromNats(message.headers) }
+        : null;
     },
     async handle(batch) {
       const events = new Map(batch.map((consumed) => [consumed.event.id, consumed]));
@@ -148,7 +150,7 @@ export function createEventConsumer(options: {
 }
 
 /** An event as received, with the trace its publisher sent along. */
-type Consumed = { event: EventEnvelope; trace: Context };
+type Consumed = { event: EventEnvelope; subject: string; trace: Context };
 /** An event being stored, with the trace its deliveries continue. */
 type Traced = { event: EventEnvelope; trace: TraceCarrier | null };
 
@@ -160,7 +162,7 @@ type Traced = { event: EventEnvelope; trace: TraceCarrier | null };
 async function consumeTraced(batch: Consumed[], store: (events: Traced[]) => Promise<void>): Promise<void> {
   const [first] = batch;
   if (!first || !tracingActive()) return store(batch.map(({ event }) => ({ event, trace: null })));
-  const spans = batch.map(({ event, trace: parent }) =>
+  const spans = batch.map(({ event, subject, trace: parent }) =>
     tracer.startSpan(
       `process ${event.type}`,
       {
@@ -168,6 +170,9 @@ async function consumeTraced(batch: Consumed[], store: (events: Traced[]) => Pro
         attributes: {
           "messaging.system": "nats",
           "messaging.operation.type": "process",
+          "messaging.operation.name": "process",
+          "messaging.destination.name": subject,
+          "messaging.consumer.group.name": EVENTS_CONSUMER,
           "messaging.message.id": event.id,
         },
       },

@@ -11,6 +11,8 @@ export type ExportedSpan = {
   scope: string;
   /** The exporting provider's `service.name`. */
   resourceService: string;
+  /** The exporting provider's resource. */
+  resource: Record<string, string | number | boolean>;
   attributes: Record<string, string | number | boolean>;
 };
 
@@ -75,6 +77,7 @@ function decodeExport(body: {
         kind: span.kind,
         scope: scopeSpans.scope?.name ?? "",
         resourceService: String(resource["service.name"] ?? ""),
+        resource,
         attributes: attributesOf(span.attributes),
       })),
     );

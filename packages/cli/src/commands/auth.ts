@@ -44,16 +44,20 @@ async function login(context: Context, _args: string[], options: Record<string, 
       ? context.settings.org
       : (await unwrap(asSession.GET("/v1/session/active-organization"))).organization_id;
   const sameOrg = org === context.config.org;
-  await updateConfig(context.configPath, {
-    url: context.settings.url,
-    token: session.access_token,
-    token_expires_at: session.expires_at,
-    // A key in the file would shadow the session just opened; ids of another organization are stale.
-    api_key: undefined,
-    org,
-    app: sameOrg ? context.config.app : undefined,
-    env: sameOrg ? context.config.env : undefined,
-  });
+  await updateConfig(
+    context.configPath,
+    {
+      url: context.settings.url,
+      token: session.access_token,
+      token_expires_at: session.expires_at,
+      // A key in the file would shadow the session just opened; ids of another organization are stale.
+      api_key: undefined,
+      org,
+      app: sameOrg ? context.config.app : undefined,
+      env: sameOrg ? context.config.env : undefined,
+    },
+    context.profile,
+  );
   const shadow = context.runtime.env.EVALP_API_KEY
     ? "EVALP_API_KEY"
     : context.runtime.env.EVALP_TOKEN
@@ -94,7 +98,11 @@ async function logout(context: Context): Promise<void> {
     if (!isGone(error)) throw error;
   }
   if (context.config.token)
-    await updateConfig(context.configPath, { token: undefined, token_expires_at: undefined });
+    await updateConfig(
+      context.configPath,
+      { token: undefined, token_expires_at: undefined },
+      context.profile,
+    );
   context.output.note("Logged out.");
 }
 

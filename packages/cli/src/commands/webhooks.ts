@@ -1,4 +1,4 @@
-import { type Schemas, unwrap } from "@evalp/client";
+import { type operations, type Schemas, unwrap } from "@evalp/client";
 import { type Command, Option } from "commander";
 import type { Context } from "../context.js";
 import { pointInTime } from "../parse.js";
@@ -8,6 +8,8 @@ import { type Column, fields } from "../table.js";
 import { collect, limitOf, listLimit, pageSize } from "./list-options.js";
 
 type Delivery = Schemas["WebhookDelivery"];
+type EventTypes =
+  operations["createWebhookEndpoint"]["requestBody"]["content"]["application/json"]["event_types"];
 
 const ENDPOINT_COLUMNS: Column<Schemas["WebhookEndpoint"]>[] = fields(
   "id",
@@ -50,6 +52,23 @@ const ENDPOINT = "/v1/organizations/{organization_id}/apps/{app_id}/environments
 const DELIVERIES =
   "/v1/organizations/{organization_id}/apps/{app_id}/environments/{environment_id}/webhook-deliveries";
 
+/**
+ * The command line with each `--url` written after `webhooks create` made its `--endpoint-url`:
+ * the program's own `--url` (the API's address) is recognised anywhere on the line, and the
+ * endpoint's URL is naturally written as `--url` too. A `--url` before the command stays the API's.
+ */
+export function endpointUrlFlags(argv: readonly string[]): string[] {
+  const words = argv.map((arg, index) => ({ arg, index })).filter(({ arg }) => !arg.startsWith("-"));
+  const at = words.findIndex(({ arg }, i) => arg === "webhooks" && words[i + 1]?.arg === "create");
+  const create = at < 0 ? undefined : words[at + 1];
+  if (!create) return [...argv];
+  return argv.map((arg, index) => {
+    if (index <= create.index) return arg;
+    if (arg === "--url") return "--endpoint-url";
+    return arg.startsWith("--url=") ? `--endpoint-url=${arg.slice("--url=".length)}` : arg;
+  });
+}
+
 /** `webhooks` (an environment's endpoints) and `deliveries` (what was sent to them). */
 export function registerWebhookCommands(program: Command, act: Act): void {
   const webhooks = program.command("webhooks").description("the environment's webhook endpoints");
@@ -62,6 +81,46 @@ export function registerWebhookCommands(program: Command, act: Act): void {
       context.output.list(await collect(items, limit), ENDPOINT_COLUMNS);
     }),
   );
+  webhooks
+    .command("create")
+    .description("add an endpoint; its signing secret is shown this once")
+    // `--url` after `webhooks create` is this option (`endpointUrlFlags`); before it, the API's.
+    .requiredOption(
+      "--endpoint-url <url>",
+      "where the deliveries are POSTed (https); --url after the command",
+    )
+    .requiredOption(
+      "--event-type <type...>",
+      "an event type it receives (repeat it, or list several; * for all)",
+      (value: string, previous: string[] | undefined) => [
+        ...(previous ?? []),
+        ...value
+          .split(",")
+          .map((type) => type.trim())
+          .filter(Boolean),
+      ],
+    )
+    .option("--secret <secret>", "its signing secret (whsec_…); by default the API makes one")
+    .option("--disabled", "create it disabled: nothing is delivered until it is enabled")
+    .action(
+      act(async (context, _args, options) => {
+        const created = await unwrap(
+          context.api().POST(ENDPOINT, {
+            params: { path: envPath(context) },
+            body: {
+              url: String(options.endpointUrl),
+              // The API checks the names (an unknown one is its 422, which names it).
+              event_types: options.eventType as EventTypes,
+              ...(options.disabled === true && { enabled: false }),
+              ...(typeof options.secret === "string" && { secret: options.secret }),
+            },
+          }),
+        );
+        // The API shows the secret in this answer only, and a receiver cannot verify without it.
+        context.output.item(created, ["id", "url", "enabled", "event_types", "created_at", "secret"]);
+        context.output.note("The secret is shown this once: give it to the receiver now.");
+      }),
+    );
   webhooks
     .command("test")
     .description("send the endpoint a webhook.test event, attempted at once")

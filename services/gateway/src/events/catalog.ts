@@ -11,11 +11,69 @@ import { StringEnum } from "../validation/request-validator.js";
 /** An event type a webhook endpoint can subscribe to (docs/webhooks.md, docs/interview.md#the-agent-protocol); `*` is not one. */
 export type EventType = Exclude<(typeof EVENT_TYPES)[number], "*">;
 
-/** One entry of the catalog: the body's named schema and what the document says of the event. */
+/**
+ * One entry of the catalog: the body's named schema, what the document says of the event, and a
+ * sample body (the document's example of the webhook's request body; a unit test validates each
+ * against its schema).
+ */
 export type CatalogEntry = {
   schema: TObject;
   summary: string;
   description: string;
+  sample: EventSample;
+};
+
+/** A sample body: the envelope's fields and a `data` as the event's emitter writes one. */
+export type EventSample = {
+  id: string;
+  type: EventType;
+  timestamp: string;
+  environment_id: string;
+  data: Record<string, unknown>;
+};
+
+/** Ids the samples share, so that one sample's subject is the next one's. */
+const SAMPLE_IDS = {
+  environment: "0b9e6f7a-3c1d-4e2f-8a5b-6c7d8e9f0a1b",
+  organization: "1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f",
+  app: "2d3e4f5a-6b7c-4d8e-9f0a-1b2c3d4e5f60",
+  subject: "3e4f5a6b-7c8d-4e9f-8a1b-2c3d4e5f6071",
+  program: "4f5a6b7c-8d9e-4f0a-9b2c-3d4e5f607182",
+  bundle: "5a6b7c8d-9e0f-4a1b-8c3d-4e5f60718293",
+  evaluation: "6b7c8d9e-0f1a-4b2c-9d4e-5f60718293a4",
+  interview: "7c8d9e0f-1a2b-4c3d-8e5f-60718293a4b5",
+  endpoint: "8d9e0f1a-2b3c-4d4e-9f60-718293a4b5c6",
+  user: "9e0f1a2b-3c4d-4e5f-8a71-8293a4b5c6d7",
+  membership: "af1a2b3c-4d5e-4f60-9b82-93a4b5c6d7e8",
+} as const;
+
+/** A sample body of `type` with this `data`, its envelope the same for every sample but its id. */
+function sample(type: EventType, id: string, data: Record<string, unknown>): EventSample {
+  return { id, type, timestamp: "2026-11-25T10:00:00.000Z", environment_id: SAMPLE_IDS.environment, data };
+}
+
+const SAMPLE_REPORT = {
+  bundle_id: SAMPLE_IDS.bundle,
+  fingerprint: "sha256:9c1185a5c5e9fc54612808977ee8f548b2258d31",
+  respondent_id: SAMPLE_IDS.subject,
+  axes: [{ axis: "experience", label: "Experience", score: 72, band_id: "senior", band_label: "Senior" }],
+  title: "Backend engineer screening",
+  sections: [
+    {
+      id: "technical",
+      title: "Technical",
+      axes: [{ axis: "experience", label: "Experience", score: 72, band_id: "senior", band_label: "Senior" }],
+    },
+  ],
+};
+
+const SAMPLE_INTERVIEW = {
+  evaluation_id: SAMPLE_IDS.evaluation,
+  interview_id: SAMPLE_IDS.interview,
+  subject_id: SAMPLE_IDS.subject,
+  program_id: SAMPLE_IDS.program,
+  bundle_id: SAMPLE_IDS.bundle,
+  config_fingerprint: "sha256:9c1185a5c5e9fc54612808977ee8f548b2258d31",
 };
 
 /**
@@ -84,6 +142,13 @@ export const EVENT_CATALOG = {
       },
       "A batch of subjects was imported.",
     ),
+    sample: sample("subject.imported", "b01d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5", {
+      batch_id: "c12e3f4a-5b6c-4d7e-9f80-91a2b3c4d5e6",
+      items: 2,
+      imported: 2,
+      failed: 0,
+      subject_ids: [SAMPLE_IDS.subject, "d23f4a5b-6c7d-4e8f-8091-a2b3c4d5e6f7"],
+    }),
   },
   "continuous_answer.recorded": {
     summary: "A continuous answer was recorded",
@@ -103,6 +168,15 @@ export const EVENT_CATALOG = {
       },
       "A continuous-evaluation answer was recorded.",
     ),
+    sample: sample("continuous_answer.recorded", "e34a5b6c-7d8e-4f90-91a2-b3c4d5e6f708", {
+      id: "f45b6c7d-8e9f-4a01-a2b3-c4d5e6f70819",
+      subject_id: SAMPLE_IDS.subject,
+      program_id: SAMPLE_IDS.program,
+      question_id: "weekly-mood",
+      client_answer_id: "mobile-7f3a-0001",
+      answer: { value: 4, note: "better than last week" },
+      answered_at: "2026-11-25T09:58:12.000Z",
+    }),
   },
   "bundle.status_changed": {
     summary: "A bundle changed status",
@@ -121,6 +195,15 @@ export const EVENT_CATALOG = {
       },
       "A bundle moved from one status to another.",
     ),
+    sample: sample("bundle.status_changed", "056c7d8e-9f0a-4b12-b3c4-d5e6f708192a", {
+      bundle_id: SAMPLE_IDS.bundle,
+      app_id: SAMPLE_IDS.app,
+      name: "Backend engineer screening",
+      revision: 3,
+      fingerprint: "sha256:9c1185a5c5e9fc54612808977ee8f548b2258d31",
+      from: "validated",
+      to: "published",
+    }),
   },
   "quota.updated": {
     summary: "An environment's quotas were updated",
@@ -131,6 +214,19 @@ export const EVENT_CATALOG = {
       { environment_id: Uuid, revision: Type.Integer(), limits: Limits },
       "The environment's quota limits were replaced.",
     ),
+    sample: sample("quota.updated", "167d8e9f-0a1b-4c23-84d5-e6f708192a3b", {
+      environment_id: SAMPLE_IDS.environment,
+      revision: 2,
+      limits: {
+        active_participant_sessions: 500,
+        active_subjects: 100_000,
+        behavioral_event_batch_size: 1_000,
+        continuous_event_batch_size: 1_000,
+        evaluations: 50_000,
+        programs: 200,
+        webhook_endpoints: 50,
+      },
+    }),
   },
   "membership.created": {
     summary: "A member was added to the organization",
@@ -148,6 +244,13 @@ export const EVENT_CATALOG = {
       },
       "A membership of the organization was created.",
     ),
+    sample: sample("membership.created", "278e9f0a-1b2c-4d34-95e6-f708192a3b4c", {
+      membership_id: SAMPLE_IDS.membership,
+      organization_id: SAMPLE_IDS.organization,
+      user_id: SAMPLE_IDS.user,
+      role: "member",
+      status: "invited",
+    }),
   },
   "invitation.accepted": {
     summary: "An invitation was accepted",
@@ -158,6 +261,12 @@ export const EVENT_CATALOG = {
       { membership_id: Uuid, organization_id: Uuid, user_id: Uuid, role: Role },
       "An invited member accepted and is now active.",
     ),
+    sample: sample("invitation.accepted", "389f0a1b-2c3d-4e45-a6f7-08192a3b4c5d", {
+      membership_id: SAMPLE_IDS.membership,
+      organization_id: SAMPLE_IDS.organization,
+      user_id: SAMPLE_IDS.user,
+      role: "member",
+    }),
   },
   "interview.started": {
     summary: "An interview started",
@@ -168,6 +277,10 @@ export const EVENT_CATALOG = {
       { ...InterviewBase, started_at: DateTime },
       "A participant started an interview.",
     ),
+    sample: sample("interview.started", "49a01b2c-3d4e-4f56-b708-192a3b4c5d6e", {
+      ...SAMPLE_INTERVIEW,
+      started_at: "2026-11-25T09:40:00.000Z",
+    }),
   },
   "interview.completed": {
     summary: "An interview ended",
@@ -184,6 +297,12 @@ export const EVENT_CATALOG = {
       },
       "An interview ended, with its final status.",
     ),
+    sample: sample("interview.completed", "5ab12c3d-4e5f-4067-8819-2a3b4c5d6e7f", {
+      ...SAMPLE_INTERVIEW,
+      status: "completed",
+      ended_reason: null,
+      completed_at: "2026-11-25T09:59:30.000Z",
+    }),
   },
   "interview.agent_requested": {
     summary: "An interview wants an agent",
@@ -195,6 +314,10 @@ export const EVENT_CATALOG = {
       { evaluation_id: Uuid, interview_id: Uuid },
       "An interview started and waits for an agent.",
     ),
+    sample: sample("interview.agent_requested", "6bc23d4e-5f60-4178-992a-3b4c5d6e7f80", {
+      evaluation_id: SAMPLE_IDS.evaluation,
+      interview_id: SAMPLE_IDS.interview,
+    }),
   },
   "evaluation.scored": {
     summary: "An evaluation was scored",
@@ -213,6 +336,14 @@ export const EVENT_CATALOG = {
       },
       "An evaluation's result was stored.",
     ),
+    sample: sample("evaluation.scored", "7cd34e5f-6071-4289-aa3b-4c5d6e7f8091", {
+      evaluation_id: SAMPLE_IDS.evaluation,
+      subject_id: SAMPLE_IDS.subject,
+      bundle_id: SAMPLE_IDS.bundle,
+      fingerprint: "sha256:9c1185a5c5e9fc54612808977ee8f548b2258d31",
+      outcome: "completed",
+      report: SAMPLE_REPORT,
+    }),
   },
   "webhook.test": {
     summary: "A test event",
@@ -224,6 +355,9 @@ export const EVENT_CATALOG = {
       { endpoint_id: Uuid },
       "A test delivery to one endpoint.",
     ),
+    sample: sample("webhook.test", "8de45f60-7182-439a-bb4c-5d6e7f8091a2", {
+      endpoint_id: SAMPLE_IDS.endpoint,
+    }),
   },
   "webhook.endpoint_disabled": {
     summary: "The platform disabled a webhook endpoint",
@@ -240,6 +374,12 @@ export const EVENT_CATALOG = {
       },
       "An endpoint was disabled by the platform.",
     ),
+    sample: sample("webhook.endpoint_disabled", "9ef56071-8293-44ab-8c5d-6e7f8091a2b3", {
+      endpoint_id: SAMPLE_IDS.endpoint,
+      reason: "failing",
+      disabled_at: "2026-11-25T10:00:00.000Z",
+      failing_since: "2026-11-20T09:12:44.000Z",
+    }),
   },
   "subject.erasure_requested": {
     summary: "A subject's erasure was asked for",
@@ -251,6 +391,10 @@ export const EVENT_CATALOG = {
       { subject_id: Uuid, requested_at: DateTime },
       "A subject's erasure began.",
     ),
+    sample: sample("subject.erasure_requested", "a0f67182-93a4-45bc-9d6e-7f8091a2b3c4", {
+      subject_id: SAMPLE_IDS.subject,
+      requested_at: "2026-11-25T10:00:00.000Z",
+    }),
   },
   "subject.erased": {
     summary: "A subject was erased",
@@ -262,5 +406,10 @@ export const EVENT_CATALOG = {
       { subject_id: Uuid, requested_at: DateTime, completed_at: DateTime },
       "Every plane erased what it held about a subject.",
     ),
+    sample: sample("subject.erased", "b1078293-a4b5-46cd-ae7f-8091a2b3c4d5", {
+      subject_id: SAMPLE_IDS.subject,
+      requested_at: "2026-11-25T10:00:00.000Z",
+      completed_at: "2026-11-25T10:00:04.000Z",
+    }),
   },
 } satisfies Record<EventType, CatalogEntry>;

@@ -5,7 +5,7 @@ import { eventWebhooks } from "./webhooks.js";
 
 type Operation = {
   operationId: string;
-  requestBody: { content: { "application/json": { schema: { $ref: string } } } };
+  requestBody: { content: { "application/json": { schema: { $ref: string }; example: unknown } } };
 };
 
 describe("the document's webhooks", () => {
@@ -17,6 +17,10 @@ describe("the document's webhooks", () => {
       expect(post.requestBody.content["application/json"].schema).toEqual({
         $ref: `#/components/schemas/${name}`,
       });
+      // The catalog's sample is the body's example.
+      expect(post.requestBody.content["application/json"].example).toEqual(
+        EVENT_CATALOG[type as keyof typeof EVENT_CATALOG].sample,
+      );
     }
     const ids = Object.values(webhooks).map(({ post }) => post.operationId);
     expect(new Set(ids).size).toBe(ids.length);

@@ -59,7 +59,8 @@ function operationId(type: string): string {
 
 /**
  * The document's `webhooks` (OpenAPI 3.1): one operation per event type, the POST the platform
- * makes to a subscribed endpoint, its body the event's named schema under components.
+ * makes to a subscribed endpoint, its body the event's named schema under components, with the
+ * catalog's sample body as its example.
  */
 export function eventWebhooks(): Record<string, object> {
   return Object.fromEntries(
@@ -77,7 +78,10 @@ export function eventWebhooks(): Record<string, object> {
             requestBody: {
               required: true,
               content: {
-                "application/json": { schema: { $ref: `#/components/schemas/${entry.schema.$id}` } },
+                "application/json": {
+                  schema: { $ref: `#/components/schemas/${entry.schema.$id}` },
+                  example: entry.sample,
+                },
               },
             },
             responses: RESPONSES,

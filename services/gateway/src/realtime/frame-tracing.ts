@@ -6,12 +6,16 @@ import { context, SpanKind, trace } from "@opentelemetry/api";
  * Relays one realtime frame to the sockets held here in a span under the RPC that changed the
  * interview (its context rides the frame's NATS headers). Without tracing, just relays.
  */
-export function traceFrame(headers: MsgHdrs | undefined, evaluationId: string, relay: () => void): void {
+export function traceFrame(
+  message: { subject: string; headers?: MsgHdrs | undefined },
+  evaluationId: string,
+  relay: () => void,
+): void {
   if (!tracingActive()) {
     relay();
     return;
   }
-  const parent = contextFromNats(headers);
+  const parent = contextFromNats(message.headers);
   const span = tracer.startSpan(
     "realtime frame",
     {
@@ -19,6 +23,8 @@ export function traceFrame(headers: MsgHdrs | undefined, evaluationId: string, r
       attributes: {
         "messaging.system": "nats",
         "messaging.operation.type": "process",
+        "messaging.operation.name": "process",
+        "messaging.destination.name": message.subject,
         "evalp.evaluation_id": evaluationId,
       },
     },

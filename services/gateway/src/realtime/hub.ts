@@ -178,7 +178,7 @@ export class InterviewHub {
     const subject = `${this.options.subjectPrefix}.${evaluationId}`;
     const subscription = this.nc.subscribe(subject, {
       callback: (error, message) => {
-        if (!error) traceFrame(message.headers, evaluationId, () => this.receive(evaluationId, message.data));
+        if (!error) traceFrame(message, evaluationId, () => this.receive(evaluationId, message.data));
       },
     });
     this.subscriptions.set(evaluationId, subscription);
