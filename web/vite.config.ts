@@ -5,7 +5,8 @@ import { defineConfig } from "vite";
 // hashed names (cached for a year), index.html for every page path.
 export default defineConfig({
   plugins: [react()],
-  base: "/",
+  // Relative asset addresses: the pages work under a PUBLIC_URL with a path too.
+  base: "./",
   build: {
     outDir: "dist",
     emptyOutDir: true,
