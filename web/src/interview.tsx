@@ -150,17 +150,7 @@ function Interview({ client }: { client: EvalpClient }) {
       </main>
     );
   }
-  if (!snapshot.available) {
-    return (
-      <main>
-        <h1>Interview unavailable</h1>
-        <p>
-          This interview cannot be taken right now
-          {snapshot.unavailable_reason ? ` (${snapshot.unavailable_reason})` : ""}.
-        </p>
-      </main>
-    );
-  }
+  // A finished interview is no longer available: its end is what the participant sees.
   if (snapshot.status === "completed" || snapshot.status === "ended") {
     return (
       <main>
@@ -169,6 +159,17 @@ function Interview({ client }: { client: EvalpClient }) {
           {snapshot.status === "completed"
             ? "Your interview is complete. Your answers have been recorded; you can close this page."
             : "This interview has ended. Your answers have been recorded; you can close this page."}
+        </p>
+      </main>
+    );
+  }
+  if (!snapshot.available) {
+    return (
+      <main>
+        <h1>Interview unavailable</h1>
+        <p>
+          This interview cannot be taken right now
+          {snapshot.unavailable_reason ? ` (${snapshot.unavailable_reason})` : ""}.
         </p>
       </main>
     );
@@ -413,12 +414,16 @@ function QuestionForm({ seen, busy, correcting, onAnswer, onBack, onCancel }: Fo
 
 /** What is wrong with an answer before it is sent, in words, or undefined when it can be sent. */
 function checkAnswer(question: Question, value: Answer | undefined): string | undefined {
-  if (!value) return question.input === "text" ? "Write an answer." : "Choose or enter an answer.";
   if (
     question.input === "multi_select" &&
-    (!Array.isArray(value.option_ids) || value.option_ids.length === 0)
+    (!Array.isArray(value?.option_ids) || value.option_ids.length === 0)
   ) {
     return "Choose at least one option.";
+  }
+  if (!value) {
+    if (question.input === "text") return "Write an answer.";
+    if (question.input === "number") return "Enter a number.";
+    return "Choose an answer.";
   }
   if (question.input === "text" && String(value.text ?? "").trim() === "") return "Write an answer.";
   if (question.input === "number" || question.input === "scale") {
