@@ -369,3 +369,60 @@ describe("the hosted interview page", () => {
     ]);
   });
 });
+
+describe("the console", () => {
+  it("logs an operator in, lists the apps and environments, and creates an API key shown once", async () => {
+    const tenant = await createTenant(api);
+    for (const [viewport, name] of [
+      [DESKTOP, "desktop"],
+      [PHONE, "phone"],
+    ] as const) {
+      const { page } = await openPage(browser, viewport);
+      await page.goto(`${stack.url}/console`);
+      await expect.poll(() => page.getByRole("heading", { name: "Log in to the console" }).count()).toBe(1);
+      await expectAccessible(page);
+      await screenshot(page, `console-login-${name}`);
+      await page.context().close();
+    }
+
+    const { page, problems } = await openPage(browser);
+    await page.context().grantPermissions(["clipboard-read", "clipboard-write"], { origin: stack.url });
+    await page.goto(`${stack.url}/console`);
+    await page.getByLabel("Email").fill(tenant.email);
+    await page.getByLabel("Password").fill("not the password");
+    await page.getByRole("button", { name: "Log in" }).click();
+    await expect
+      .poll(() => page.getByRole("status").textContent())
+      .toContain("The email or the password is wrong");
+    await page.getByLabel("Password").fill(tenant.password);
+    await page.getByRole("button", { name: "Log in" }).click();
+
+    await expect.poll(() => page.getByRole("heading", { name: "Survey" }).count()).toBe(1);
+    await expect.poll(() => page.getByRole("heading", { name: /Production/ }).count()).toBe(1);
+    const form = page.getByRole("form", { name: "Create an API key in Production" });
+    await form.getByLabel("Key name").fill("backend");
+    await form.getByRole("checkbox", { name: "evaluations:read" }).check();
+    await form.getByRole("button", { name: "Create API key" }).click();
+    const secret = page.getByLabel("Secret");
+    await expect.poll(() => secret.count()).toBe(1);
+    const key = await secret.inputValue();
+    expect(key).toMatch(/^evk_/);
+    await expectAccessible(page);
+    await screenshot(page, "console-key-desktop");
+    await page.getByRole("button", { name: "Copy the secret" }).click();
+    await expect.poll(() => page.getByText("Copied to the clipboard.").count()).toBe(1);
+    expect(await page.evaluate<string>("navigator.clipboard.readText()")).toBe(key);
+
+    // The key works, with the scope chosen and no other.
+    expect((await api.get(`${tenant.env}/evaluations`, { apiKey: key })).status).toBe(200);
+    expect((await api.get(`${tenant.env}/subjects`, { apiKey: key })).status).toBe(403);
+
+    // A reload keeps the session (its cookie); logging out ends it.
+    await page.reload();
+    await expect.poll(() => page.getByRole("heading", { name: "Survey" }).count()).toBe(1);
+    await page.getByRole("button", { name: "Log out" }).click();
+    await expect.poll(() => page.getByRole("heading", { name: "Log in to the console" }).count()).toBe(1);
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+});

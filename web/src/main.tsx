@@ -1,6 +1,7 @@
 import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 import { AcceptInvitation } from "./accept-invitation.js";
+import { ConsolePage } from "./console.js";
 import { InterviewPage } from "./interview.js";
 import { ResetPassword } from "./reset-password.js";
 import "./style.css";
@@ -14,6 +15,8 @@ function Page({ path }: { path: string }) {
       return <ResetPassword />;
     case "/interview":
       return <InterviewPage />;
+    case "/console":
+      return <ConsolePage />;
     default:
       return (
         <main>
