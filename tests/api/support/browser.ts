@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import axe from "axe-core";
@@ -12,6 +12,9 @@ import { expect } from "vitest";
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 
 export function launchBrowser(): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`no Chromium at ${CHROMIUM}: install Debian's (apt-get install chromium), as .ci/run does`);
+  }
   return chromium.launch({
     executablePath: CHROMIUM,
     args: [
