@@ -13,7 +13,9 @@ export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 
 export function launchBrowser(): Promise<Browser> {
   if (!existsSync(CHROMIUM)) {
-    throw new Error(`no Chromium at ${CHROMIUM}: install Debian's (apt-get install chromium), as .ci/run does`);
+    throw new Error(
+      `no Chromium at ${CHROMIUM}: install Debian's (apt-get install chromium), as .ci/run does`,
+    );
   }
   return chromium.launch({
     executablePath: CHROMIUM,
