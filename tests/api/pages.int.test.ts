@@ -9,6 +9,7 @@ import {
   openPage,
   PHONE,
   screenshot,
+  seriousViolations,
   tabTo,
 } from "./support/browser.js";
 import type { ApiClient } from "./support/client.js";
@@ -60,6 +61,15 @@ async function invite(tenant: Tenant, email: string) {
   await vi.waitFor(() => expect(mailTo(email)).toHaveLength(1));
   return linkIn(mailTo(email)[0]);
 }
+
+describe("the accessibility check", () => {
+  it("finds a serious violation where there is one: a field without a label", async () => {
+    const { page } = await openPage(browser);
+    await page.setContent('<html lang="en"><title>t</title><main><input type="text"></main></html>');
+    expect(await seriousViolations(page)).toEqual([expect.stringMatching(/^label \(critical/)]);
+    await page.context().close();
+  });
+});
 
 describe("the invitation page", () => {
   it("lets a new member set a password from the mail's link, and then log in", async () => {
@@ -297,6 +307,18 @@ describe("the hosted interview page", () => {
       token: tenant.token,
     });
     expect(record.body.metrics.corrections).toBeGreaterThanOrEqual(1);
+  });
+
+  it("says in words that a superseded link no longer works", async () => {
+    const { evaluation, link } = await hostedInterview(tenant, bundleId);
+    await createSession(api, tenant, evaluation.id);
+    const { page } = await openPage(browser, PHONE);
+    await page.goto(link);
+    await expect
+      .poll(() => page.getByRole("alert").textContent())
+      .toContain("A newer link to this interview was sent");
+    await expectAccessible(page);
+    await page.context().close();
   });
 
   it("is completed at phone width by keyboard alone", async () => {
