@@ -127,13 +127,12 @@ function Interview({ client }: { client: EvalpClient }) {
       ),
     );
     if (!done) return;
-    const recorded = seen.map((each) =>
-      each.question.id === question.id ? { ...each, answer: value } : each,
-    );
+    // `show` has just stored the next question: the answer is added to what storage holds now.
+    const recorded = store
+      .load()
+      .map((each) => (each.question.id === question.id ? { ...each, answer: value } : each));
     store.save(recorded);
-    setSeen((current) =>
-      current.map((each) => (each.question.id === question.id ? { ...each, answer: value } : each)),
-    );
+    setSeen(recorded);
     setEditing(undefined);
   }
 
@@ -243,6 +242,9 @@ function Interview({ client }: { client: EvalpClient }) {
           onBack={previous ? () => setEditing(previous.question.id) : undefined}
           onCancel={editing !== undefined ? () => setEditing(undefined) : undefined}
         />
+      ) : null}
+      {!current && !snapshot.ready_to_finish ? (
+        <p>The next part of this interview is led by your interviewer. Keep this page open.</p>
       ) : null}
       {missingSeen.length > 0 ? (
         <nav aria-label="Questions still to answer">
