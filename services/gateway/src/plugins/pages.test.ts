@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import swagger from "@fastify/swagger";
 import Fastify, { type FastifyInstance } from "fastify";
 import { afterEach, describe, expect, it } from "vitest";
 import { registerErrorHandling } from "./errors.js";
@@ -56,6 +57,14 @@ describe("registerPages", () => {
     expect(missing.json()).toMatchObject({ detail: { code: "not_found" } });
     const outside = await server.inject({ url: "/assets/..%2findex.html" });
     expect(outside.statusCode).toBe(404);
+  });
+
+  it("keeps the pages and their files out of the API document", async () => {
+    app = Fastify();
+    await app.register(swagger, { openapi: { openapi: "3.1.0", info: { title: "t", version: "1" } } });
+    await registerPages(app, builtApp());
+    await app.ready();
+    expect(app.swagger().paths ?? {}).toEqual({});
   });
 
   it("serves no page when the web app was not built: the page paths answer the API's 404", async () => {
