@@ -9,8 +9,8 @@
 #
 # A service image holds the production dependencies of that service only (`npm ci --omit=dev
 # --workspace services/<name>`), the compiled `dist/` of the shared packages and of that service,
-# the guides of `docs/` (the gateway serves them), and runs `node services/<name>/dist/main.js`
-# under tini as uid 1000. The `migrate` image holds
+# the guides of `docs/` and the built web app `web/dist` (the gateway serves them), and runs
+# `node services/<name>/dist/main.js` under tini as uid 1000. The `migrate` image holds
 # every service's migrations and runs `node scripts/migrate.mjs`; Kubernetes runs it as the init
 # container of each Deployment that uses Postgres (deploy/k8s/README.md).
 #
@@ -45,7 +45,7 @@ COPY --from=manifests /manifests/ ./
 RUN npm ci
 COPY . .
 RUN npm run build \
- && for dir in packages/* services/*; do \
+ && for dir in packages/* services/* web; do \
       [ -f "$dir/package.json" ] || continue; \
       mkdir -p "/out/$dir"; \
       cp "$dir/package.json" "/out/$dir/"; \
@@ -104,6 +104,8 @@ COPY --from=build /out/packages/ ./packages/
 COPY --from=build /out/services/${SERVICE}/ ./services/${SERVICE}/
 # The guides (docs/): the gateway serves them read-only at /docs/guides/<page>.
 COPY docs/ ./docs/
+# The built web app: the gateway serves its pages (docs/pages.md).
+COPY --from=build /out/web/dist/ ./web/dist/
 # One entry point whatever the service; node resolves the link, so imports stay relative to
 # services/<name>/dist.
 RUN ln -s "services/${SERVICE}/dist/main.js" main.js \

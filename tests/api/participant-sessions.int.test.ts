@@ -170,7 +170,15 @@ describe("a new participant session", () => {
       { token: tenant.token, idempotencyKey: ik() },
     );
     expect(created.status, created.text).toBe(201);
-    expect(Object.keys(created.body).sort()).toEqual(["expires_at", "participant_token", "session_id"]);
+    expect(Object.keys(created.body).sort()).toEqual([
+      "expires_at",
+      "participant_token",
+      "session_id",
+      "url",
+    ]);
+    // The hosted interview page, the token in the fragment (docs/pages.md).
+    expect(new URL(created.body.url).hash).toBe(`#${created.body.participant_token}`);
+    expect(new URL(created.body.url).pathname).toBe("/interview");
     for (const close of closes) expect(await close).toEqual({ code: 4401, reason: "session_superseded" });
     for (const socket of sockets) {
       expect(await socket.next()).toMatchObject({ type: "error", code: "session_superseded" });

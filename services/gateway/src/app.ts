@@ -27,6 +27,7 @@ import { answerUnroutablePath, registerErrorHandling } from "./plugins/errors.js
 import { countClaiming, lockTtlMs, registerIdempotency } from "./plugins/idempotency.js";
 import { registerOpenApi } from "./plugins/openapi.js";
 import { registerOps } from "./plugins/ops.js";
+import { registerPages } from "./plugins/pages.js";
 import { registerRateLimit } from "./plugins/rate-limit.js";
 import { clientRequestId, registerRequestLog } from "./plugins/request-log.js";
 import { BODY_LIMIT_BYTES, NO_FASTIFY_VALIDATION, registerValidation } from "./plugins/validation.js";
@@ -50,6 +51,8 @@ export type GatewayDeps = {
   nats?: Promise<NatsConnection>;
   /** The process's metrics registry, which the upstream clients count in too; by default one of its own. */
   metrics?: Registry;
+  /** Where the built web app is (default the checkout's or image's `web/dist`); without it, no page. */
+  webDirectory?: string;
 };
 
 /**
@@ -172,6 +175,8 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   app.addHook("onClose", async () => routeDeps.hub.close());
   void deps.nats?.then((nc) => routeDeps.hub.attach(nc));
   await registerRoutes(app, routeDeps);
+  // The pages people open from mails and interview links (docs/pages.md), outside the API document.
+  await registerPages(app, deps.webDirectory);
   return app;
 }
 

@@ -60,7 +60,7 @@ export async function createSession(
     { token: tenant.token, idempotencyKey: ik() },
   );
   expect(created.status, JSON.stringify(created.body)).toBe(201);
-  return created.body as { session_id: string; participant_token: string; expires_at: string };
+  return created.body as { session_id: string; participant_token: string; expires_at: string; url: string };
 }
 
 /** A participant's calls, with their token. */

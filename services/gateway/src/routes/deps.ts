@@ -14,6 +14,7 @@ export type RouteDeps = {
     | "AGENT_DISCONNECT_PAUSE_MS"
     | "REALTIME_URL"
     | "INVITATIONS_PER_ORGANIZATION_PER_HOUR"
+    | "PUBLIC_URL"
   >;
   upstreams: Upstreams;
   cursors: CursorCodec;

@@ -95,7 +95,8 @@ export function evaluationRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): 
       // The sockets of the sessions it superseded: those held here at once, the other gateways'
       // when the interview plane's `revoked` frame reaches them.
       deps.hub.revokeParticipants(request.params.evaluation_id, answer.revokedSessionIds, "superseded");
-      return participantSessionJson(answer);
+      const session = participantSessionJson(answer);
+      return { ...session, url: interviewPageUrl(deps.config.PUBLIC_URL, session.participant_token) };
     },
   });
 
@@ -187,4 +188,12 @@ export function resultRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): void
       evaluations.rescoreEvaluation({ ...evaluationRef(params), bundleId: body.bundle_id }, call),
     json: (answer) => resultJson(answer.result),
   });
+}
+
+/**
+ * The hosted interview page of a participant token (docs/pages.md): the token rides in the
+ * fragment, which browsers never send, so it reaches no server's or proxy's log.
+ */
+export function interviewPageUrl(publicUrl: string, participantToken: string): string {
+  return `${publicUrl.replace(/\/+$/, "")}/interview#${participantToken}`;
 }

@@ -21,7 +21,17 @@ export const Evaluation = Type.Object(
 );
 
 export const ParticipantSession = Type.Object(
-  { session_id: Uuid, participant_token: Type.String(), expires_at: DateTime },
+  {
+    session_id: Uuid,
+    participant_token: Type.String(),
+    expires_at: DateTime,
+    url: Type.String({
+      format: "uri",
+      description:
+        "The hosted interview page for this session, `<PUBLIC_URL>/interview#<participant_token>`: " +
+        "a link to hand to the participant (the token is in the fragment, which no server logs).",
+    }),
+  },
   named(
     "ParticipantSession",
     "A participant session of an evaluation; its participant token is shown this once.",
