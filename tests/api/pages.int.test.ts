@@ -1,4 +1,4 @@
-import { sampleContents } from "@evalp/testing";
+import { sampleContents, startReceiver } from "@evalp/testing";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import {
@@ -14,14 +14,23 @@ import {
 } from "./support/browser.js";
 import type { ApiClient } from "./support/client.js";
 import { createTenant, ik, signUp, type Tenant } from "./support/fixtures.js";
-import { createEvaluation, createSession, createSubject } from "./support/interview.js";
+import {
+  consentedInterview,
+  createEvaluation,
+  createSession,
+  createSubject,
+  interviewSetup,
+} from "./support/interview.js";
 import { type SentMail, sentMail } from "./support/mail.js";
 import { createBundle, moveBundle } from "./support/platform.js";
 import { type Stack, useStack } from "./support/stack.js";
+import { createEndpoint, waitForDelivery } from "./support/webhooks.js";
 
 // The pages people open (docs/pages.md), driven in the machine's Chromium as a person would:
 // by the labels and roles they see, by mouse and by keyboard alone, at desktop and phone width.
-const context = useStack();
+// Webhooks may reach the test's receiver on 127.0.0.1; a failed delivery waits a minute before
+// its next attempt, long enough for the console to show it failed and replay it.
+const context = useStack({ WEBHOOK_ALLOW_PRIVATE: "true", WEBHOOK_RETRY_SCHEDULE_MS: "60000" });
 let stack: Stack;
 let api: ApiClient;
 let browser: Browser;
@@ -446,5 +455,110 @@ describe("the console", () => {
     await expect.poll(() => page.getByRole("heading", { name: "Log in to the console" }).count()).toBe(1);
     expect(problems).toEqual([]);
     await page.context().close();
+  });
+
+  it("shows an evaluation's transcript and result, and replays a failed webhook delivery", async () => {
+    const tenant = await createTenant(api);
+    const { evaluation, participant } = await consentedInterview(api, await interviewSetup(api, tenant));
+    for (const [question, answer] of [
+      ["q1", { value: 4 }],
+      ["q2", { option_id: "a" }],
+      ["q3", { value: 4 }],
+    ] as const) {
+      expect((await participant.answer(question, answer)).status).toBe(200);
+    }
+    expect((await participant.finish()).status).toBe(200);
+    const evaluationPath = `${tenant.env}/evaluations/${evaluation.id}`;
+    const result = await vi.waitFor(
+      async () => {
+        const got = await api.get(`${evaluationPath}/result`, { token: tenant.token });
+        expect(got.status, JSON.stringify(got.body)).toBe(200);
+        return got.body as {
+          report: { axes: { label: string; score: number | null; band_label: string | null }[] };
+        };
+      },
+      { timeout: 15_000, interval: 100 },
+    );
+    const interview = await api.get(`${evaluationPath}/interview?limit=200`, { token: tenant.token });
+    const lines = (interview.body.entries as { payload: Record<string, unknown> }[])
+      .filter((entry) => typeof entry.payload.text === "string")
+      .map((entry) => `${entry.payload.speaker}: ${entry.payload.text}`);
+    expect(lines.length).toBeGreaterThanOrEqual(6);
+
+    // A receiver that refuses every delivery: the endpoint's test event fails and waits to retry.
+    const receiver = await startReceiver();
+    receiver.respond(() => ({ status: 500 }));
+    try {
+      const endpoint = await createEndpoint(api, tenant, {
+        url: `${receiver.url}/refusing`,
+        event_types: ["webhook.test"],
+      });
+      const tested = await api.post(`${tenant.env}/webhooks/${endpoint.id}/test`, undefined, {
+        token: tenant.token,
+        idempotencyKey: ik(),
+      });
+      expect(tested.status, JSON.stringify(tested.body)).toBe(200);
+      const deliveryId = tested.body.id as string;
+      await waitForDelivery(api, tenant, deliveryId, (d) => expect(d.status).toBe("failed"));
+
+      const { page, problems } = await openPage(browser);
+      await page.goto(`${stack.url}/console`);
+      await page.getByLabel("Email").fill(tenant.email);
+      await page.getByLabel("Password").fill(tenant.password);
+      await page.getByRole("button", { name: "Log in" }).click();
+      const evaluations = page.getByRole("region", { name: "Evaluations in Production" });
+      await expect.poll(() => evaluations.getByRole("button", { name: evaluation.id }).count()).toBe(1);
+      await expect.poll(() => evaluations.getByRole("cell", { name: "completed" }).count()).toBe(1);
+      await evaluations.getByLabel("Evaluation status").selectOption("paused");
+      await expect
+        .poll(() => evaluations.getByText("No paused evaluation.", { exact: false }).count())
+        .toBe(1);
+      await evaluations.getByLabel("Evaluation status").selectOption("completed");
+      await expect.poll(() => evaluations.getByRole("button", { name: evaluation.id }).count()).toBe(1);
+      await expectAccessible(page);
+      await screenshot(page, "console-operations-desktop");
+
+      // One evaluation's page: every axis with its score and band, and the transcript's lines.
+      await evaluations.getByRole("button", { name: evaluation.id }).click();
+      await expect.poll(() => page.getByRole("heading", { name: "Evaluation", exact: true }).count()).toBe(1);
+      const resultCard = page.getByRole("region", { name: "Result" });
+      for (const axis of result.report.axes) {
+        const row = resultCard.getByRole("row", { name: new RegExp(`^${axis.label}`) });
+        await expect.poll(() => row.count()).toBe(1);
+        expect(await row.getByRole("cell").allTextContents()).toEqual([
+          String(axis.score ?? "no score"),
+          axis.band_label ?? "no band",
+        ]);
+      }
+      const transcript = page.getByRole("region", { name: "Transcript" });
+      await expect.poll(() => transcript.getByRole("listitem").count()).toBeGreaterThanOrEqual(lines.length);
+      const shown = await transcript.getByRole("listitem").allTextContents();
+      for (const line of lines) expect(shown).toContain(line);
+      await expectAccessible(page);
+      await screenshot(page, "console-evaluation-desktop");
+      await page.getByRole("button", { name: "Back to the console" }).click();
+
+      // The failed delivery, replayed from the console: the receiver now accepts it.
+      const deliveries = page.getByRole("region", { name: "Webhook deliveries in Production" });
+      await deliveries.getByLabel("Delivery status").selectOption("failed");
+      const row = deliveries.locator(`tr[data-delivery="${deliveryId}"]`);
+      await expect.poll(() => row.locator(".delivery-status").textContent()).toBe("failed");
+      await expectAccessible(page);
+      await screenshot(page, "console-deliveries-desktop");
+      receiver.respond(() => ({ status: 204 }));
+      await row.getByRole("button", { name: /^Replay/ }).click();
+      await expect.poll(() => row.locator(".delivery-status").textContent()).toBe("pending");
+      await expect
+        .poll(() => deliveries.getByRole("status").textContent())
+        .toBe(`Delivery ${deliveryId} replayed: it is pending now.`);
+      await waitForDelivery(api, tenant, deliveryId, (d) => expect(d.status).toBe("succeeded"));
+      await deliveries.getByLabel("Delivery status").selectOption("succeeded");
+      await expect.poll(() => row.locator(".delivery-status").textContent()).toBe("succeeded");
+      expect(await row.locator("td").nth(2).textContent()).toBe("2");
+      expect(problems).toEqual([]);
+      await page.context().close();
+    } finally {
+      await receiver.close();
+    }
   });
 });

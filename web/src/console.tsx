@@ -1,6 +1,7 @@
 import { type components, type EvalpClient, unwrap } from "@evalp/client";
 import { type FormEvent, useEffect, useId, useMemo, useRef, useState } from "react";
 import { api, errorWords } from "./api.js";
+import { Deliveries, type EnvironmentPath, EvaluationPage, Evaluations } from "./console-operations.js";
 
 type App = components["schemas"]["App"];
 type Environment = components["schemas"]["Environment"];
@@ -25,7 +26,8 @@ const LOGIN_ERRORS = {
 
 /**
  * `/console`: an operator logs in (the session cookie is set too; a reload that still has it
- * skips the form), sees the organization's apps and environments, and creates an API key.
+ * skips the form), sees the organization's apps and environments, creates an API key, reads each
+ * environment's evaluations (one's transcript and result) and replays its webhook deliveries.
  */
 export function ConsolePage() {
   // undefined: not known yet; null: logged out; else the session (token or the cookie alone).
@@ -118,6 +120,8 @@ function Organization(props: { client: EvalpClient; organizationId: string; onLo
   const { client, organizationId } = props;
   const [apps, setApps] = useState<Listed[] | undefined>();
   const [error, setError] = useState<string | undefined>();
+  // The evaluation whose page is open, if any: the organization's lists stay loaded behind it.
+  const [opened, setOpened] = useState<{ path: EnvironmentPath; evaluationId: string } | undefined>();
 
   useEffect(() => {
     let live = true;
@@ -142,6 +146,17 @@ function Organization(props: { client: EvalpClient; organizationId: string; onLo
       live = false;
     };
   }, [client, organizationId]);
+
+  if (opened) {
+    return (
+      <EvaluationPage
+        client={client}
+        path={opened.path}
+        evaluationId={opened.evaluationId}
+        onBack={() => setOpened(undefined)}
+      />
+    );
+  }
 
   return (
     <main className="wide">
@@ -169,6 +184,7 @@ function Organization(props: { client: EvalpClient; organizationId: string; onLo
               client={client}
               path={{ organization_id: organizationId, app_id: app.id, environment_id: environment.id }}
               environment={environment}
+              onOpenEvaluation={(path, evaluationId) => setOpened({ path, evaluationId })}
             />
           ))}
         </section>
@@ -179,8 +195,9 @@ function Organization(props: { client: EvalpClient; organizationId: string; onLo
 
 function EnvironmentPanel(props: {
   client: EvalpClient;
-  path: { organization_id: string; app_id: string; environment_id: string };
+  path: EnvironmentPath;
   environment: Environment;
+  onOpenEvaluation: (path: EnvironmentPath, evaluationId: string) => void;
 }) {
   const { client, path, environment } = props;
   const [secret, setSecret] = useState<string | undefined>();
@@ -279,6 +296,13 @@ function EnvironmentPanel(props: {
       <div role="status" aria-live="polite" className="message">
         {message ?? ""}
       </div>
+      <Evaluations
+        client={client}
+        path={path}
+        environmentName={environment.name}
+        onOpen={(evaluationId) => props.onOpenEvaluation(path, evaluationId)}
+      />
+      <Deliveries client={client} path={path} environmentName={environment.name} />
     </section>
   );
 }
