@@ -18,6 +18,9 @@ const EVALUATION_STATUSES = ["pending", "active", "paused", "completed", "ended_
 const DELIVERY_STATUSES = ["pending", "succeeded", "failed", "dead_letter"] as const;
 type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
+/** Rows a list asks for at a time. */
+const PAGE = 50;
+
 const when = (iso: string) => new Date(iso).toLocaleString();
 
 /** A status filter: "any status" or one of the list's statuses. */
@@ -60,24 +63,46 @@ export function Evaluations(props: {
   const { client, path } = props;
   const [status, setStatus] = useState<(typeof EVALUATION_STATUSES)[number] | "">("");
   const [items, setItems] = useState<ListedEvaluation[] | undefined>();
+  const [cursor, setCursor] = useState<string | null>(null);
   const [error, setError] = useState<string | undefined>();
+
+  // The API lists evaluations newest first; a next page is appended below the ones shown.
+  const fetchPage = useCallback(
+    (after: string | null) => {
+      const query = {
+        limit: PAGE,
+        ...(status === "" ? {} : { status }),
+        ...(after ? { cursor: after } : {}),
+      };
+      return unwrap(client.GET(`${ENV}/evaluations`, { params: { path, query } }));
+    },
+    [client, path, status],
+  );
 
   useEffect(() => {
     let live = true;
     setItems(undefined);
     setError(undefined);
-    const query = { limit: 50, ...(status === "" ? {} : { status }) };
-    unwrap(client.GET(`${ENV}/evaluations`, { params: { path, query } }))
+    fetchPage(null)
       .then((page) => {
-        // Newest first, whatever order the page came in.
-        const sorted = [...page.items].sort((a, b) => b.created_at.localeCompare(a.created_at));
-        if (live) setItems(sorted);
+        if (!live) return;
+        setItems(page.items);
+        setCursor(page.next_cursor);
       })
       .catch((failure) => live && setError(errorWords(failure, {})));
     return () => {
       live = false;
     };
-  }, [client, path, status]);
+  }, [fetchPage]);
+
+  function more() {
+    fetchPage(cursor)
+      .then((page) => {
+        setItems((shown) => [...(shown ?? []), ...page.items]);
+        setCursor(page.next_cursor);
+      })
+      .catch((failure) => setError(errorWords(failure, {})));
+  }
 
   return (
     <section aria-label={`Evaluations in ${props.environmentName}`} className="operations">
@@ -126,6 +151,11 @@ export function Evaluations(props: {
             ))}
           </tbody>
         </table>
+      ) : null}
+      {items && cursor ? (
+        <button type="button" className="secondary" onClick={more}>
+          Show more evaluations
+        </button>
       ) : null}
     </section>
   );
@@ -274,19 +304,46 @@ export function Deliveries(props: { client: EvalpClient; path: EnvironmentPath; 
   const { client, path } = props;
   const [status, setStatus] = useState<DeliveryStatus | "">("");
   const [items, setItems] = useState<Delivery[] | undefined>();
+  const [cursor, setCursor] = useState<string | null>(null);
   const [error, setError] = useState<string | undefined>();
   const [message, setMessage] = useState<string | undefined>();
   const [busy, setBusy] = useState<string | undefined>();
 
-  const load = useCallback(
-    (live: () => boolean) => {
-      const query = { limit: 50, ...(status === "" ? {} : { status }) };
-      unwrap(client.GET(`${ENV}/webhook-deliveries`, { params: { path, query } }))
-        .then((page) => live() && setItems(page.items))
-        .catch((failure) => live() && setError(errorWords(failure, {})));
+  const fetchPage = useCallback(
+    (after: string | null) => {
+      const query = {
+        limit: PAGE,
+        ...(status === "" ? {} : { status }),
+        ...(after ? { cursor: after } : {}),
+      };
+      return unwrap(client.GET(`${ENV}/webhook-deliveries`, { params: { path, query } }));
     },
     [client, path, status],
   );
+
+  /** The first page again (a change of filter, or Refresh); `live` is false once it is stale. */
+  const load = useCallback(
+    (live: () => boolean) => {
+      fetchPage(null)
+        .then((page) => {
+          if (!live()) return;
+          setError(undefined);
+          setItems(page.items);
+          setCursor(page.next_cursor);
+        })
+        .catch((failure) => live() && setError(errorWords(failure, {})));
+    },
+    [fetchPage],
+  );
+
+  function more() {
+    fetchPage(cursor)
+      .then((page) => {
+        setItems((shown) => [...(shown ?? []), ...page.items]);
+        setCursor(page.next_cursor);
+      })
+      .catch((failure) => setError(errorWords(failure, {})));
+  }
 
   useEffect(() => {
     let live = true;
@@ -380,6 +437,11 @@ export function Deliveries(props: { client: EvalpClient; path: EnvironmentPath; 
             ))}
           </tbody>
         </table>
+      ) : null}
+      {items && cursor ? (
+        <button type="button" className="secondary" onClick={more}>
+          Show more deliveries
+        </button>
       ) : null}
       <div role="status" aria-live="polite" className="message">
         {message ?? ""}
