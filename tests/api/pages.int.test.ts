@@ -459,7 +459,8 @@ describe("the console", () => {
 
   it("shows an evaluation's transcript and result, and replays a failed webhook delivery", async () => {
     const tenant = await createTenant(api);
-    const { evaluation, participant } = await consentedInterview(api, await interviewSetup(api, tenant));
+    const setup = await interviewSetup(api, tenant);
+    const { evaluation, participant } = await consentedInterview(api, setup);
     for (const [question, answer] of [
       ["q1", { value: 4 }],
       ["q2", { option_id: "a" }],
@@ -500,6 +501,8 @@ describe("the console", () => {
       expect(tested.status, JSON.stringify(tested.body)).toBe(200);
       const deliveryId = tested.body.id as string;
       await waitForDelivery(api, tenant, deliveryId, (d) => expect(d.status).toBe("failed"));
+      // A newer evaluation whose participant has not started: listed first, nothing to show yet.
+      const waiting = await createEvaluation(api, setup);
 
       const { page, problems } = await openPage(browser);
       await page.goto(`${stack.url}/console`);
@@ -508,7 +511,21 @@ describe("the console", () => {
       await page.getByRole("button", { name: "Log in" }).click();
       const evaluations = page.getByRole("region", { name: "Evaluations in Production" });
       await expect.poll(() => evaluations.getByRole("button", { name: evaluation.id }).count()).toBe(1);
+      await expect
+        .poll(async () =>
+          (await evaluations.getByRole("row").allTextContents()).slice(1).map((r) => r.slice(0, 36)),
+        )
+        .toEqual([waiting.id, evaluation.id]);
       await expect.poll(() => evaluations.getByRole("cell", { name: "completed" }).count()).toBe(1);
+      await evaluations.getByRole("button", { name: waiting.id }).click();
+      await expect
+        .poll(() => page.getByRole("region", { name: "Result" }).textContent())
+        .toContain("Not scored yet: the evaluation is pending.");
+      await expect
+        .poll(() => page.getByRole("region", { name: "Transcript" }).textContent())
+        .toContain("The participant has not started yet");
+      await expectAccessible(page);
+      await page.getByRole("button", { name: "Back to the console" }).click();
       await evaluations.getByLabel("Evaluation status").selectOption("paused");
       await expect
         .poll(() => evaluations.getByText("No paused evaluation.", { exact: false }).count())
@@ -540,6 +557,10 @@ describe("the console", () => {
 
       // The failed delivery, replayed from the console: the receiver now accepts it.
       const deliveries = page.getByRole("region", { name: "Webhook deliveries in Production" });
+      await deliveries.getByLabel("Delivery status").selectOption("dead_letter");
+      await expect
+        .poll(() => deliveries.getByText("No dead_letter delivery.", { exact: false }).count())
+        .toBe(1);
       await deliveries.getByLabel("Delivery status").selectOption("failed");
       const row = deliveries.locator(`tr[data-delivery="${deliveryId}"]`);
       await expect.poll(() => row.locator(".delivery-status").textContent()).toBe("failed");
