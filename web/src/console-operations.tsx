@@ -162,10 +162,10 @@ export function Evaluations(props: {
 }
 
 /** One entry as a line of the transcript: who spoke and what, or what happened. */
-function entryLine(entry: InterviewEntry): { who: string; text: string } {
+function entryLine(entry: InterviewEntry): { who: string; text: string; said: boolean } {
   const { speaker, text } = entry.payload;
-  if (typeof speaker === "string" && typeof text === "string") return { who: speaker, text };
-  return { who: entry.actor, text: entry.kind.replaceAll("_", " ") };
+  if (typeof speaker === "string" && typeof text === "string") return { who: speaker, text, said: true };
+  return { who: entry.actor, text: entry.kind.replaceAll("_", " "), said: false };
 }
 
 type Transcript = { status: string; entries: InterviewEntry[] } | "not_started";
@@ -286,7 +286,8 @@ export function EvaluationPage(props: {
               {transcript.entries.map((entry) => {
                 const line = entryLine(entry);
                 return (
-                  <li key={entry.id}>
+                  // What happened without words (consent, a status change) is set apart from speech.
+                  <li key={entry.id} className={line.said ? undefined : "muted"}>
                     <span className="speaker">{line.who}</span>: {line.text}
                   </li>
                 );
