@@ -1,6 +1,6 @@
 import { userInfo } from "node:os";
 import pg from "pg";
-import { recordKeyInTransaction } from "./idempotency-keys.js";
+import { holdCommit, recordKeyInTransaction, settleHeldCommit } from "./idempotency-keys.js";
 
 export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;
@@ -29,6 +29,35 @@ function osUser(): string {
   }
 }
 
+type ConnectCallback = (
+  err: Error | undefined,
+  client: pg.PoolClient | undefined,
+  done: (release?: unknown) => void,
+) => void;
+
+/**
+ * A pool that, inside an RPC whose keyed write waits to commit with its answer
+ * (idempotency-keys.ts `holdCommit`), commits that write before lending a connection: whatever
+ * the RPC queries next sees it. `query` borrows through `connect` too.
+ */
+class KeyAwarePool extends pg.Pool {
+  override connect(): Promise<pg.PoolClient>;
+  override connect(callback: ConnectCallback): void;
+  override connect(callback?: ConnectCallback): Promise<pg.PoolClient> | undefined {
+    const settled = settleHeldCommit();
+    if (callback) {
+      if (!settled) super.connect(callback);
+      else
+        settled.then(
+          () => super.connect(callback),
+          (error: Error) => callback(error, undefined, () => {}),
+        );
+      return undefined;
+    }
+    return settled ? settled.then(() => super.connect()) : super.connect();
+  }
+}
+
 /** The schema each pool of createPool is bound to, which its readiness check confirms. */
 const poolSchemas = new WeakMap<Pool, string>();
 
@@ -40,7 +69,7 @@ const poolSchemas = new WeakMap<Pool, string>();
  * PostgreSQL 18 and later, the first to report `search_path`); pingPool checks that it does.
  */
 export function createPool(options: { databaseUrl: string; schema: string; max: number }): Pool {
-  const pool = new pg.Pool({
+  const pool = new KeyAwarePool({
     connectionString: withDefaultUser(options.databaseUrl),
     max: options.max,
     options: `-c search_path=${options.schema}`,
@@ -100,15 +129,20 @@ export function isConnectionFailure(error: unknown): boolean {
 /**
  * Runs `work` in one transaction: committed when it resolves, rolled back when it throws. In an
  * RPC served under an Idempotency-Key, the RPC's first transaction also records the key
- * (idempotency-keys.ts), so that a retry finds the write committed rather than running it again.
+ * (idempotency-keys.ts), so that a retry finds the write committed rather than running it again;
+ * that transaction commits once the RPC has its answer, which is stored with the write.
  */
 export async function withTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   let key: Awaited<ReturnType<typeof recordKeyInTransaction>>;
+  let held = false;
   try {
     await client.query("BEGIN");
     key = await recordKeyInTransaction(client);
     const result = await work(client);
+    // The transaction that recorded the key commits with the RPC's answer (idempotency-keys.ts).
+    held = holdCommit(key, client);
+    if (held) return result;
     await client.query("COMMIT");
     if (key) key.state = "recorded";
     return result;
@@ -118,7 +152,7 @@ export async function withTransaction<T>(pool: Pool, work: (client: PoolClient) 
     if (key?.state === "recording") key.state = "open";
     throw error;
   } finally {
-    client.release();
+    if (!held) client.release();
   }
 }
 

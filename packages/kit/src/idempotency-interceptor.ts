@@ -4,6 +4,7 @@ import { fromConnectError, toConnectError } from "./connect-errors.js";
 import type { Pool } from "./db.js";
 import { AppError, isErrorCode } from "./errors.js";
 import {
+  commitHeld,
   findKey,
   IDEMPOTENCY_FINGERPRINT_HEADER,
   IDEMPOTENCY_ID_HEADER,
@@ -29,9 +30,10 @@ type Outcome =
  * looked up: a committed run's stored outcome is answered again (its message, or its error), a
  * committed run whose outcome is not stored yet is 409 `idempotency_key_in_use`, a different
  * request under the key 422 `idempotency_key_reused`. Otherwise the handler runs under the key,
- * and its first transaction records it (`withTransaction`); once it answers, the outcome is
- * stored, sealed with the key the gateway sent. A run that committed nothing leaves no row: a
- * retry runs again. Calls without the headers (other planes' calls) pass untouched; a read made
+ * and its first transaction records it (`withTransaction`); that transaction commits once the
+ * handler answers, with the outcome (sealed with the key the gateway sent) stored in it, so a
+ * process that dies at any point leaves either the write and its answer or neither. A run that
+ * committed nothing leaves no row: a retry runs again. Calls without the headers (other planes' calls) pass untouched; a read made
  * for a keyed request costs one look-up and records nothing (it commits no transaction of its
  * own, or if it does, its answer is given again on a retry, which is what the retry asks for).
  * A row is per RPC: a route calls each write RPC at most once per request.
@@ -53,29 +55,55 @@ export function idempotencyInterceptor(pool: Pool): Interceptor {
     try {
       response = await runUnderKey(key, () => next(req));
     } catch (error) {
-      const recorded = close(key);
       if (error instanceof KeyAlreadyCommitted) {
+        close(key);
         // Another run committed between the look-up and this run's transaction.
         const answer = await committedAnswer(pool, key, sealKey, req);
         if (answer) return answer;
         throw keyInUse();
       }
-      if (recorded) {
-        // The write committed, then the handler failed: that is the run's outcome, not a reason
-        // to run it again.
-        const failed = fromConnectError(toConnectError(error));
-        await store(pool, key, sealKey, req, {
-          error: { code: failed.code, message: failed.message, context: failed.context },
-        });
-      }
+      // The write committed (or waits to), then the handler failed: that is the run's outcome,
+      // not a reason to run it again.
+      const failed = fromConnectError(toConnectError(error));
+      await settle(pool, key, sealKey, req, {
+        error: { code: failed.code, message: failed.message, context: failed.context },
+      });
       throw error;
     }
-    if (close(key) && !response.stream) {
-      const message = Buffer.from(toBinary(req.method.output, response.message)).toString("base64");
-      await store(pool, key, sealKey, req, { message });
-    }
+    await settle(
+      pool,
+      key,
+      sealKey,
+      req,
+      response.stream
+        ? undefined
+        : { message: Buffer.from(toBinary(req.method.output, response.message)).toString("base64") },
+    );
     return response;
   };
+}
+
+/**
+ * Ends the run under `key` with its outcome: committed in the write's own transaction where that
+ * transaction still waits (the usual case), else stored after it. A failed COMMIT throws: the
+ * write did not happen, and the caller is told so rather than given the answer.
+ */
+async function settle(
+  pool: Pool,
+  key: KeyInFlight,
+  sealKey: Buffer,
+  req: UnaryRequest,
+  outcome: Outcome | undefined,
+): Promise<void> {
+  const sealed = outcome && sealOutcome(sealKey, JSON.stringify(outcome));
+  let storedWithWrite: boolean;
+  try {
+    storedWithWrite = await commitHeld(key, sealed);
+  } catch (error) {
+    close(key);
+    throw error;
+  }
+  if (close(key) && sealed && !storedWithWrite) await store(pool, key, req, sealed);
 }
 
 /** Ends the run under `key` (work it left running records nothing); true if it recorded the key. */
@@ -127,19 +155,13 @@ async function committedAnswer(
 const STORE_RETRY_DELAYS_MS = [1_000, 2_000, 4_000, 8_000, 16_000];
 
 /**
- * Stores a committed run's outcome. A failure is not thrown: the answer itself stands. The store
+ * Stores the outcome of a run whose write committed without it (it had more than one
+ * transaction, or did slow work after its write: `holdCommit`). A failure is not thrown: the answer itself stands. The store
  * is tried again in the background for half a minute (a database restarting in between loses no
  * outcome), meanwhile a retry under the key is told 409; past that (or if the process dies before)
  * the row keeps no outcome and a retry is told 409 until it expires, never running the write again.
  */
-async function store(
-  pool: Pool,
-  key: KeyInFlight,
-  sealKey: Buffer,
-  req: UnaryRequest,
-  outcome: Outcome,
-): Promise<void> {
-  const sealed = sealOutcome(sealKey, JSON.stringify(outcome));
+async function store(pool: Pool, key: KeyInFlight, req: UnaryRequest, sealed: Buffer): Promise<void> {
   const logger = requestLogger(req.contextValues);
   const attempt = (tried: number): Promise<void> =>
     storeKeyOutcome(pool, key.rowId, sealed).catch((error: unknown) => {

@@ -21,14 +21,27 @@ export type IdempotencyMetadata = { id: string; fingerprint: string; sealKey: st
 /**
  * The key an RPC serves under, while it runs: `open` until a transaction of the RPC records it
  * (`recording` while that transaction is open: another one beside it records nothing; back to
- * `open` if it rolls back), `recorded` once it committed, `closed` once the RPC answered (work it
- * left running records nothing).
+ * `open` if it rolls back), `answering` once that transaction's work is done and it waits, still
+ * open, for the RPC's answer to commit with it (`holdCommit`), `recorded` once it committed,
+ * `closed` once the RPC answered (work it left running records nothing).
  */
 export type KeyInFlight = {
   rowId: string;
   fingerprint: string;
-  state: "open" | "recording" | "recorded" | "closed";
+  state: "open" | "recording" | "answering" | "recorded" | "closed";
+  /** While `answering`: the recording transaction, not committed yet. */
+  held?: HeldCommit;
 };
+
+/** A recording transaction whose COMMIT waits for the RPC's answer; `settled` once it is underway. */
+type HeldCommit = { client: PoolClient; timer: NodeJS.Timeout; settled?: Promise<void> };
+
+/**
+ * How long a recording transaction may wait for its RPC's answer before it commits without it:
+ * it holds its row locks meanwhile, and a handler that does slow work after its transaction
+ * (a mail, a peer's call) must not keep them. Its outcome is then stored after the commit.
+ */
+const HOLD_LIMIT_MS = 250;
 
 const inFlight = new AsyncLocalStorage<KeyInFlight>();
 
@@ -72,6 +85,66 @@ export async function recordKeyInTransaction(client: PoolClient): Promise<KeyInF
     throw error;
   }
   return key;
+}
+
+/**
+ * Called by `withTransaction` once the work of the transaction that recorded the key is done:
+ * rather than committing, it leaves the transaction open (true: the caller must neither commit
+ * nor release the client), so that the RPC's answer is stored in the same transaction as its
+ * write (`commitHeld`). A process that dies between the two then leaves no key without its
+ * outcome: either both committed (a retry is answered the stored outcome) or neither (a retry
+ * runs the write). Any further use of the pool by the RPC commits it first (`settleHeldCommit`,
+ * called by the pool on connect): the RPC's later reads see its write.
+ */
+export function holdCommit(key: KeyInFlight | undefined, client: PoolClient): boolean {
+  if (key?.state !== "recording") return false;
+  key.state = "answering";
+  const timer = setTimeout(() => void commitHeld(key).catch(() => {}), HOLD_LIMIT_MS);
+  timer.unref();
+  key.held = { client, timer };
+  return true;
+}
+
+/**
+ * Commits the key's held transaction, with `outcome` stored in the key's row when given; true
+ * when the outcome committed with the write. False when there was no held transaction or it had
+ * already been committed without the outcome (the caller stores the outcome apart). Throws when
+ * the COMMIT failed: the write did not happen, and the key is `open` again.
+ */
+export async function commitHeld(key: KeyInFlight, outcome?: Buffer): Promise<boolean> {
+  const held = key.held;
+  if (!held) return false;
+  if (held.settled) {
+    await held.settled;
+    return false;
+  }
+  clearTimeout(held.timer);
+  held.settled = (async () => {
+    try {
+      if (outcome) await storeKeyOutcome(held.client, key.rowId, outcome);
+      await held.client.query("COMMIT");
+    } catch (error) {
+      await held.client.query("ROLLBACK").catch(() => {});
+      held.client.release(error instanceof Error ? error : true);
+      if (key.state === "answering") key.state = "open";
+      throw error;
+    }
+    held.client.release();
+    if (key.state === "answering") key.state = "recorded";
+  })();
+  await held.settled;
+  return outcome !== undefined;
+}
+
+/**
+ * Commits the held transaction of the RPC this call runs in, if any, before the RPC uses the pool
+ * again; undefined (no wait) when there is none. A failed commit rejects: what the RPC does next
+ * builds on a write that did not happen.
+ */
+export function settleHeldCommit(): Promise<void> | undefined {
+  const key = inFlight.getStore();
+  if (!key?.held) return undefined;
+  return commitHeld(key).then(() => undefined);
 }
 
 /** 409 `idempotency_key_in_use`: a run under the key has not finished (or its answer is not stored yet). */
