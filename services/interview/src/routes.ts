@@ -1,5 +1,5 @@
 import type { ConnectRouter } from "@connectrpc/connect";
-import { callerTable } from "@evalp/kit";
+import { callerTable, createEnvironmentCheck } from "@evalp/kit";
 import { UsageService } from "@evalp/proto/common/v1/usage";
 import { AgentService } from "@evalp/proto/interview/v1/agent";
 import { AnalyticsService } from "@evalp/proto/interview/v1/analytics";
@@ -12,7 +12,6 @@ import { getAgentTranscript } from "./agent/get-agent-transcript.js";
 import { getAgentInterview, putAgentPrices, resolveProposal } from "./agent/rpcs.js";
 import { runCommand } from "./agent/run-command.js";
 import type { Deps } from "./deps.js";
-import { createEnvironmentScope } from "./environment-scope.js";
 import { consent } from "./rpc/consent.js";
 import { countUsage } from "./rpc/count-usage.js";
 import { createEvaluation } from "./rpc/create-evaluation.js";
@@ -43,7 +42,7 @@ export const CALLERS = callerTable({
 
 /** Every interview-plane RPC, one file each under `rpc/`. */
 export function routes(deps: Deps) {
-  const requireEnvironment = createEnvironmentScope(deps.control);
+  const requireEnvironment = createEnvironmentCheck(deps.control.organizations);
   return (router: ConnectRouter) => {
     router.service(SubjectExportService, { exportSubject: exportSubject(deps) });
     router.service(EvaluationService, {

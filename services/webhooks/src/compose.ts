@@ -9,7 +9,7 @@ import {
 } from "@evalp/kit";
 import { createControlClients } from "./control-clients.js";
 import { webhooksRetention } from "./db/retention.js";
-import { createEnvironmentScope } from "./environment-scope.js";
+import { createEnvironmentIdCheck } from "./environment-id-check.js";
 import { createSecretSealer, resealSecrets } from "./sealed-secrets.js";
 import { SCHEMA, webhooksService } from "./server.js";
 import { createWebhookWorkers } from "./workers.js";
@@ -55,7 +55,7 @@ export const createWebhooks: ComposeProcess<ServiceProcess> = async (config, log
       config,
       control,
       sealer,
-      requireEnvironment: createEnvironmentScope(control),
+      requireEnvironmentId: createEnvironmentIdCheck(control),
       wake: workers.wake,
     },
     [

@@ -28,24 +28,6 @@ export type Role = (typeof ROLES)[number];
 /** The scope an agent key carries alone (docs/authentication.md, docs/interview.md#the-agent-protocol). */
 export const AGENT_SCOPE: Scope = "interviews:agent";
 
-/**
- * What a legacy key (LEGACY_API_KEYS) may do: the data an old integration moved — subjects,
- * bundles and templates, webhooks, answers, evaluations, analytics — in its one environment;
- * nothing of the organization (`org:*`, memberships), its keys, apps, quotas or audit trail.
- */
-export const LEGACY_SCOPES: readonly Scope[] = [
-  "subjects:write",
-  "bundles:read",
-  "bundles:write",
-  "templates:write",
-  "webhooks:read",
-  "webhooks:write",
-  "continuous:write",
-  "evaluations:read",
-  "evaluations:write",
-  "analytics:read",
-];
-
 const MEMBER_EXCLUDED: readonly Scope[] = ["org:admin", "keys:write", "quotas:write"];
 
 /** The scopes a membership role grants (docs/authentication.md). */

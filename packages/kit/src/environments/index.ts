@@ -1,1 +1,1 @@
-export * from "./environment-scope.js";
+export * from "./environment-check.js";

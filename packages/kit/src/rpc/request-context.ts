@@ -3,6 +3,7 @@ import {
   ConnectError,
   type ContextValues,
   createContextKey,
+  type HandlerContext,
   type Interceptor,
 } from "@connectrpc/connect";
 import type { Logger } from "pino";
@@ -95,4 +96,12 @@ export function metadataHeaders(meta: CallMetadata): Record<string, string> {
     headers[IDEMPOTENCY_SEAL_HEADER] = meta.idempotency.sealKey;
   }
   return headers;
+}
+
+/** The metadata of a call made on behalf of the request being served (its request id and actor). */
+export function forwardedCall(ctx: HandlerContext) {
+  const context = requestContext(ctx.values);
+  return {
+    headers: metadataHeaders({ requestId: context.requestId ?? "", actor: context.actor ?? undefined }),
+  };
 }

@@ -1,6 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext } from "@connectrpc/connect";
+import type { RequireEnvironment } from "@evalp/kit";
 import { MAX_TOKEN_SECONDS, newId, signParticipantToken, withTransaction } from "@evalp/kit";
 import {
   type CreateAgentSessionRequest,
@@ -12,7 +13,6 @@ import { closeSessionConnections } from "../db/agent-connections.js";
 import { findEvaluation } from "../db/evaluations.js";
 import { clearAgentPause, requireInterview, saveInterview } from "../db/interviews.js";
 import type { Deps } from "../deps.js";
-import type { RequireEnvironment } from "../environment-scope.js";
 
 /** docs/interview.md#the-agent-protocol: `ttl_seconds` 60-900, default 900. */
 export const DEFAULT_AGENT_SECONDS = 900;

@@ -1,6 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext } from "@connectrpc/connect";
+import type { RequireEnvironment } from "@evalp/kit";
 import { withTransaction } from "@evalp/kit";
 import {
   type GetAgentInterviewRequest,
@@ -16,7 +17,6 @@ import {
 import { replacePrices } from "../db/agent.js";
 import { requireInterview } from "../db/interviews.js";
 import type { Deps } from "../deps.js";
-import type { RequireEnvironment } from "../environment-scope.js";
 import { runStep, snapshotOfRow } from "../steps.js";
 import { inProgress } from "./command.js";
 import { decide, pendingProposal } from "./proposal-commands.js";

@@ -3,18 +3,10 @@ import type { EnvironmentRef } from "@evalp/proto/control/v1/api_key";
 import type { OrganizationService } from "@evalp/proto/control/v1/organization";
 import { notFound } from "../core/errors.js";
 import { isUuid } from "../core/ids.js";
-import { metadataHeaders, requestContext } from "../rpc/request-context.js";
+import { forwardedCall } from "../rpc/request-context.js";
 
 /** Confirmed chains kept at most; environments never move, so a confirmed chain stays true. */
 const CONFIRMED_LIMIT = 10_000;
-
-/** The metadata of a call made on behalf of the request being served (its request id and actor). */
-export function forwardedCall(ctx: HandlerContext) {
-  const context = requestContext(ctx.values);
-  return {
-    headers: metadataHeaders({ requestId: context.requestId ?? "", actor: context.actor ?? undefined }),
-  };
-}
 
 /**
  * For the planes that do not own environments: checks with the control plane that the path's
@@ -22,7 +14,7 @@ export function forwardedCall(ctx: HandlerContext) {
  * environment, remembering confirmed chains so that most requests cost no extra call. Rows are
  * then always read by environment id, so nothing of another environment is visible through it.
  */
-export function createEnvironmentScope(organizations: Client<typeof OrganizationService>) {
+export function createEnvironmentCheck(organizations: Client<typeof OrganizationService>) {
   const confirmed = new Set<string>();
   return async function requireEnvironment(
     ref: EnvironmentRef | undefined,
@@ -48,3 +40,6 @@ export function createEnvironmentScope(organizations: Client<typeof Organization
     return ref;
   };
 }
+
+/** Resolves a request's environment reference once its organization → app → environment chain holds. */
+export type RequireEnvironment = ReturnType<typeof createEnvironmentCheck>;

@@ -3,9 +3,6 @@ import { forwardedCall, isUuid, notFound } from "@evalp/kit";
 import type { AppRef } from "@evalp/proto/platform/v1/template";
 import type { Deps } from "./deps.js";
 
-/** Calls this plane makes for a request carry its request id and actor (the kit's helper). */
-export { forwardedCall };
-
 /** Apps never move between organizations, so a confirmed pair stays true; bounded so it cannot grow without end. */
 const CONFIRMED_LIMIT = 10_000;
 
@@ -13,7 +10,7 @@ const CONFIRMED_LIMIT = 10_000;
  * Checks with the control plane that the app belongs to the organization of the path (404
  * otherwise), remembering confirmed pairs so that most requests cost no extra call.
  */
-export function createAppScope(deps: Deps) {
+export function createAppCheck(deps: Deps) {
   const confirmed = new Set<string>();
   return async function requireApp(app: AppRef | undefined, ctx: HandlerContext): Promise<AppRef> {
     if (!app || !isUuid(app.organizationId) || !isUuid(app.appId)) throw notFound("app");
@@ -29,4 +26,4 @@ export function createAppScope(deps: Deps) {
   };
 }
 
-export type RequireApp = ReturnType<typeof createAppScope>;
+export type RequireApp = ReturnType<typeof createAppCheck>;
