@@ -4,10 +4,14 @@ import {
   directDatabaseUrl,
   type NatsConnection,
   pingNats,
+  planeClients,
   type ServiceProcess,
   serviceBase,
+  serviceCaller,
 } from "@evalp/kit";
-import { createControlClients } from "./control-clients.js";
+import { OrganizationService } from "@evalp/proto/control/v1/organization";
+import { QuotaService } from "@evalp/proto/control/v1/quota";
+import { SubjectService } from "@evalp/proto/control/v1/subject";
 import { webhooksRetention } from "./db/retention.js";
 import { createEnvironmentIdCheck } from "./environment-id-check.js";
 import { createSecretSealer, resealSecrets } from "./sealed-secrets.js";
@@ -25,7 +29,12 @@ export const createWebhooks: ComposeProcess<ServiceProcess> = async (config, log
   // Endpoint secrets are sealed under WEBHOOK_SECRETS_KEYS (required in production).
   const sealer = createSecretSealer(config);
   base.retain(webhooksRetention(config, sealer));
-  const control = createControlClients(config, base.registry);
+  const ofControl = planeClients("control", config, serviceCaller(config, "webhooks", base.registry));
+  const control = {
+    organizations: ofControl(OrganizationService),
+    quotas: ofControl(QuotaService),
+    subjects: ofControl(SubjectService),
+  };
   const workers = createWebhookWorkers({
     pool,
     sealer,

@@ -1,5 +1,4 @@
 export { createWebhooks } from "./compose.js";
-export { createControlClients } from "./control-clients.js";
 export { webhooksRetention } from "./db/retention.js";
 export type { Deps as WebhooksDeps } from "./deps.js";
 export { createEnvironmentIdCheck } from "./environment-id-check.js";
