@@ -4,10 +4,10 @@ import {
   type GetAgentTranscriptResponse,
   GetAgentTranscriptResponseSchema,
 } from "@evalp/proto/interview/v1/agent";
+import { requireAgent } from "../agent/scope.js";
 import { requireInterview } from "../db/interviews.js";
 import type { Deps } from "../deps.js";
 import { transcriptPage } from "../rpc/get-transcript.js";
-import { requireAgent } from "./scope.js";
 
 /**
  * `GET /v1/agent/interview/transcript` (docs/interview.md#picking-up-an-interview): the

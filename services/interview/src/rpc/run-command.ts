@@ -6,14 +6,14 @@ import {
   type RunCommandResponse,
   RunCommandResponseSchema,
 } from "@evalp/proto/interview/v1/agent";
+import type { Command } from "../agent/command.js";
+import { commandFingerprint } from "../agent/fingerprint.js";
+import { HANDLERS } from "../agent/handlers.js";
+import { runAgentStep } from "../agent/scope.js";
 import { findCommand, type StoredCommand, storeCommand } from "../db/agent.js";
 import { entryMessage } from "../db/rows.js";
 import type { Deps } from "../deps.js";
 import { snapshotOfRow } from "../steps.js";
-import type { Command } from "./command.js";
-import { commandFingerprint } from "./fingerprint.js";
-import { HANDLERS } from "./handlers.js";
-import { runAgentStep } from "./scope.js";
 
 /**
  * One agent command (docs/interview.md#the-agent-protocol). The interview row is held FOR UPDATE, so commands of one
