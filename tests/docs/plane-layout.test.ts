@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { PLANES } from "@evalp/kit";
 import { describe, expect, it } from "vitest";
 
-// Every plane lays out its RPCs alike (docs/architecture.md#layout): `routes.ts` registers them,
+// Every plane lays out its RPCs alike (docs/architecture.md#layout-in-detail): `routes.ts` registers them,
 // and the handler of RPC `fooBar` is `fooBar`, the one export of `src/rpc/foo-bar.ts`. A reader
 // who knows an RPC's name opens its file in one step, whichever plane serves it.
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
