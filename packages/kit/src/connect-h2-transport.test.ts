@@ -4,13 +4,13 @@ import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { HealthService } from "@evalp/proto/common/v1/health";
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
-import { keySetConfig, serviceVerifier } from "./config.js";
-import { serviceCaller, WIRE_READ_OPTIONS } from "./connect-client.js";
+import { callerTable } from "./auth/service-callers.js";
+import { generateServiceKeySet, signServiceTokens } from "./auth/service-tokens.js";
+import { keySetConfig, serviceVerifier } from "./config/config.js";
 import { createH2Transport } from "./connect-h2-transport.js";
-import { type ConnectServer, createConnectServer, listen } from "./connect-server.js";
 import { neverReached, transportFailure } from "./peer-outage.js";
-import { callerTable } from "./service-callers.js";
-import { generateServiceKeySet, signServiceTokens } from "./service-tokens.js";
+import { serviceCaller, WIRE_READ_OPTIONS } from "./rpc/connect-client.js";
+import { type ConnectServer, createConnectServer, listen } from "./rpc/connect-server.js";
 
 const KEYS = keySetConfig(generateServiceKeySet(["test"]));
 const caller = serviceCaller(KEYS, "test");

@@ -15,15 +15,15 @@ import { ErrorDetailSchema } from "@evalp/proto/common/v1/error";
 import { HealthService } from "@evalp/proto/common/v1/health";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { keySetConfig, serviceVerifier } from "./config.js";
-import { createServiceTransport, serviceCaller, WIRE_READ_OPTIONS } from "./connect-client.js";
-import { fromConnectError, toConnectError } from "./connect-errors.js";
+import { callerTable } from "./auth/service-callers.js";
+import { generateServiceKeySet, requireServiceTokens } from "./auth/service-tokens.js";
+import { keySetConfig, serviceVerifier } from "./config/config.js";
 import { connectH2Handler } from "./connect-h2-handler.js";
 import { createH2Transport } from "./connect-h2-transport.js";
-import { createConnectServer, listen } from "./connect-server.js";
-import { AppError } from "./errors.js";
-import { callerTable } from "./service-callers.js";
-import { generateServiceKeySet, requireServiceTokens } from "./service-tokens.js";
+import { AppError } from "./core/errors.js";
+import { createServiceTransport, serviceCaller, WIRE_READ_OPTIONS } from "./rpc/connect-client.js";
+import { fromConnectError, toConnectError } from "./rpc/connect-errors.js";
+import { createConnectServer, listen } from "./rpc/connect-server.js";
 
 /*
  * The platform's own Connect client (`createH2Transport`) and server (`connectH2Handler`) speak

@@ -1,6 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { ErrorDetailSchema } from "@evalp/proto/common/v1/error";
-import { AppError } from "./errors.js";
+import { AppError } from "./core/errors.js";
 
 /**
  * How a call to another process failed in transport rather than in the peer's handler (no

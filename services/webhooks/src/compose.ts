@@ -4,12 +4,16 @@ import {
   directDatabaseUrl,
   type NatsConnection,
   pingNats,
+  planeClients,
   type ServiceProcess,
   serviceBase,
+  serviceCaller,
 } from "@evalp/kit";
-import { createControlClients } from "./control-clients.js";
+import { OrganizationService } from "@evalp/proto/control/v1/organization";
+import { QuotaService } from "@evalp/proto/control/v1/quota";
+import { SubjectService } from "@evalp/proto/control/v1/subject";
 import { webhooksRetention } from "./db/retention.js";
-import { createEnvironmentScope } from "./environment-scope.js";
+import { createEnvironmentIdCheck } from "./environment-id-check.js";
 import { createSecretSealer, resealSecrets } from "./sealed-secrets.js";
 import { SCHEMA, webhooksService } from "./server.js";
 import { createWebhookWorkers } from "./workers.js";
@@ -25,7 +29,12 @@ export const createWebhooks: ComposeProcess<ServiceProcess> = async (config, log
   // Endpoint secrets are sealed under WEBHOOK_SECRETS_KEYS (required in production).
   const sealer = createSecretSealer(config);
   base.retain(webhooksRetention(config, sealer));
-  const control = createControlClients(config, base.registry);
+  const ofControl = planeClients("control", config, serviceCaller(config, "webhooks", base.registry));
+  const control = {
+    organizations: ofControl(OrganizationService),
+    quotas: ofControl(QuotaService),
+    subjects: ofControl(SubjectService),
+  };
   const workers = createWebhookWorkers({
     pool,
     sealer,
@@ -55,7 +64,7 @@ export const createWebhooks: ComposeProcess<ServiceProcess> = async (config, log
       config,
       control,
       sealer,
-      requireEnvironment: createEnvironmentScope(control),
+      requireEnvironmentId: createEnvironmentIdCheck(control),
       wake: workers.wake,
     },
     [

@@ -1,7 +1,7 @@
 import { QUOTA_COUNTERS, ROLES } from "@evalp/kit";
 import { type TObject, type TProperties, Type } from "@sinclair/typebox";
 import { MEMBERSHIP_STATUSES } from "../routes/control/wire.js";
-import { REPORT_FIELDS } from "../routes/interview/resources.js";
+import { REPORT_FIELDS } from "../routes/interview/wire-schemas.js";
 import { BUNDLE_STATUSES } from "../routes/platform/wire.js";
 import { DateTime, Uuid } from "../routes/schemas.js";
 import type { EVENT_TYPES } from "../routes/webhooks/wire.js";

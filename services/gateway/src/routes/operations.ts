@@ -12,7 +12,7 @@ export type Prose = {
  * A plane of the API as its routes declare it: the tag of its operations and their prose, read
  * from its `operations.md` when its first route is declared (once, at start-up).
  */
-export type Plane = {
+export type PlaneProse = {
   tag: string;
   /** The operation's prose; throws when the plane's file has no section for it. */
   prose: (operationId: string) => Prose;
@@ -57,7 +57,7 @@ export function parseOperations(markdown: string): Map<string, Prose> {
 }
 
 /** The plane tagged `tag` whose prose is the file at `file` (an `operations.md` beside its routes). */
-export function plane(tag: string, file: URL): Plane {
+export function plane(tag: string, file: URL): PlaneProse {
   let operations: Map<string, Prose> | undefined;
   const read = () => {
     operations ??= parseOperations(readFileSync(file, "utf8"));

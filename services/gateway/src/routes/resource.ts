@@ -3,7 +3,7 @@ import type { PageRequest } from "@evalp/proto/common/v1/page";
 import { type Static, type TObject, type TProperties, type TSchema, Type } from "@sinclair/typebox";
 import type { CursorCodec } from "../http/cursor.js";
 import { pageOf, type UpstreamPage } from "../http/paging.js";
-import type { Plane } from "./operations.js";
+import type { PlaneProse } from "./operations.js";
 import { type Api, type At, type FullPath, type PathParams, type RouteContext, route } from "./route.js";
 import { Page, PageQuery, ref } from "./schemas.js";
 import { wireOf } from "./wire.js";
@@ -53,7 +53,7 @@ type ListRpc<Request, M> = (
  * their schema's wire form, a filtered list's query has its filters beside the page's and its
  * items are mapped by its own `json`.
  */
-export function resources<Prefix extends string>(app: Api<Prefix>, plane: Plane, cursors: CursorCodec) {
+export function resources<Prefix extends string>(app: Api<Prefix>, plane: PlaneProse, cursors: CursorCodec) {
   /** The route of a cursor list whose query is `limit`, `cursor` and `filters`. */
   function cursorList<Where extends At, F extends TProperties, M>(
     operationId: string,

@@ -10,7 +10,7 @@ import type {
 } from "fastify";
 import { callOptions } from "../http/call.js";
 import type { RouteAccess } from "../http/principal.js";
-import type { Plane } from "./operations.js";
+import type { PlaneProse } from "./operations.js";
 import { errorResponses, successResponse } from "./responses.js";
 import { IdempotentHeaders, OptionalIdempotencyHeaders } from "./schemas.js";
 
@@ -174,7 +174,7 @@ export function route<
   A = unknown,
 >(
   app: Api<Prefix>,
-  plane: Plane,
+  plane: PlaneProse,
   operationId: string,
   at: Where,
   spec: RouteSpec<PathParams<FullPath<Prefix, Where>>, Q, B, R, A>,

@@ -12,7 +12,7 @@ import type { Deps } from "../deps.js";
 /** #13: the environment's deliveries, newest first, filtered by `status` and `endpoint_id`. */
 export function listDeliveries(deps: Deps) {
   return async (req: ListDeliveriesRequest, ctx: HandlerContext): Promise<ListDeliveriesResponse> => {
-    const environmentId = await deps.requireEnvironment(req.environment, ctx);
+    const environmentId = await deps.requireEnvironmentId(req.environment, ctx);
     if (req.endpointId !== undefined && !isUuid(req.endpointId)) {
       return create(ListDeliveriesResponseSchema, { items: [] });
     }

@@ -2,8 +2,8 @@ import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
 import { resources } from "../resource.js";
 import type { Api } from "../route.js";
-import { type ORG_PREFIX, organizationRef } from "./organization.js";
 import { CONTROL } from "./plane.js";
+import { type ORG_PREFIX, organizationRef } from "./requests.js";
 import { AuditEventBody, auditEventJson } from "./wire.js";
 
 /** An audit list's filters: one action, one kind of resource. */

@@ -5,8 +5,8 @@ import type { RouteDeps } from "../deps.js";
 import { resources } from "../resource.js";
 import { type Api, route } from "../route.js";
 import { ref } from "../schemas.js";
-import { type ORG_PREFIX, organizationRef } from "./organization.js";
 import { CONTROL } from "./plane.js";
+import { type ORG_PREFIX, organizationRef } from "./requests.js";
 import {
   InvitationAcceptance,
   invitationAcceptanceJson,

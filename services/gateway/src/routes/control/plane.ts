@@ -1,7 +1,7 @@
-import { type Plane, plane } from "../operations.js";
+import { type PlaneProse, plane } from "../operations.js";
 
 /** The control plane's tag, and its operations' prose (operations.md beside its routes). */
-export const CONTROL: Plane = plane("control", new URL("./operations.md", import.meta.url));
+export const CONTROL: PlaneProse = plane("control", new URL("./operations.md", import.meta.url));
 
 /** The auth routes (sign-up, log-in, password resets): the control plane's, under their own tag. */
-export const AUTH: Plane = { ...CONTROL, tag: "auth" };
+export const AUTH: PlaneProse = { ...CONTROL, tag: "auth" };

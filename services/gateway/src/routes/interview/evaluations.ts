@@ -10,6 +10,13 @@ import { DateTime, ref, Uuid } from "../schemas.js";
 import { INTERVIEW } from "./plane.js";
 import { evaluationRef, SeqPageQuery, SessionBody, sessionRequest } from "./requests.js";
 import {
+  evaluationJson,
+  listedEvaluationJson,
+  operatorInterviewJson,
+  participantSessionJson,
+  resultJson,
+} from "./wire.js";
+import {
   BehavioralEvent,
   EVALUATION_STATUSES,
   Evaluation,
@@ -18,14 +25,7 @@ import {
   EvaluationResultList,
   ListedEvaluation,
   ParticipantSession,
-} from "./resources.js";
-import {
-  evaluationJson,
-  listedEvaluationJson,
-  operatorInterviewJson,
-  participantSessionJson,
-  resultJson,
-} from "./wire.js";
+} from "./wire-schemas.js";
 
 /**
  * `ENV/evaluations` (docs/interview.md): evaluations, their participant sessions, the operator's view

@@ -2,7 +2,7 @@ import { ERROR_CATALOG } from "@evalp/kit";
 import type { TSchema } from "@sinclair/typebox";
 import { COMMAND_SCHEMAS } from "./commands.js";
 import { UtteranceFrame } from "./realtime.js";
-import { AgentAck, Interview, TranscriptEntry } from "./resources.js";
+import { AgentAck, Interview, TranscriptEntry } from "./wire-schemas.js";
 
 // The realtime doors as an AsyncAPI 3 document (`/asyncapi.json`): both sockets, every frame each
 // way, and the credential each door takes. The frames' schemas are the ones that validate them

@@ -5,9 +5,9 @@ import { resources } from "../resource.js";
 import { type Api, route } from "../route.js";
 import { Name, ref } from "../schemas.js";
 import { FreeObject } from "../wire.js";
-import type { APP_PREFIX } from "./app.js";
-import { appRef, authoredBy, bundleRef } from "./app.js";
 import { PLATFORM } from "./plane.js";
+import type { APP_PREFIX } from "./requests.js";
+import { appRef, authoredBy, bundleRef } from "./requests.js";
 import {
   BUNDLE_STATUSES,
   Bundle,

@@ -6,8 +6,8 @@ import { environmentRef } from "../environment.js";
 import { resources } from "../resource.js";
 import { type Api, route } from "../route.js";
 import { ref, Uuid } from "../schemas.js";
-import { deliveryRef } from "./paths.js";
 import { WEBHOOKS } from "./plane.js";
+import { deliveryRef } from "./requests.js";
 import {
   DELIVERY_STATUSES,
   deliveryJson,

@@ -4,8 +4,8 @@ import type { RouteDeps } from "../deps.js";
 import type { ENV_PREFIX } from "../environment.js";
 import { type Api, route } from "../route.js";
 import { DateTime, ref } from "../schemas.js";
-import { endpointRef, WRITE } from "./paths.js";
 import { WEBHOOKS } from "./plane.js";
+import { endpointRef, WRITE } from "./requests.js";
 import {
   deliveryJson,
   endpointWithSecretJson,

@@ -7,8 +7,8 @@ import { resources } from "../resource.js";
 import { type Api, route } from "../route.js";
 import { ref } from "../schemas.js";
 import { refusingFields } from "./field-refusals.js";
-import { endpointRef, WRITE } from "./paths.js";
 import { WEBHOOKS } from "./plane.js";
+import { endpointRef, WRITE } from "./requests.js";
 import {
   EVENT_TYPES,
   endpointJson,

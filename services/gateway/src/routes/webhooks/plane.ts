@@ -1,4 +1,4 @@
-import { type Plane, plane } from "../operations.js";
+import { type PlaneProse, plane } from "../operations.js";
 
 /** The webhooks plane's tag, and its operations' prose (operations.md beside its routes). */
-export const WEBHOOKS: Plane = plane("webhooks", new URL("./operations.md", import.meta.url));
+export const WEBHOOKS: PlaneProse = plane("webhooks", new URL("./operations.md", import.meta.url));
