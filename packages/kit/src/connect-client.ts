@@ -1,11 +1,10 @@
 import type { DescMethod } from "@bufbuild/protobuf";
 import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type Transport } from "@connectrpc/connect";
+import { createH2Transport, type H2Transport, neverReached, transportFailure } from "@evalp/connect-h2";
 import type { Registry } from "prom-client";
 import { type ServiceKeyConfig, serviceSigningKey } from "./config.js";
-import { createH2Transport, type H2Transport } from "./connect-h2-transport.js";
 import { rpcClientMetrics } from "./metrics.js";
-import { neverReached, transportFailure } from "./peer-outage.js";
 import { traceClientInterceptor } from "./rpc-tracing.js";
 import { createEndpointSet, type Endpoint, type EndpointSet } from "./service-endpoints.js";
 import { type ServiceSigningKey, signServiceTokens } from "./service-tokens.js";

@@ -1,12 +1,12 @@
 import http2 from "node:http2";
 import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
+import { connectH2Handler } from "@evalp/connect-h2";
 import { ErrorDetailSchema } from "@evalp/proto/common/v1/error";
 import { HealthService } from "@evalp/proto/common/v1/health";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import { WIRE_READ_OPTIONS } from "./connect-client.js";
 import { errorInterceptor } from "./connect-errors.js";
-import { connectH2Handler } from "./connect-h2-handler.js";
 import { serveGrpcHealth } from "./grpc-health.js";
 import { serveGrpcReflection } from "./grpc-reflection.js";
 import { rpcMetricsInterceptor } from "./metrics.js";
