@@ -137,10 +137,15 @@ describe("createH2Transport's connection", () => {
   });
 
   it("is closed gracefully by the server: the call in flight finishes, the next one finds no server", async () => {
-    const peer = await server((stream) => setTimeout(() => answer(stream, "late"), 150));
+    let received = 0;
+    const peer = await server((stream) => {
+      received += 1;
+      setTimeout(() => answer(stream, "late"), 150);
+    });
     const client = createClient(EchoService, transportTo(peer.url));
     const inFlight = client.say({ value: "hello" });
-    await waitFor(() => peer.connections.open === 1);
+    // Sent away before the server had the stream, the call would be refused and sent again.
+    await waitFor(() => received === 1);
     const closed = peer.close(true);
     expect((await inFlight).value).toBe("late");
     await closed;
