@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createH2Transport, type H2TransportOptions } from "./connect-h2-transport.js";
 import { PING_TIMEOUT } from "./h2-errors.js";
 import { neverReached, transportFailure } from "./peer-failure.js";
-import { EchoService, type EchoServer, serve, waitFor } from "./test-echo.js";
+import { type EchoServer, EchoService, serve, waitFor } from "./test-echo.js";
 
 const WIRE = { binaryOptions: { recursionLimit: 512 }, jsonOptions: { recursionLimit: 512 } };
 const running: { close(): Promise<void> }[] = [];
@@ -312,7 +312,10 @@ describe("a call's deadline and signal", () => {
     expect(late.code).toBe(Code.DeadlineExceeded);
     expect(performance.now() - started).toBeLessThan(2_000);
     const controller = new AbortController();
-    const call = client.say({ value: "wait:rebuilt-abort" }, { signal: controller.signal, timeoutMs: 30_000 });
+    const call = client.say(
+      { value: "wait:rebuilt-abort" },
+      { signal: controller.signal, timeoutMs: 30_000 },
+    );
     setTimeout(() => controller.abort(), 50);
     expect((await failure(call)).code).toBe(Code.Canceled);
   });

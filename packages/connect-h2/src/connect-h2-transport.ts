@@ -185,7 +185,8 @@ export function createH2Transport(options: H2TransportOptions): H2Transport {
         }
         // The reset's own code when the peer reset the stream (Node's error for it names the code
         // only in its message); the failure's code when the connection failed under the stream.
-        const reset = failure === undefined || isStreamError(failure) ? errorFromReset(rstCode, failure) : undefined;
+        const reset =
+          failure === undefined || isStreamError(failure) ? errorFromReset(rstCode, failure) : undefined;
         if (reset) {
           fail(reset, false);
           return;
@@ -218,7 +219,13 @@ export function createH2Transport(options: H2TransportOptions): H2Transport {
   ): UnaryResponse => {
     const trailer = new Headers();
     const header = webHeaders(incoming, trailer);
-    const { isUnaryError, unaryError } = validateResponseWithCompression("unary", [], USE_BINARY, status, header);
+    const { isUnaryError, unaryError } = validateResponseWithCompression(
+      "unary",
+      [],
+      USE_BINARY,
+      status,
+      header,
+    );
     const bytes = chunks.length === 1 && chunks[0] ? chunks[0] : Buffer.concat(chunks);
     if (isUnaryError) throw errorFromJsonBytes(bytes, appendHeaders(header, trailer), unaryError);
     return { stream: false, service: method.parent, method, header, message: parse(method, bytes), trailer };
@@ -244,9 +251,7 @@ export function createH2Transport(options: H2TransportOptions): H2Transport {
   const unaryChain = options.interceptors.reduceRight<Next>(
     (next, interceptor) => interceptor(next),
     (req) =>
-      req.stream
-        ? Promise.reject(new ConnectError("a stream on the unary path", Code.Internal))
-        : send(req),
+      req.stream ? Promise.reject(new ConnectError("a stream on the unary path", Code.Internal)) : send(req),
   );
 
   // Streams: connect-node's own client, made at the first stream.
@@ -313,7 +318,14 @@ function answerTo<I extends DescMessage, O extends DescMessage>(
   if (res.stream || !isMessage(res.message, method.output)) {
     throw new ConnectError(`an interceptor answered ${method.name} with something else`, Code.Internal);
   }
-  return { stream: false, service: res.service, method, header: res.header, message: res.message, trailer: res.trailer };
+  return {
+    stream: false,
+    service: res.service,
+    method,
+    header: res.header,
+    message: res.message,
+    trailer: res.trailer,
+  };
 }
 
 /** Node's error for a stream the peer reset: its code is only in its message, the reset's is on the stream. */

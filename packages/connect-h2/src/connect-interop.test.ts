@@ -1,9 +1,9 @@
 import { StringValueSchema } from "@bufbuild/protobuf/wkt";
-import { Code, ConnectError, type Client, createClient, type Transport } from "@connectrpc/connect";
+import { type Client, Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createH2Transport } from "./connect-h2-transport.js";
-import { BIG, EchoService, type EchoServer, givenUp, serve, UnservedService, waitFor } from "./test-echo.js";
+import { BIG, type EchoServer, EchoService, givenUp, serve, UnservedService, waitFor } from "./test-echo.js";
 
 /*
  * The platform's own Connect client (`createH2Transport`) and server (`connectH2Handler`) speak
@@ -16,7 +16,13 @@ const WIRE = { binaryOptions: { recursionLimit: 512 }, jsonOptions: { recursionL
 
 function transport(kind: "ours" | "stock", url: string): Transport {
   return kind === "ours"
-    ? createH2Transport({ baseUrl: url, defaultTimeoutMs: 5_000, interceptors: [], idleConnectionMs: 60_000, ...WIRE })
+    ? createH2Transport({
+        baseUrl: url,
+        defaultTimeoutMs: 5_000,
+        interceptors: [],
+        idleConnectionMs: 60_000,
+        ...WIRE,
+      })
     : createConnectTransport({ baseUrl: url, httpVersion: "2", ...WIRE });
 }
 
@@ -148,10 +154,7 @@ describe("the platform's server", () => {
   afterAll(() => server.close());
 
   it("answers connect-node's gRPC client: unary, errors with details, server streaming", async () => {
-    const client = createClient(
-      EchoService,
-      createGrpcTransport({ baseUrl: server.url, ...WIRE }),
-    );
+    const client = createClient(EchoService, createGrpcTransport({ baseUrl: server.url, ...WIRE }));
     expect((await client.say({ value: "hello" })).value).toBe("you said hello");
     const error = await failure(client.say({ value: "fail" }));
     expect(error.code).toBe(Code.NotFound);

@@ -52,7 +52,9 @@ export const PING_TIMEOUT = "ERR_HTTP2_PING_TIMEOUT";
 
 /** The error a session whose PING went unanswered for `timeoutMs` is destroyed with. */
 export function pingTimeout(timeoutMs: number): Error & { code: string } {
-  return Object.assign(new Error(`the peer left a PING unanswered for ${timeoutMs} ms`), { code: PING_TIMEOUT });
+  return Object.assign(new Error(`the peer left a PING unanswered for ${timeoutMs} ms`), {
+    code: PING_TIMEOUT,
+  });
 }
 
 /** A stream reset, as connect-node reports it; undefined when the reset is none it knows as a failure. */

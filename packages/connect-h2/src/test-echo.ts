@@ -6,7 +6,13 @@ import {
   file_google_protobuf_wrappers,
   StringValueSchema,
 } from "@bufbuild/protobuf/wkt";
-import { Code, ConnectError, type ConnectRouter, type HandlerContext, type Interceptor } from "@connectrpc/connect";
+import {
+  Code,
+  ConnectError,
+  type ConnectRouter,
+  type HandlerContext,
+  type Interceptor,
+} from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { connectH2Handler } from "./connect-h2-handler.js";
 
@@ -26,7 +32,11 @@ const file = createFileRegistry(
       {
         name: "EchoService",
         method: [
-          { name: "Say", inputType: ".google.protobuf.StringValue", outputType: ".google.protobuf.StringValue" },
+          {
+            name: "Say",
+            inputType: ".google.protobuf.StringValue",
+            outputType: ".google.protobuf.StringValue",
+          },
           {
             name: "Count",
             inputType: ".google.protobuf.StringValue",
@@ -45,7 +55,11 @@ const file = createFileRegistry(
       {
         name: "UnservedService",
         method: [
-          { name: "Say", inputType: ".google.protobuf.StringValue", outputType: ".google.protobuf.StringValue" },
+          {
+            name: "Say",
+            inputType: ".google.protobuf.StringValue",
+            outputType: ".google.protobuf.StringValue",
+          },
         ],
       },
     ],
@@ -131,7 +145,11 @@ export type EchoServer = {
  */
 export async function serve(
   kind: "ours" | "stock" | ((stream: http2.ServerHttp2Stream) => void),
-  options: { interceptors?: Interceptor[]; onSay?: (value: string) => void; maxConnectionAgeMs?: number } = {},
+  options: {
+    interceptors?: Interceptor[];
+    onSay?: (value: string) => void;
+    maxConnectionAgeMs?: number;
+  } = {},
 ): Promise<EchoServer> {
   const handlerOptions = {
     routes: (router: ConnectRouter) => echoRoutes(router, options.onSay),
@@ -143,7 +161,7 @@ export async function serve(
   if (kind === "ours") server.on("stream", connectH2Handler(handlerOptions));
   else if (kind === "stock") server.on("request", connectNodeAdapter(handlerOptions));
   else
-    server.on("stream", (stream) => {
+    server.on("stream", (stream: http2.ServerHttp2Stream) => {
       // A stream the test resets fails on its side too: no uncaught error for it.
       stream.on("error", () => {});
       kind(stream);

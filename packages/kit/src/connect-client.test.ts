@@ -127,7 +127,9 @@ describe("createServiceTransport", () => {
     // A stream canceled may have run: the write fails rather than running twice.
     const canceling = await resetting(http2.constants.NGHTTP2_CANCEL);
     const canceledFirst = createServiceTransport("peer", () => `${canceling.url},${live.url}`, 5_000, caller);
-    const error = await canceledFirst.unary(write, undefined, undefined, undefined, {}).catch((reason) => reason);
+    const error = await canceledFirst
+      .unary(write, undefined, undefined, undefined, {})
+      .catch((reason) => reason);
     expect(error).toBeInstanceOf(ConnectError);
     expect((error as ConnectError).code).toBe(Code.Canceled);
     expect(live.calls.count).toBe(3);

@@ -40,7 +40,10 @@ describe("service tokens between the platform's and the stock ends", () => {
     const port = await listen(server, 0, "127.0.0.1");
     const url = `http://127.0.0.1:${port}`;
     try {
-      const withTokens = createClient(HealthService, createServiceTransport("stock", () => url, 5_000, caller));
+      const withTokens = createClient(
+        HealthService,
+        createServiceTransport("stock", () => url, 5_000, caller),
+      );
       expect((await withTokens.check({})).ready).toBe(true);
       const without = createClient(HealthService, createConnectTransport({ baseUrl: url, httpVersion: "2" }));
       expect((await failure(without.check({}))).code).toBe(Code.Unauthenticated);
@@ -65,7 +68,10 @@ describe("service tokens between the platform's and the stock ends", () => {
       const url = `http://127.0.0.1:${port}`;
       const stock = createClient(HealthService, createConnectTransport({ baseUrl: url, httpVersion: "2" }));
       expect((await failure(stock.check({}))).code).toBe(Code.Unauthenticated);
-      const ours = createClient(HealthService, createServiceTransport("peer", () => url, 5_000, caller));
+      const ours = createClient(
+        HealthService,
+        createServiceTransport("peer", () => url, 5_000, caller),
+      );
       expect((await ours.check({})).ready).toBe(true);
     } finally {
       await rpc.close();
