@@ -5,7 +5,7 @@ export * from "./core/index.js";
 export * from "./db/index.js";
 export * from "./environments/index.js";
 export * from "./events/index.js";
-export * from "./peer-outage.js";
+export * from "./idempotency/index.js";
 export * from "./process/index.js";
 export * from "./quotas/index.js";
 export * from "./rpc/index.js";

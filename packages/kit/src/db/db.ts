@@ -1,6 +1,6 @@
 import { userInfo } from "node:os";
 import pg from "pg";
-import { holdCommit, recordKeyInTransaction, settleHeldCommit } from "./idempotency-keys.js";
+import { holdCommit, recordKeyInTransaction, settleHeldCommit } from "../idempotency/idempotency-keys.js";
 
 export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;

@@ -1,5 +1,4 @@
 export * from "./db.js";
-export * from "./idempotency-keys.js";
 export * from "./migrate.js";
 export * from "./migration-lint.js";
 export * from "./paging.js";

@@ -1,4 +1,4 @@
-import type { ServerHttp2Session } from "node:http2";
+import http2, { type ServerHttp2Session } from "node:http2";
 import { createServer } from "node:net";
 import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
@@ -50,6 +50,29 @@ async function replica(options: { hold?: Promise<void> } = {}) {
   return { calls, die, url: `http://127.0.0.1:${port}` };
 }
 
+/** A replica whose HTTP/2 server resets every stream with `rstCode`, counting them. */
+async function resetting(rstCode: number) {
+  const streams = { count: 0 };
+  const server = http2.createServer();
+  server.on("stream", (stream) => {
+    streams.count += 1;
+    stream.on("error", () => {});
+    stream.close(rstCode);
+  });
+  const sessions = new Set<ServerHttp2Session>();
+  server.on("session", (session) => sessions.add(session));
+  const port = await listen(server, 0, "127.0.0.1");
+  running.push({
+    server,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const session of sessions) session.destroy();
+      }),
+  });
+  return { streams, url: `http://127.0.0.1:${port}` };
+}
+
 /** A port nothing listens on: connections to it are refused. */
 async function closedPort(): Promise<number> {
   const server = createServer().listen(0, "127.0.0.1");
@@ -84,6 +107,33 @@ describe("createServiceTransport", () => {
       expect(answer.message.ready).toBe(true);
     }
     expect(live.calls.count).toBe(4);
+  });
+
+  it("sends a write whose stream a replica refused unprocessed (REFUSED_STREAM) to another, never one it reset otherwise", async () => {
+    const live = await replica();
+    const write = {
+      ...HealthService.method.check,
+      idempotency: MethodOptions_IdempotencyLevel.IDEMPOTENCY_UNKNOWN,
+    };
+    const refusing = await resetting(http2.constants.NGHTTP2_REFUSED_STREAM);
+    const refusedFirst = createServiceTransport("peer", () => `${refusing.url},${live.url}`, 5_000, caller);
+    for (let i = 0; i < 3; i++) {
+      expect((await refusedFirst.unary(write, undefined, undefined, undefined, {})).message.ready).toBe(true);
+    }
+    expect(live.calls.count).toBe(3);
+    // Refused, and sent once more on the replica's connection before the next replica is tried.
+    expect(refusing.streams.count).toBe(2);
+
+    // A stream canceled may have run: the write fails rather than running twice.
+    const canceling = await resetting(http2.constants.NGHTTP2_CANCEL);
+    const canceledFirst = createServiceTransport("peer", () => `${canceling.url},${live.url}`, 5_000, caller);
+    const error = await canceledFirst
+      .unary(write, undefined, undefined, undefined, {})
+      .catch((reason) => reason);
+    expect(error).toBeInstanceOf(ConnectError);
+    expect((error as ConnectError).code).toBe(Code.Canceled);
+    expect(live.calls.count).toBe(3);
+    expect(canceling.streams.count).toBe(1);
   });
 
   it("retries a read that a replica dropped mid-call on another, never a write", async () => {

@@ -1,12 +1,11 @@
 import type { DescMethod } from "@bufbuild/protobuf";
 import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type Transport } from "@connectrpc/connect";
+import { createH2Transport, type H2Transport, neverReached, transportFailure } from "@evalp/connect-h2";
 import type { Registry } from "prom-client";
 import { type ServiceSigningKey, signServiceTokens } from "../auth/service-tokens.js";
 import { type ServiceKeyConfig, serviceSigningKey } from "../config/config.js";
 import { createEndpointSet, type Endpoint, type EndpointSet } from "../config/service-endpoints.js";
-import { createH2Transport, type H2Transport } from "../connect-h2-transport.js";
-import { neverReached, transportFailure } from "../peer-outage.js";
 import { rpcClientMetrics } from "../telemetry/metrics.js";
 import { traceClientInterceptor } from "./rpc-tracing.js";
 
@@ -40,9 +39,10 @@ const IDLE_CONNECTION_MS = 60_000;
 
 /**
  * A Connect transport to every replica of another service (HTTP/2, one connection per
- * replica, kit's own lean client: `createH2Transport`), connected on its first call so that the peer's address may be settled after this
- * service is built (services that call each other start in any order). The address lists the
- * replicas or names a host that resolves to them (`createEndpointSet`); calls go round robin
+ * replica, the hop's own lean client: `createH2Transport` of `@evalp/connect-h2`), connected on
+ * its first call so that the peer's address may be settled after this service is built
+ * (services that call each other start in any order). The address lists the replicas or names
+ * a host that resolves to them (`createEndpointSet`); calls go round robin
  * over the healthy ones. A call that failed in transport marks its replica down for a while and
  * is tried on another replica, within the same deadline, when it provably never reached the
  * first (the connection or the stream was refused) or when its method declares no side effects

@@ -3,7 +3,7 @@ import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { ErrorDetailSchema } from "@evalp/proto/common/v1/error";
 import { AppError, ERROR_CATALOG, isErrorCode } from "../core/errors.js";
 import { isConnectionFailure } from "../db/db.js";
-import { peerOutage } from "../peer-outage.js";
+import { peerOutage } from "./peer-outage.js";
 import { requestLogger } from "./request-context.js";
 
 /** Postgres SQLSTATEs that are a client's doing rather than a bug. */

@@ -1,19 +1,19 @@
 import http2 from "node:http2";
 import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
+import { connectH2Handler } from "@evalp/connect-h2";
 import { ErrorDetailSchema } from "@evalp/proto/common/v1/error";
 import { HealthService } from "@evalp/proto/common/v1/health";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import type { CallerTable } from "../auth/service-callers.js";
 import { requireServiceTokens, type ServiceTokenVerifier } from "../auth/service-tokens.js";
-import { connectH2Handler } from "../connect-h2-handler.js";
-import { peerOutage } from "../peer-outage.js";
 import { serveGrpcHealth } from "../process/grpc-health.js";
 import { serveGrpcReflection } from "../process/grpc-reflection.js";
 import { type ReadinessCheck, reusedReadiness, runReadiness } from "../process/readiness.js";
 import { rpcMetricsInterceptor } from "../telemetry/metrics.js";
 import { WIRE_READ_OPTIONS } from "./connect-client.js";
 import { errorInterceptor } from "./connect-errors.js";
+import { peerOutage } from "./peer-outage.js";
 import { requestContextInterceptor } from "./request-context.js";
 import { traceServerInterceptor } from "./rpc-tracing.js";
 

@@ -12,7 +12,7 @@ import {
   IDEMPOTENCY_ID_HEADER,
   IDEMPOTENCY_SEAL_HEADER,
   type IdempotencyMetadata,
-} from "../db/idempotency-keys.js";
+} from "../idempotency/idempotency-keys.js";
 
 /** Header that carries the gateway's request id to every service it calls (docs/http.md). */
 export const REQUEST_ID_HEADER = "x-request-id";

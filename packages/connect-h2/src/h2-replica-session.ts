@@ -1,4 +1,14 @@
 import http2 from "node:http2";
+import { pingTimeout } from "./h2-errors.js";
+
+export type ReplicaSessionOptions = {
+  /** A connection that carried no call for this long is closed. */
+  idleMs: number;
+  /** How often the connection is PINGed, to learn that the peer still answers. */
+  pingIntervalMs: number;
+  /** How long a PING may go unanswered before the connection is destroyed. */
+  pingTimeoutMs: number;
+};
 
 /**
  * The HTTP/2 connection to one replica of a service, opened by the first call and shared by
@@ -6,19 +16,24 @@ import http2 from "node:http2";
  * away: after a GOAWAY the calls in flight finish on the old connection and the next ones open a
  * new one, through whatever balances the service now. A connection that carried no call for
  * `idleMs` is closed. It keeps the process alive only while it carries a call.
+ *
+ * A peer can stop answering without closing its socket (hung, frozen, its host gone without a
+ * reset): its calls would wait for their deadlines and new ones would follow them. So the
+ * connection is PINGed every `pingIntervalMs`; one whose PING goes unanswered for `pingTimeoutMs`
+ * is destroyed (its calls fail as unavailable) and the next call opens a new one.
  */
 export class ReplicaSession {
   readonly #authority: string;
-  readonly #idleMs: number;
+  readonly #options: ReplicaSessionOptions;
   #session: http2.ClientHttp2Session | undefined;
   /** Streams open on the current connection. */
   #open = 0;
   #idleSince = 0;
-  #idleCheck: NodeJS.Timeout | undefined;
+  #timers: NodeJS.Timeout[] = [];
 
-  constructor(authority: string, idleMs: number) {
+  constructor(authority: string, options: ReplicaSessionOptions) {
     this.#authority = authority;
-    this.#idleMs = idleMs;
+    this.#options = options;
   }
 
   /**
@@ -62,21 +77,38 @@ export class ReplicaSession {
     session.on("goaway", () => this.#forget(session));
     // One timer per connection rather than one per call: the connection idle for long enough is closed.
     this.#idleSince = performance.now();
-    const check = setInterval(
+    const { idleMs, pingIntervalMs } = this.#options;
+    const idleCheck = setInterval(
       () => {
-        if (
-          this.#session === session &&
-          this.#open === 0 &&
-          performance.now() - this.#idleSince >= this.#idleMs
-        ) {
+        if (this.#session === session && this.#open === 0 && performance.now() - this.#idleSince >= idleMs) {
           this.close();
         }
       },
-      Math.max(1_000, this.#idleMs / 4),
+      Math.max(1_000, idleMs / 4),
     );
-    check.unref();
-    this.#idleCheck = check;
+    const keepalive = setInterval(() => this.#ping(session), pingIntervalMs);
+    idleCheck.unref();
+    keepalive.unref();
+    this.#timers = [idleCheck, keepalive];
     return session;
+  }
+
+  /** One PING; the connection is destroyed when its answer does not come in time. */
+  #ping(session: http2.ClientHttp2Session): void {
+    if (session.destroyed || session.closed) return;
+    const { pingTimeoutMs } = this.#options;
+    const timeout = setTimeout(() => {
+      this.#forget(session);
+      session.destroy(pingTimeout(pingTimeoutMs));
+    }, pingTimeoutMs);
+    timeout.unref();
+    try {
+      // Answered, or canceled because the connection went away otherwise: either way not silent.
+      session.ping(() => clearTimeout(timeout));
+    } catch {
+      // Too many PINGs unanswered already (Node refuses more): the one in flight decides.
+      clearTimeout(timeout);
+    }
   }
 
   #opened(session: http2.ClientHttp2Session, stream: http2.ClientHttp2Stream): void {
@@ -94,8 +126,8 @@ export class ReplicaSession {
   #forget(session: http2.ClientHttp2Session): void {
     if (this.#session !== session) return;
     this.#session = undefined;
-    clearInterval(this.#idleCheck);
-    this.#idleCheck = undefined;
+    for (const timer of this.#timers) clearInterval(timer);
+    this.#timers = [];
     // A connection sent away or failing may still carry calls: it no longer holds the process.
     session.unref();
   }

@@ -2,6 +2,8 @@ import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import type { Interceptor, StreamResponse, UnaryRequest, UnaryResponse } from "@connectrpc/connect";
 import { AppError, isErrorCode } from "../core/errors.js";
 import type { Pool } from "../db/db.js";
+import { fromConnectError, toConnectError } from "../rpc/connect-errors.js";
+import { requestLogger } from "../rpc/request-context.js";
 import {
   commitHeld,
   findKey,
@@ -15,9 +17,7 @@ import {
   runUnderKey,
   sealOutcome,
   storeKeyOutcome,
-} from "../db/idempotency-keys.js";
-import { fromConnectError, toConnectError } from "./connect-errors.js";
-import { requestLogger } from "./request-context.js";
+} from "./idempotency-keys.js";
 
 /** What a key's row keeps of its run: the answer's message (binary, base64) or its error. */
 type Outcome =

@@ -1,8 +1,8 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
-import { AppError } from "./core/errors.js";
+import { AppError } from "../core/errors.js";
+import { toConnectError } from "./connect-errors.js";
 import { peerOutage } from "./peer-outage.js";
-import { toConnectError } from "./rpc/connect-errors.js";
 
 describe("a call to a peer that failed in transport", () => {
   it("is unavailable when the peer refused it, reset it or vanished mid-call, and upstream_timeout past its deadline", () => {

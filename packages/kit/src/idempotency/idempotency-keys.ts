@@ -1,8 +1,8 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import { AppError } from "../core/errors.js";
-import type { PoolClient, Queryable } from "./db.js";
-import { type RetentionTask, rowsOlderThan } from "./retention.js";
+import type { PoolClient, Queryable } from "../db/db.js";
+import { type RetentionTask, rowsOlderThan } from "../db/retention.js";
 
 /**
  * Headers of a call the gateway makes for a request that carries an Idempotency-Key
