@@ -19,6 +19,7 @@ import { SubjectExportService as PlatformExportService } from "@evalp/proto/plat
 import { TemplateService } from "@evalp/proto/platform/v1/template";
 import { WebhookDeliveryService } from "@evalp/proto/webhooks/v1/delivery";
 import { WebhookEndpointService } from "@evalp/proto/webhooks/v1/endpoint";
+import { LiveEventService } from "@evalp/proto/webhooks/v1/live_events";
 import { SubjectExportService as WebhooksExportService } from "@evalp/proto/webhooks/v1/subject_export";
 
 /** The planes the gateway calls, by name. */
@@ -60,6 +61,8 @@ export type Upstreams = {
   webhooks: {
     endpoints: Client<typeof WebhookEndpointService>;
     deliveries: Client<typeof WebhookDeliveryService>;
+    /** An environment's events as they are published (streamed), and sample events on request. */
+    live: Client<typeof LiveEventService>;
   };
   health: Record<Plane, Client<typeof HealthService>>;
   /** What each plane keeps about a subject, streamed (docs/subjects.md#export). */
@@ -107,6 +110,7 @@ export function createUpstreams(config: UpstreamConfig, metrics?: Registry): Ups
     webhooks: {
       endpoints: createClient(WebhookEndpointService, transport.webhooks),
       deliveries: createClient(WebhookDeliveryService, transport.webhooks),
+      live: createClient(LiveEventService, transport.webhooks),
     },
     health: Object.fromEntries(
       PLANES.map((plane) => [plane, createClient(HealthService, transport[plane])]),

@@ -2,6 +2,7 @@ import {
   type ComposeProcess,
   connectNats,
   directDatabaseUrl,
+  eventsRoute,
   type NatsConnection,
   pingNats,
   type ServiceProcess,
@@ -10,6 +11,7 @@ import {
 import { createControlClients } from "./control-clients.js";
 import { webhooksRetention } from "./db/retention.js";
 import { createEnvironmentScope } from "./environment-scope.js";
+import { createLiveEvents } from "./live-events.js";
 import { createSecretSealer, resealSecrets } from "./sealed-secrets.js";
 import { SCHEMA, webhooksService } from "./server.js";
 import { createWebhookWorkers } from "./workers.js";
@@ -42,6 +44,7 @@ export const createWebhooks: ComposeProcess<ServiceProcess> = async (config, log
     },
   });
   let nats: NatsConnection | null = null;
+  const live = createLiveEvents({ nats: () => nats, route: eventsRoute(config), logger });
   // At shutdown (last registered first): the servers stop taking calls, then the workers stop
   // (attempts in flight get half the grace) and NATS drains, then the pool ends.
   shutdown.register("workers", async () => {
@@ -57,6 +60,7 @@ export const createWebhooks: ComposeProcess<ServiceProcess> = async (config, log
       sealer,
       requireEnvironment: createEnvironmentScope(control),
       wake: workers.wake,
+      live,
     },
     [
       {
@@ -72,6 +76,8 @@ export const createWebhooks: ComposeProcess<ServiceProcess> = async (config, log
   );
   return base.serve(service, {
     listening() {
+      // Registered after the servers, so run before them: their close waits for open streams.
+      shutdown.register("listeners", async () => live.close());
       workers.start();
       // Rows stored in plain (before secrets were sealed) or under a key rotated out of first
       // place are sealed under the current key; retention repeats it at each round.
