@@ -84,7 +84,10 @@ function orderedConsumersOf(stream: string, others: string[]): NatsPermissions["
       `$JS.API.CONSUMER.MSG.NEXT.${stream}.*`,
       `$JS.API.CONSUMER.DELETE.${stream}.*`,
     ],
-    deny: others.flatMap((name) => [`$JS.API.CONSUMER.*.${stream}.${name}`, `$JS.API.CONSUMER.*.${stream}.${name}.>`]),
+    deny: others.flatMap((name) => [
+      `$JS.API.CONSUMER.*.${stream}.${name}`,
+      `$JS.API.CONSUMER.*.${stream}.${name}.>`,
+    ]),
   };
 }
 

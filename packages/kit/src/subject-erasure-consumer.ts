@@ -63,7 +63,10 @@ export function createSubjectErasureConsumer(options: {
           // Control holds no such erasure: the event is a sample (`evalp trigger`, whose subject
           // exists nowhere) or outlived its erasure. Redelivering it would stop every erasure behind it.
           if (!(error instanceof ConnectError && error.code === Code.NotFound)) throw error;
-          log.warn({ subject_id: order.subjectId, plane: options.plane }, "erasure event without an erasure: skipped");
+          log.warn(
+            { subject_id: order.subjectId, plane: options.plane },
+            "erasure event without an erasure: skipped",
+          );
           continue;
         }
         log.info({ subject_id: order.subjectId, plane: options.plane }, "subject erased");

@@ -54,7 +54,10 @@ const PARTICIPANT_REFUSALS = {
     reason: "sockets_per_session",
     message: "This participant session has as many realtime sockets open as it may.",
   },
-  perAddress: { reason: "sockets_per_address", message: "This address has as many realtime sockets open as it may." },
+  perAddress: {
+    reason: "sockets_per_address",
+    message: "This address has as many realtime sockets open as it may.",
+  },
 } as const;
 
 type SlotRedis = Redis & {

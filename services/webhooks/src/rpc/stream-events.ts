@@ -17,7 +17,10 @@ const MAX_TYPES = 50;
  * and an empty body as a heartbeat, until the gateway (its client gone) cancels the call.
  */
 export function streamEvents(deps: Pick<Deps, "requireEnvironment" | "live">) {
-  return async function* (req: StreamEventsRequest, ctx: HandlerContext): AsyncGenerator<StreamEventsResponse> {
+  return async function* (
+    req: StreamEventsRequest,
+    ctx: HandlerContext,
+  ): AsyncGenerator<StreamEventsResponse> {
     const environmentId = await deps.requireEnvironment(req.environment, ctx);
     const types = [...new Set(req.eventTypes)];
     if (types.length > MAX_TYPES || !types.every(isEventTypeName)) {

@@ -173,13 +173,15 @@ export async function webhookEventRoutes(app: Api<typeof ENV_PREFIX>, deps: Rout
           await deps.eventStreams.release(slot);
         }
       })();
-      return reply
-        .code(200)
-        .header("cache-control", "no-store")
-        // Proxies that buffer answers (nginx) pass each message on as it comes.
-        .header("x-accel-buffering", "no")
-        .type("text/event-stream; charset=utf-8")
-        .send(out);
+      return (
+        reply
+          .code(200)
+          .header("cache-control", "no-store")
+          // Proxies that buffer answers (nginx) pass each message on as it comes.
+          .header("x-accel-buffering", "no")
+          .type("text/event-stream; charset=utf-8")
+          .send(out)
+      );
     },
   });
 }
