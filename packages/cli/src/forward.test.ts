@@ -49,7 +49,14 @@ describe("signing as a webhook endpoint is signed", () => {
     } finally {
       await new Promise((resolve) => server.close(resolve));
     }
-    expect(await forwardEvent(`http://127.0.0.1:${port}/hook`, secret, ID, BODY)).toEqual({
+  });
+
+  it("says so when nothing listens at the URL", async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((resolve) => closed.close(resolve));
+    expect(await forwardEvent(`http://127.0.0.1:${port}/hook`, newSigningSecret(), ID, BODY)).toEqual({
       error: "connection refused",
     });
   });

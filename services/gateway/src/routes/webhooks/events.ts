@@ -7,6 +7,7 @@ import { EVENT_CATALOG, type EventType } from "../../events/catalog.js";
 import { callOptions } from "../../http/call.js";
 import { resolveAccess, toPrincipal } from "../../plugins/auth.js";
 import { errorBody, toAppError } from "../../plugins/errors.js";
+import type { SocketSlot } from "../../realtime/socket-slots.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
 import { type ENV_PREFIX, type EnvPath, environmentRef } from "../environment.js";
@@ -121,10 +122,10 @@ export async function webhookEventRoutes(app: Api<typeof ENV_PREFIX>, deps: Rout
       const access = request.access;
       if (!access) throw new AppError("unauthenticated", "Authentication required.");
       const types = request.query.event_types?.split(",") ?? [];
-      const slot = await deps.eventStreams.claim(access.principal.principalId, request.ip);
       const cancel = new AbortController();
       const call = callOptions(request);
       let events: AsyncIterator<StreamEventsResponse>;
+      let slot: SocketSlot;
       try {
         events = live
           .streamEvents(
@@ -133,11 +134,12 @@ export async function webhookEventRoutes(app: Api<typeof ENV_PREFIX>, deps: Rout
             { headers: call.headers, timeoutMs: 0, signal: cancel.signal },
           )
           [Symbol.asyncIterator]();
-        // The plane's first heartbeat says the stream is open; a refusal (404) comes instead.
+        // The plane's first heartbeat says the stream is open; a refusal (404) comes instead. The
+        // caps count only streams that may open, so a refused request takes no one's slot.
         await events.next();
+        slot = await deps.eventStreams.claim(access.principal.principalId, request.ip);
       } catch (error) {
         cancel.abort();
-        await deps.eventStreams.release(slot);
         throw error;
       }
       deps.eventStreams.take(slot);
