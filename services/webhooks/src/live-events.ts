@@ -32,7 +32,8 @@ export function isEventTypeName(type: string): boolean {
 
 /**
  * Follows the events stream with one ordered consumer per listener (ephemeral, in memory, no
- * acknowledgements, gone when the listener is), filtered to the environment's subjects and
+ * acknowledgements, gone when the listener is), filtered to the environment's subjects (or its
+ * one type's) and
  * started after the stream's last message. Nothing from the stream is trusted: a message is
  * relayed only when it parses as an envelope of that environment, whose type is its subject's,
  * within the size any event may have; anything else is logged and dropped.
@@ -75,15 +76,18 @@ export function createLiveEvents(options: {
     async *follow(environmentId, types, signal) {
       const nc = closed ? null : options.nats();
       if (!nc) throw new AppError("unavailable", "The event stream is not reachable yet.");
-      const filters =
-        types.length === 0
-          ? [`${route.prefix}.${environmentId}.>`]
-          : types.map((type) => `${route.prefix}.${environmentId}.${type}`);
+      // One filter subject (several need NATS 2.10): a single type's, else the environment's,
+      // the types then picked here (`relayable`).
+      const [only] = types;
+      const filter =
+        types.length === 1 && only !== undefined
+          ? `${route.prefix}.${environmentId}.${only}`
+          : `${route.prefix}.${environmentId}.>`;
       // From the message after the stream's last: a recreated consumer resumes where it was.
       const state = (await (await jetstreamManager(nc)).streams.info(route.stream)).state;
       const consumer = await jetstream(nc).consumers.get(route.stream, {
         name_prefix: `live-${randomUUID()}`,
-        filter_subjects: filters,
+        filter_subjects: filter,
         deliver_policy: DeliverPolicy.StartSequence,
         opt_start_seq: state.last_seq + 1,
       });
