@@ -202,9 +202,8 @@ describe("GET ENV/events/stream", () => {
     });
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toBe("text/event-stream; charset=utf-8");
-    const reader = (response.body as ReadableStream<Uint8Array>)
-      .pipeThrough(new TextDecoderStream())
-      .getReader();
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    const decoder = new TextDecoder();
     let text = "";
     try {
       for (const type of ["subject.imported", "webhook.test"]) {
@@ -214,7 +213,7 @@ describe("GET ENV/events/stream", () => {
       while (!text.includes("event: webhook.test")) {
         const { value, done } = await reader.read();
         if (done) break;
-        text += value;
+        text += decoder.decode(value, { stream: true });
       }
     } finally {
       cancel.abort();
