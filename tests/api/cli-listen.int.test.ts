@@ -15,7 +15,12 @@ import { createEndpoint, importSubjects } from "./support/webhooks.js";
 // against the document's webhooks (the checked receiver) and here against the printed secret.
 const MAIN = fileURLToPath(new URL("../../packages/cli/bin/evalp.mjs", import.meta.url));
 
-const context = useStack({ WEBHOOK_ALLOW_PRIVATE: "true", EVENT_STREAMS_PER_CREDENTIAL: "1" });
+// A short upstream deadline: a stream must outlive it (it has none of its own).
+const context = useStack({
+  WEBHOOK_ALLOW_PRIVATE: "true",
+  EVENT_STREAMS_PER_CREDENTIAL: "1",
+  UPSTREAM_TIMEOUT_MS: "5000",
+});
 let stack: Stack;
 let api: ApiClient;
 let tenant: Tenant;
@@ -104,9 +109,10 @@ async function receivedEvent(path: string, id: string): Promise<ReceivedRequest>
 
 describe("evalp listen --forward-to and evalp trigger", () => {
   let secret: string;
+  let output: () => string;
 
   beforeAll(async () => {
-    ({ secret } = await listen(["--forward-to", `${receiver.url}/local`]));
+    ({ secret, output } = await listen(["--forward-to", `${receiver.url}/local`]));
   });
 
   it("forwards a real event, signed with the secret it printed, as an endpoint receives it", async () => {
@@ -149,6 +155,10 @@ describe("evalp listen --forward-to and evalp trigger", () => {
       expect(delivered.body).toBe(forwarded.body);
       await expect(verifyWebhook(endpoint.secret, delivered.headers, delivered.body)).resolves.toBeTruthy();
     }
+  });
+
+  it("kept one stream open all along, past the upstream deadline", () => {
+    expect(output()).not.toMatch(/Connection lost|Cannot listen|Reconnected/);
   });
 
   it("refuses a type the catalog does not have, in the contract's shape", async () => {
