@@ -203,6 +203,24 @@ describe("GET ENV/events/stream", () => {
     expect(refused.headers.get("retry-after")).toBe("5");
   });
 
+  it("ends a stream with an error event once its key is revoked (checked at the next heartbeat)", async () => {
+    const key = await createKey(api, tenant, ["webhooks:read"], "revoked-listener");
+    const response = await fetch(`${stack.url}${tenant.env}/events/stream`, {
+      headers: { "x-api-key": key.secret },
+    });
+    expect(response.status).toBe(200);
+    const revoked = await api.post(`${tenant.env}/api-keys/${key.id}/revoke`, undefined, {
+      token: tenant.token,
+      idempotencyKey: crypto.randomUUID(),
+    });
+    expect(revoked.status).toBe(200);
+    // The stream ends by itself (a heartbeat comes within 15 s): read to its end.
+    const text = await response.text();
+    const ending = /event: error\ndata: (.+)\n\n$/.exec(text);
+    expect(ending, text).not.toBeNull();
+    expect(JSON.parse(ending?.[1] ?? "{}").detail).toMatchObject({ code: "api_key_revoked" });
+  }, 40_000);
+
   it("streams events as Server-Sent Events, each the webhook body, only of the types asked for", async () => {
     const key = await createKey(api, tenant, ["webhooks:read"]);
     const cancel = new AbortController();

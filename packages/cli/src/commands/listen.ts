@@ -14,6 +14,8 @@ const EVENTS = "/v1/organizations/{organization_id}/apps/{app_id}/environments/{
 /** The first wait before reconnecting after a drop, doubled after each failed try up to the last. */
 const FIRST_RETRY_MS = 1_000;
 const LAST_RETRY_MS = 30_000;
+/** Why a stream may end that a reconnection can get past; any other reason stops `listen`. */
+const PASSING = new Set(["unavailable", "upstream_timeout", "internal", "rate_limited"]);
 /** Refusals no retry can change: the credential, its scope, the environment, the filter. */
 const FATAL = new Set([400, 401, 403, 404, 422]);
 
@@ -61,9 +63,8 @@ async function forwardStream(
         new Response(null, { status: 500 }),
         JSON.parse(message.data),
       );
-      if (["unauthenticated", "forbidden", "not_found"].includes(refusal.code)) {
-        throw new CliError(refusal.code, refusal.message);
-      }
+      // The platform going away, or falling behind, is worth a reconnection; a refusal is not.
+      if (!PASSING.has(refusal.code)) throw new CliError(refusal.code, refusal.message);
       context.output.note(`The stream ended: ${refusal.message}`);
       return;
     }
