@@ -1,3 +1,4 @@
+import { once } from "node:events";
 import { PassThrough } from "node:stream";
 import { AppError, grants } from "@evalp/kit";
 import type { StreamEventsResponse } from "@evalp/proto/webhooks/v1/live_events";
@@ -147,6 +148,11 @@ export async function webhookEventRoutes(app: Api<typeof ENV_PREFIX>, deps: Rout
       const out = new PassThrough();
       reply.raw.on("close", () => cancel.abort());
       const recheck = credentialCheck(deps, request);
+      // A client that reads slower than events come holds the relay back (and through it the
+      // plane, which ends a stream that falls too far behind) rather than this process's memory.
+      const send = async (text: string) => {
+        if (!out.write(text)) await once(out, "drain", { signal: cancel.signal });
+      };
       out.write(`retry: ${RECONNECT_MS}\n: open\n\n`);
       void (async () => {
         try {
@@ -155,10 +161,10 @@ export async function webhookEventRoutes(app: Api<typeof ENV_PREFIX>, deps: Rout
             if (next.done) break;
             const { body } = next.value;
             if (body !== "") {
-              out.write(eventMessage(body));
+              await send(eventMessage(body));
               continue;
             }
-            out.write(": heartbeat\n\n");
+            await send(": heartbeat\n\n");
             // A credential revoked (or a key's scope changed) since the stream opened ends it.
             const refused = await recheck();
             if (refused) {
