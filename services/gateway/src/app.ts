@@ -169,8 +169,26 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
       refused: measured.rateLimited,
       onError: (error) => deps.logger.warn({ err: error }, "realtime socket slots not updated"),
     }),
+    eventStreams: createSocketSlots(deps.redis, {
+      prefix: `${deps.config.REDIS_KEY_PREFIX}event-streams:`,
+      perSession: deps.config.EVENT_STREAMS_PER_CREDENTIAL,
+      perAddress: deps.config.EVENT_STREAMS_PER_ADDRESS,
+      refused: measured.rateLimited,
+      onError: (error) => deps.logger.warn({ err: error }, "event stream slots not updated"),
+      refusals: {
+        perSession: {
+          reason: "event_streams_per_credential",
+          message: "This credential has as many event streams open as it may.",
+        },
+        perAddress: {
+          reason: "event_streams_per_address",
+          message: "This address has as many event streams open as it may.",
+        },
+      },
+    }),
   };
   app.addHook("onClose", async () => routeDeps.sockets.close());
+  app.addHook("onClose", async () => routeDeps.eventStreams.close());
   measured.observeSockets(() => routeDeps.hub.openSockets());
   app.addHook("onClose", async () => routeDeps.hub.close());
   void deps.nats?.then((nc) => routeDeps.hub.attach(nc));

@@ -18,6 +18,7 @@ import { SubjectExportService as PlatformExportService } from "@evalp/proto/plat
 import { TemplateService } from "@evalp/proto/platform/v1/template";
 import { WebhookDeliveryService } from "@evalp/proto/webhooks/v1/delivery";
 import { WebhookEndpointService } from "@evalp/proto/webhooks/v1/endpoint";
+import { LiveEventService } from "@evalp/proto/webhooks/v1/live_events";
 import { SubjectExportService as WebhooksExportService } from "@evalp/proto/webhooks/v1/subject_export";
 
 type UpstreamConfig = Pick<
@@ -64,6 +65,7 @@ export function createUpstreams(config: UpstreamConfig, metrics?: Registry) {
     webhooks: {
       endpoints: webhooks(WebhookEndpointService),
       deliveries: webhooks(WebhookDeliveryService),
+      live: webhooks(LiveEventService),
     },
     health: {
       control: control(HealthService),

@@ -2,6 +2,7 @@ import {
   type ComposeProcess,
   connectNats,
   directDatabaseUrl,
+  eventsRoute,
   type NatsConnection,
   pingNats,
   planeClients,
@@ -14,6 +15,7 @@ import { QuotaService } from "@evalp/proto/control/v1/quota";
 import { SubjectService } from "@evalp/proto/control/v1/subject";
 import { webhooksRetention } from "./db/retention.js";
 import { createEnvironmentIdCheck } from "./environment-id-check.js";
+import { createLiveEvents } from "./live-events.js";
 import { createSecretSealer, resealSecrets } from "./sealed-secrets.js";
 import { SCHEMA, webhooksService } from "./server.js";
 import { createWebhookWorkers } from "./workers.js";
@@ -51,6 +53,7 @@ export const createWebhooks: ComposeProcess<ServiceProcess> = async (config, log
     },
   });
   let nats: NatsConnection | null = null;
+  const live = createLiveEvents({ nats: () => nats, route: eventsRoute(config), logger });
   // At shutdown (last registered first): the servers stop taking calls, then the workers stop
   // (attempts in flight get half the grace) and NATS drains, then the pool ends.
   shutdown.register("workers", async () => {
@@ -66,6 +69,7 @@ export const createWebhooks: ComposeProcess<ServiceProcess> = async (config, log
       sealer,
       requireEnvironmentId: createEnvironmentIdCheck(control),
       wake: workers.wake,
+      live,
     },
     [
       {
@@ -81,6 +85,8 @@ export const createWebhooks: ComposeProcess<ServiceProcess> = async (config, log
   );
   return base.serve(service, {
     listening() {
+      // Registered after the servers, so run before them: their close waits for open streams.
+      shutdown.register("listeners", async () => live.close());
       workers.start();
       // Rows stored in plain (before secrets were sealed) or under a key rotated out of first
       // place are sealed under the current key; retention repeats it at each round.

@@ -253,6 +253,12 @@ export const configSchema = z.object({
    */
   REALTIME_SOCKETS_PER_SESSION: z.coerce.number().int().min(1).max(1_000).default(3),
   REALTIME_SOCKETS_PER_ADDRESS: z.coerce.number().int().min(1).max(100_000).default(50),
+  /**
+   * Open event streams (`GET ENV/events/stream`, `evalp listen`), counted across every gateway in
+   * Redis: at most this many per credential, and per client address.
+   */
+  EVENT_STREAMS_PER_CREDENTIAL: z.coerce.number().int().min(1).max(1_000).default(5),
+  EVENT_STREAMS_PER_ADDRESS: z.coerce.number().int().min(1).max(100_000).default(50),
   /** Invitations (`POST ORG/memberships`) an organization may send an hour, across every gateway. */
   INVITATIONS_PER_ORGANIZATION_PER_HOUR: z.coerce.number().int().min(1).max(100_000).default(50),
   /**

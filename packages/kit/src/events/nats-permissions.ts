@@ -71,6 +71,27 @@ function consumerOf(stream: string, consumer: string): string[] {
 }
 
 /**
+ * Ephemeral ordered consumers of a stream (the webhooks plane's listeners): creating one under any
+ * name (with or without filters), pulling from it and deleting it. `others` are durables that must
+ * stay out of reach (another plane's): denied, since a name wildcard cannot exclude them.
+ */
+function orderedConsumersOf(stream: string, others: string[]): NatsPermissions["publish"] {
+  return {
+    allow: [
+      `$JS.API.CONSUMER.CREATE.${stream}.*`,
+      `$JS.API.CONSUMER.CREATE.${stream}.*.>`,
+      `$JS.API.CONSUMER.INFO.${stream}.*`,
+      `$JS.API.CONSUMER.MSG.NEXT.${stream}.*`,
+      `$JS.API.CONSUMER.DELETE.${stream}.*`,
+    ],
+    deny: others.flatMap((name) => [
+      `$JS.API.CONSUMER.*.${stream}.${name}`,
+      `$JS.API.CONSUMER.*.${stream}.${name}.>`,
+    ]),
+  };
+}
+
+/**
  * Every user's permissions: each process may publish only what it emits and read only what it
  * consumes, and nothing else (a user not listed may not connect at all). The one layout the
  * production NATS (deploy/k8s) and the test servers run.
@@ -79,8 +100,9 @@ function consumerOf(stream: string, consumer: string): string[] {
  * - control: emits events; consumes the audit stream (it stores every plane's audit records).
  * - platform: emits events and audit records; consumes subject erasures from the events stream.
  * - interview: emits events and realtime frames; consumes subject erasures from the events stream.
- * - webhooks: emits events (`webhook.endpoint_disabled`), dead letters and audit records;
- *   consumes the events stream (deliveries).
+ * - webhooks: emits events (`webhook.endpoint_disabled`, triggered samples), dead letters and
+ *   audit records; consumes the events stream (deliveries), and follows it with ephemeral ordered
+ *   consumers for listeners (never touching the other planes' durables on it).
  *
  * Each process that relays an outbox ensures the streams of all its routes (events, audit, and
  * for webhooks its own), so it may create and update those, and no other.
@@ -91,6 +113,10 @@ export function natsPermissions(names: NatsNames): Record<NatsUser, NatsPermissi
   const realtime = `${names.REALTIME_SUBJECT_PREFIX}.*`;
   const relays = [names.EVENTS_STREAM, names.AUDIT_STREAM];
   const inbox = (user: NatsUser) => [`${natsInboxPrefix(user)}.>`];
+  const listeners = orderedConsumersOf(names.EVENTS_STREAM, [
+    ERASURE_CONSUMERS.platform,
+    ERASURE_CONSUMERS.interview,
+  ]);
   return {
     gateway: { publish: { deny: [">"] }, subscribe: { allow: [realtime] } },
     control: {
@@ -128,7 +154,9 @@ export function natsPermissions(names: NatsNames): Record<NatsUser, NatsPermissi
           ...streamAdmin([...relays, names.WEBHOOKS_STREAM]),
           ...consumerOf(names.EVENTS_STREAM, EVENTS_CONSUMER),
           ...consumerOf(names.EVENTS_STREAM, ERASURE_CONSUMERS.webhooks),
+          ...(listeners.allow ?? []),
         ],
+        deny: listeners.deny ?? [],
       },
       subscribe: { allow: inbox("webhooks") },
     },

@@ -122,16 +122,20 @@ export function createServiceTransport(
           transport.unary(method, signal, remainingMs, header, input, contextValues),
         ),
       ),
-    // A stream's messages cannot be sent again: one replica, however the call ends.
-    stream: (method, signal, timeout, header, input, contextValues) =>
-      observe(method, () =>
+    // A stream's messages cannot be sent again: one replica, however the call ends. A stream
+    // asked for with no deadline (a timeout of 0 or less: a live feed, open as long as its
+    // caller is) keeps none; only finding its replica takes the default time.
+    stream: (method, signal, timeout, header, input, contextValues) => {
+      const unbounded = timeout !== undefined && timeout <= 0;
+      return observe(method, () =>
         spread(
           { ...method, idempotency: MethodOptions_IdempotencyLevel.IDEMPOTENCY_UNKNOWN },
           signal,
-          timeout,
+          unbounded ? undefined : timeout,
           (transport, remainingMs) =>
-            transport.stream(method, signal, remainingMs, header, input, contextValues),
+            transport.stream(method, signal, unbounded ? 0 : remainingMs, header, input, contextValues),
         ),
-      ),
+      );
+    },
   };
 }

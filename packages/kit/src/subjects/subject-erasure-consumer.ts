@@ -1,3 +1,4 @@
+import { Code, ConnectError } from "@connectrpc/connect";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import { AppError } from "../core/errors.js";
@@ -56,7 +57,18 @@ export function createSubjectErasureConsumer(options: {
     async handle(orders) {
       for (const order of orders) {
         await options.erase(order);
-        await options.report(order);
+        try {
+          await options.report(order);
+        } catch (error) {
+          // Control holds no such erasure: the event is a sample (`evalp trigger`, whose subject
+          // exists nowhere) or outlived its erasure. Redelivering it would stop every erasure behind it.
+          if (!(error instanceof ConnectError && error.code === Code.NotFound)) throw error;
+          log.warn(
+            { subject_id: order.subjectId, plane: options.plane },
+            "erasure event without an erasure: skipped",
+          );
+          continue;
+        }
         log.info({ subject_id: order.subjectId, plane: options.plane }, "subject erased");
       }
       return undefined;

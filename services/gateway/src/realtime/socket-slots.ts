@@ -48,6 +48,18 @@ end
 return 0
 `;
 
+/** The participant realtime door's refusals (docs/interview.md#participant-sessions). */
+const PARTICIPANT_REFUSALS = {
+  perSession: {
+    reason: "sockets_per_session",
+    message: "This participant session has as many realtime sockets open as it may.",
+  },
+  perAddress: {
+    reason: "sockets_per_address",
+    message: "This address has as many realtime sockets open as it may.",
+  },
+} as const;
+
 type SlotRedis = Redis & {
   socketSlotClaim(...args: Array<string | number>): Promise<number>;
   socketSlotRenew(...args: Array<string | number>): Promise<number>;
@@ -85,8 +97,11 @@ export function createSocketSlots(
     onError?: (error: unknown) => void;
     /** SLOT_LEASE_MS unless given (tests); renewed every third of it. */
     leaseMs?: number;
+    /** How a refusal names its cap and says it (default: the participant realtime door's words). */
+    refusals?: Record<"perSession" | "perAddress", { reason: RateLimitName; message: string }>;
   },
 ): SocketSlots {
+  const refusals = options.refusals ?? PARTICIPANT_REFUSALS;
   const leaseMs = options.leaseMs ?? SLOT_LEASE_MS;
   const client = redis as SlotRedis;
   if (typeof client.socketSlotClaim !== "function") {
@@ -132,16 +147,14 @@ export function createSocketSlots(
           throw new AppError("unavailable", undefined, {}, { cause: error });
         });
       if (refusedBy === 1 || refusedBy === 2) {
-        const [limit, reason] =
+        const [limit, { reason, message }] =
           refusedBy === 1
-            ? ([options.perSession, "sockets_per_session"] as const)
-            : ([options.perAddress, "sockets_per_address"] as const);
+            ? [options.perSession, refusals.perSession]
+            : [options.perAddress, refusals.perAddress];
         options.refused?.(reason);
         throw new AppError(
           "rate_limited",
-          refusedBy === 1
-            ? "This participant session has as many realtime sockets open as it may."
-            : "This address has as many realtime sockets open as it may.",
+          message,
           { limit, reason, retry_after_seconds: RETRY_AFTER_SECONDS },
           { headers: { "Retry-After": String(RETRY_AFTER_SECONDS) } },
         );
