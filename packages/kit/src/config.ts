@@ -3,6 +3,7 @@ import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSyn
 import { dirname, resolve } from "node:path";
 import { z } from "zod";
 import { NATS_USERS } from "./nats-permissions.js";
+import { parseRedisUrl } from "./redis-url.js";
 import { parseSealingSecrets, type SealingSecret } from "./sealing.js";
 import { parseResourceAttributes } from "./semconv.js";
 import { parseServiceAddress } from "./service-endpoints.js";
@@ -154,7 +155,17 @@ export const configSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9_-]+$/)
     .default("realtime"),
-  REDIS_URL: z.string().default("redis://127.0.0.1:6379"),
+  /** One server, a Sentinel set or a Cluster (redis-url.ts; docs/configuration.md has the forms). */
+  REDIS_URL: z
+    .string()
+    .default("redis://127.0.0.1:6379")
+    .superRefine((value, context) => {
+      try {
+        parseRedisUrl(value);
+      } catch (error) {
+        context.addIssue({ code: "custom", message: error instanceof Error ? error.message : String(error) });
+      }
+    }),
   /** Prefix of every Redis key, so that several deployments (or test runs) can share one Redis. */
   REDIS_KEY_PREFIX: z.string().default("evalp:"),
   SMTP_URL: z.string().optional(),

@@ -34,6 +34,7 @@ export * from "./process.js";
 export * from "./quota-counters.js";
 export * from "./quota-guard.js";
 export * from "./readiness.js";
+export * from "./redis-url.js";
 export * from "./request-context.js";
 export * from "./retention.js";
 export * from "./rpc-tracing.js";
