@@ -181,6 +181,8 @@ export type TestRedisCluster = {
   primaryOf(key: string): Promise<RedisNodeProcess>;
   /** Waits until every node that runs says the cluster is `ok`, with `primaries` primaries serving. */
   healthy(primaries?: number, timeoutMs?: number): Promise<void>;
+  /** Waits until a replica serves the slots of the primary on `port` and the cluster is `ok` again. */
+  failedOver(port: number, timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
 };
 
@@ -235,10 +237,12 @@ export async function startRedisCluster(): Promise<TestRedisCluster> {
     const ports = serving.map((fields) => Number(fields[1]?.split("@")[0]?.split(":")[1]));
     return nodes.filter((started) => ports.includes(started.port));
   };
-  const healthy = async (count = 3, timeoutMs = 30_000) =>
+  const healthy = async (count = 3, timeoutMs = 30_000, without?: number) =>
     until(
       "the cluster to be ok",
       async () => {
+        if (without !== undefined && (await primaries()).some((started) => started.port === without))
+          return false;
         for (const started of nodes) {
           if (!started.server.running) continue;
           const info = await ask(started.port, (redis) => redis.call("CLUSTER", "INFO"));
@@ -270,7 +274,8 @@ export async function startRedisCluster(): Promise<TestRedisCluster> {
       }
       throw new Error(`no primary serves slot ${slot}`);
     },
-    healthy,
+    healthy: (count, timeoutMs) => healthy(count, timeoutMs),
+    failedOver: (port, timeoutMs) => healthy(3, timeoutMs, port),
     async close() {
       for (const started of nodes) await started.server.stop("SIGKILL");
       rmSync(dir, { recursive: true, force: true });

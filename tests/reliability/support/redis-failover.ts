@@ -19,6 +19,9 @@ export const WINDOWS_PER_FAILOVER = 2;
 /** The gateway serves keyed writes again within this long of the primary's death. */
 export const RECOVERY_BOUND_MS = 15_000;
 const CLIENTS = 4;
+const REQUEST_TIMEOUT_MS = 5_000;
+/** The lock's lifetime (the gateway's lockTtlMs) and a margin. */
+const LOCK_LAPSED_MS = REQUEST_TIMEOUT_MS + 5_000 + 3_000;
 
 /** A client address of the load, a different one for each request, so the load never meets a limit. */
 const anyAddress = () =>
@@ -29,11 +32,18 @@ export type FailoverSetup = { platform: PlatformProcesses; api: ApiClient; tenan
 /** The platform as `npm start` runs it, on the Redis `redisUrl` names, the gateway trusting its peer's X-Forwarded-For. */
 export async function startOnRedis(redisUrl: string): Promise<FailoverSetup> {
   const platform = await startProcesses({
+    // Five processes starting at once on a busy machine can take longer than the default.
+    startTimeoutMs: 90_000,
+
     env: {
       REDIS_URL: redisUrl,
       RATE_LIMIT_PER_MINUTE: "1000000",
       RATE_LIMIT_PER_ADDRESS_PER_MINUTE: String(ADDRESS_LIMIT),
       TRUSTED_PROXIES: "127.0.0.1",
+      // An Idempotency-Key's lock lives REQUEST_TIMEOUT_MS + 5 s: short, so that a lock the
+      // failover left behind (taken on the old primary, never released) lapses within the test.
+      REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
+      UPSTREAM_TIMEOUT_MS: "4000",
     },
   });
   const api = apiClient(platform.url);
@@ -200,7 +210,10 @@ export async function failoverUnderLoad(
   expect(admitted).toBeGreaterThanOrEqual(ADDRESS_LIMIT);
   expect(admitted).toBeLessThanOrEqual(WINDOWS_PER_FAILOVER * ADDRESS_LIMIT);
 
-  await expectRunOnce(setup, load.writes);
+  const locked = await expectRunOnce(setup, load.writes);
+  console.info(
+    `${label}: ${load.writes.length} acknowledged writes sent again, same batch each; ${locked} found locked by the failover until the lock lapsed`,
+  );
   return {
     killedAt,
     promotedAt,
@@ -215,24 +228,42 @@ export async function failoverUnderLoad(
 /**
  * Every acknowledged write sent again with its key and body answers the same batch: a replay,
  * where a second run would have made a batch of its own. No keyed write ran twice, whether Redis
- * still held its record after the failover or the plane answered from its own.
+ * still held its record after the failover or the plane answered from its own. A key whose lock
+ * the failover left behind (taken on the old primary, replicated, never released: its answer was
+ * not stored) answers 409 `idempotency_key_in_use` until the lock lapses, and is asked again
+ * then, as a client told Retry-After would. Returns how many keys were found locked.
  */
 async function expectRunOnce(
   setup: FailoverSetup,
   writes: Array<{ key: string; body: unknown; externalId: string; batchId: string }>,
-) {
+): Promise<number> {
   const { platform, tenant, apiKey } = setup;
   const api = apiClient(platform.url);
   const pending = [...writes];
   const differing: string[] = [];
+  let locked = 0;
   await Promise.all(
     Array.from({ length: 4 }, async () => {
       for (let write = pending.pop(); write; write = pending.pop()) {
-        const again = await api.post(`${tenant.env}/subjects/batch`, write.body, {
-          apiKey,
-          idempotencyKey: write.key,
-          headers: { "x-forwarded-for": anyAddress() },
-        });
+        const deadline = Date.now() + LOCK_LAPSED_MS;
+        const send = () =>
+          api.post(`${tenant.env}/subjects/batch`, write.body, {
+            apiKey,
+            idempotencyKey: write.key,
+            headers: { "x-forwarded-for": anyAddress() },
+          });
+        let again = await send();
+        if (again.status === 409 && again.body.detail?.code === "idempotency_key_in_use") locked += 1;
+        while (
+          again.status === 409 &&
+          again.body.detail?.code === "idempotency_key_in_use" &&
+          Date.now() < deadline
+        ) {
+          await new Promise((resolve) =>
+            setTimeout(resolve, 1_000 * Number(again.headers.get("retry-after") ?? 1)),
+          );
+          again = await send();
+        }
         if (again.status !== 200 && again.status !== 201)
           differing.push(`${write.externalId}: ${again.status} ${again.text}`);
         else if (again.body.batch_id !== write.batchId)
@@ -242,4 +273,5 @@ async function expectRunOnce(
   );
   expect(differing, "writes sent again with their key").toEqual([]);
   expect(writes.length).toBeGreaterThan(0);
+  return locked;
 }
