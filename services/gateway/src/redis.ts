@@ -79,7 +79,8 @@ export function createRedis(url: string): RedisClient {
       ...(password !== undefined ? { password, sentinelPassword: password } : {}),
       ...(tls ? { tls: {}, enableTLSForSentinelMode: true, sentinelTLS: {} } : {}),
       sentinelRetryStrategy: reconnectDelay,
-      sentinelCommandTimeout: 1_000,
+      // No command timeout towards the sentinels: the failover detector's SUBSCRIBE, answered late
+      // by a busy sentinel, would time out on a connection ioredis gives no error listener.
       // Told by the sentinels of a new primary, the client reconnects at once rather than when
       // its connection to the old one fails.
       failoverDetector: true,
