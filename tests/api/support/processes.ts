@@ -70,6 +70,8 @@ export type ProcessOptions = {
   replicas?: number;
   /** How long the processes may take to say they are ready at start (default 20 s). */
   startTimeoutMs?: number;
+  /** The checkout whose built processes run (default this one): another release's, to run it against this schema. */
+  root?: string;
 };
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -150,7 +152,7 @@ export async function startProcesses(options: ProcessOptions = {}): Promise<Plat
         ? { PORT: String(port.rpc), OPS_PORT: String(port.ops) }
         : { SERVICE_PORT: String(port.rpc), OPS_PORT: String(port.ops) };
     const child = spawn(process.execPath, [`services/${name}/dist/main.js`], {
-      cwd: ROOT,
+      cwd: options.root ?? ROOT,
       env: { ...env, ...identities.env(name), ...portEnv, ...authorization.credentials(name) },
       stdio: ["ignore", "pipe", "pipe"],
     });
