@@ -1,6 +1,6 @@
 // Expand/contract: the release before the newest migration keeps working on the schema that
 // migration made, as it must while a rollout runs old and new pods side by side
-// (docs/operations.md#migrations). Its code is this repository's commit before the newest
+// (deploy/k8s/README.md#migrations). Its code is this repository's commit before the newest
 // migration, extracted and built here; it runs as the five processes `npm start` runs, against
 // a database migrated by this checkout.
 import { execFile } from "node:child_process";
