@@ -231,7 +231,8 @@ export async function failoverUnderLoad(
  * still held its record after the failover or the plane answered from its own. A key whose lock
  * the failover left behind (taken on the old primary, replicated, never released: its answer was
  * not stored) answers 409 `idempotency_key_in_use` until the lock lapses, and is asked again
- * then, as a client told Retry-After would. Returns how many keys were found locked.
+ * then, as a client told Retry-After would (and after a 503, as after any 5xx). Returns how many
+ * keys were found locked.
  */
 async function expectRunOnce(
   setup: FailoverSetup,
@@ -242,6 +243,7 @@ async function expectRunOnce(
   const pending = [...writes];
   const differing: string[] = [];
   let locked = 0;
+  let unavailable = 0;
   await Promise.all(
     Array.from({ length: 4 }, async () => {
       for (let write = pending.pop(); write; write = pending.pop()) {
@@ -253,12 +255,12 @@ async function expectRunOnce(
             headers: { "x-forwarded-for": anyAddress() },
           });
         let again = await send();
-        if (again.status === 409 && again.body.detail?.code === "idempotency_key_in_use") locked += 1;
-        while (
-          again.status === 409 &&
-          again.body.detail?.code === "idempotency_key_in_use" &&
-          Date.now() < deadline
-        ) {
+        const inUse = () => again.status === 409 && again.body.detail?.code === "idempotency_key_in_use";
+        if (inUse()) locked += 1;
+        if (again.status === 503) unavailable += 1;
+        // Told to wait (a lock left behind) or to retry (503 while the client reconnects), a
+        // client sends the same key and body again.
+        while ((inUse() || again.status === 503) && Date.now() < deadline) {
           await new Promise((resolve) =>
             setTimeout(resolve, 1_000 * Number(again.headers.get("retry-after") ?? 1)),
           );
@@ -273,5 +275,6 @@ async function expectRunOnce(
   );
   expect(differing, "writes sent again with their key").toEqual([]);
   expect(writes.length).toBeGreaterThan(0);
+  if (unavailable > 0) console.info(`${unavailable} writes sent again answered 503 first, then their batch`);
   return locked;
 }
