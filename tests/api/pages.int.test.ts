@@ -23,6 +23,7 @@ import {
 } from "./support/interview.js";
 import { type SentMail, sentMail } from "./support/mail.js";
 import { createBundle, moveBundle } from "./support/platform.js";
+import { deleteKeys } from "./support/redis.js";
 import { type Stack, useStack } from "./support/stack.js";
 import { createEndpoint, waitForDelivery } from "./support/webhooks.js";
 
@@ -45,8 +46,7 @@ afterAll(async () => {
 
 // Every test comes from 127.0.0.1: the per-address attempt counters start empty for each.
 beforeEach(async () => {
-  const keys = await stack.redis.keys(`${stack.config.REDIS_KEY_PREFIX}attempts:*`);
-  if (keys.length > 0) await stack.redis.del(...keys);
+  await deleteKeys(stack.redis, `${stack.config.REDIS_KEY_PREFIX}attempts:*`);
 });
 
 const mailTo = (email: string) => sentMail(stack.config.MAIL_DIR).filter((mail) => mail.to === email);

@@ -15,7 +15,6 @@ import Fastify, {
   type FastifyServerOptions,
   LogController,
 } from "fastify";
-import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { createCursorCodec } from "./http/cursor.js";
 import { createSeal } from "./idempotency-seal.js";
@@ -35,6 +34,7 @@ import { createPrincipalCache } from "./principal-cache.js";
 import { InterviewHub } from "./realtime/hub.js";
 import { selectProtocol } from "./realtime/protocol.js";
 import { createSocketSlots } from "./realtime/socket-slots.js";
+import type { RedisClient } from "./redis.js";
 import type { RouteDeps } from "./routes/deps.js";
 import { registerRoutes } from "./routes/index.js";
 import type { Upstreams } from "./upstream.js";
@@ -42,7 +42,7 @@ import type { Upstreams } from "./upstream.js";
 export type GatewayDeps = {
   config: Config;
   logger: Logger;
-  redis: Redis;
+  redis: RedisClient;
   upstreams: Upstreams;
   /**
    * NATS, once connected: realtime frames of the interviews whose sockets this gateway holds

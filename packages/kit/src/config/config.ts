@@ -13,6 +13,7 @@ import {
 } from "../auth/service-tokens.js";
 import { NATS_USERS } from "../events/nats-permissions.js";
 import { parseResourceAttributes } from "../telemetry/semconv.js";
+import { parseRedisUrl } from "./redis-url.js";
 import { parseServiceAddress } from "./service-endpoints.js";
 
 /** The development default secret is written here so that restarts keep tokens valid. */
@@ -154,7 +155,17 @@ export const configSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9_-]+$/)
     .default("realtime"),
-  REDIS_URL: z.string().default("redis://127.0.0.1:6379"),
+  /** One server, a Sentinel set or a Cluster (redis-url.ts; docs/configuration.md has the forms). */
+  REDIS_URL: z
+    .string()
+    .default("redis://127.0.0.1:6379")
+    .superRefine((value, context) => {
+      try {
+        parseRedisUrl(value);
+      } catch (error) {
+        context.addIssue({ code: "custom", message: error instanceof Error ? error.message : String(error) });
+      }
+    }),
   /** Prefix of every Redis key, so that several deployments (or test runs) can share one Redis. */
   REDIS_KEY_PREFIX: z.string().default("evalp:"),
   SMTP_URL: z.string().optional(),

@@ -3,10 +3,11 @@ import { ConnectError } from "@connectrpc/connect";
 import { AppError, fromConnectError } from "@evalp/kit";
 import canonicalize from "canonicalize";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { Redis } from "ioredis";
 import { type Claim, idempotencyRecords } from "../idempotency-records.js";
 import type { Seal } from "../idempotency-seal.js";
 import type { GatewayMetrics } from "../metrics.js";
+import type { RedisClient } from "../redis.js";
+import { redisKeys } from "../redis-keys.js";
 
 /** Records live 24 h (docs/idempotency.md). */
 const RECORD_TTL_SECONDS = 24 * 60 * 60;
@@ -98,7 +99,8 @@ function claimTarget(
   if (mode === "none" || typeof key !== "string" || key.length === 0 || key.length > MAX_KEY_LENGTH)
     return undefined;
   const id = idempotencyId(keyScope(request), request.method, request.routeOptions.url ?? request.url, key);
-  return { id, recordKey: `${prefix}idem:rec:${id}`, lockKey: `${prefix}idem:lock:${id}` };
+  const keys = redisKeys(prefix);
+  return { id, recordKey: keys.idempotencyRecord(id), lockKey: keys.idempotencyLock(id) };
 }
 
 /**
@@ -147,7 +149,7 @@ const KEY_REFUSALS = new Set(["idempotency_key_in_use", "idempotency_key_reused"
  */
 export function registerIdempotency(
   app: FastifyInstance,
-  redis: Redis,
+  redis: RedisClient,
   options: { prefix: string; seal: Seal; lockMs: number },
   metrics?: Pick<GatewayMetrics, "idempotencyReplayed" | "idempotencyConflict">,
 ): void {

@@ -1,12 +1,13 @@
 import { hash } from "node:crypto";
 import { AppError } from "@evalp/kit";
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import type { Redis } from "ioredis";
 import { type AdmissionParts, type Admitted, createAdmission } from "../admission.js";
 import { addressKey } from "../client-address.js";
 import { fixedWindows, type Window } from "../fixed-window.js";
 import type { Claim } from "../idempotency-records.js";
 import type { RateLimitName } from "../metrics.js";
+import type { RedisClient } from "../redis.js";
+import { redisKeys } from "../redis-keys.js";
 import { presentedCredential } from "./auth.js";
 
 const WINDOW_MS = 60_000;
@@ -48,7 +49,7 @@ export type RateLimits = {
  */
 export function registerRateLimit(
   app: FastifyInstance,
-  redis: Redis,
+  redis: RedisClient,
   options: {
     limits: RateLimits;
     prefix: string;
@@ -67,15 +68,16 @@ export function registerRateLimit(
     claim?: AdmissionParts["claim"],
   ): Promise<Claim | { kind: "unavailable"; cause: unknown } | undefined>;
 } {
-  const { limits, prefix } = options;
+  const { limits } = options;
+  const keys = redisKeys(options.prefix);
   const windows = fixedWindows(redis, WINDOW_MS);
   const admission = createAdmission(redis, WINDOW_MS, limits);
   // IPv6 clients by their /64 (addressKey): one host may send from any address of it.
   const addressParts = (request: FastifyRequest) => ({
-    window: `${prefix}rl:ip:${addressKey(request.ip)}`,
+    window: keys.addressWindow(addressKey(request.ip)),
     refusals: refusalKey(request),
   });
-  const refusalKey = (request: FastifyRequest) => `${prefix}rl:refused:${addressKey(request.ip)}`;
+  const refusalKey = (request: FastifyRequest) => keys.addressRefusals(addressKey(request.ip));
   // Redis unreachable: nothing is counted, nothing is refused.
   const quietly = <T>(counting: Promise<T>) => counting.catch(() => null);
 
@@ -145,7 +147,7 @@ export function registerRateLimit(
       const address = request.addressUncounted ? addressParts(request) : undefined;
       request.addressUncounted = undefined;
       const credentialKey = credential
-        ? `${prefix}rl:cred:${hash("sha256", credential, "hex").slice(0, 32)}`
+        ? keys.credentialWindow(hash("sha256", credential, "hex").slice(0, 32))
         : undefined;
       if (!credentialKey && !address && !claim) return undefined;
       let admitted: Admitted;

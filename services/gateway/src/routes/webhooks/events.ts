@@ -15,8 +15,8 @@ import { type ENV_PREFIX, type EnvPath, environmentRef } from "../environment.js
 import { errorResponses, textResponse } from "../responses.js";
 import { type Api, route } from "../route.js";
 import { ref } from "../schemas.js";
-import { READ, WRITE } from "./requests.js";
 import { WEBHOOKS } from "./plane.js";
+import { READ, WRITE } from "./requests.js";
 
 /** Every event type of the catalog, in its order: what a listener may filter on and `trigger` emits. */
 export const CATALOG_TYPES = Object.keys(EVENT_CATALOG) as EventType[];
