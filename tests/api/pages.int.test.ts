@@ -430,6 +430,10 @@ describe("the console", () => {
 
     await expect.poll(() => page.getByRole("heading", { name: "Survey" }).count()).toBe(1);
     await expect.poll(() => page.getByRole("heading", { name: /Production/ }).count()).toBe(1);
+    await page
+      .getByRole("navigation", { name: "Sections of Production" })
+      .getByRole("button", { name: "API keys" })
+      .click();
     const form = page.getByRole("form", { name: "Create an API key in Production" });
     await form.getByLabel("Key name").fill("backend");
     await form.getByRole("checkbox", { name: "evaluations:read" }).check();
@@ -556,6 +560,10 @@ describe("the console", () => {
       await page.getByRole("button", { name: "Back to the console" }).click();
 
       // The failed delivery, replayed from the console: the receiver now accepts it.
+      await page
+        .getByRole("navigation", { name: "Sections of Production" })
+        .getByRole("button", { name: "Webhooks" })
+        .click();
       const deliveries = page.getByRole("region", { name: "Webhook deliveries in Production" });
       await deliveries.getByLabel("Delivery status").selectOption("dead_letter");
       await expect
