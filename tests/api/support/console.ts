@@ -8,7 +8,16 @@ export async function logInToConsole(page: Page, stackUrl: string, tenant: Tenan
   await page.getByLabel("Email").fill(tenant.email);
   await page.getByLabel("Password").fill(tenant.password);
   await page.getByRole("button", { name: "Log in" }).click();
-  await expect.poll(() => page.getByRole("heading", { name: /Production/ }).count()).toBe(1);
+  try {
+    // Logging in, then listing the apps and each one's environments: several calls in a row.
+    await expect
+      .poll(() => page.getByRole("heading", { name: /Production/ }).count(), { timeout: 15_000 })
+      .toBe(1);
+  } catch (failure) {
+    throw new Error(`the console after logging in shows: ${await page.locator("body").textContent()}`, {
+      cause: failure,
+    });
+  }
 }
 
 /** Opens one section of an environment (Evaluations, Webhooks, API keys, …) by its button. */
