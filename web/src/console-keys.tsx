@@ -136,7 +136,7 @@ export function ApiKeys(props: { client: EvalpClient; path: EnvironmentPath; env
                   </td>
                   <td>{key.scopes.join(", ")}</td>
                   <td>{when(key.created_at)}</td>
-                  <td>
+                  <td className="row-actions">
                     {key.revoked_at ? (
                       `revoked ${when(key.revoked_at)}`
                     ) : confirming === key.id ? (
