@@ -1,7 +1,8 @@
 import { startReceiver } from "@evalp/testing";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import { expectAccessible, launchBrowser, openPage, PHONE, screenshot } from "./support/browser.js";
+import { agentInterview } from "./support/agent.js";
+import { expectAccessible, launchBrowser, onStack, openPage, PHONE, screenshot } from "./support/browser.js";
 import type { ApiClient } from "./support/client.js";
 import { logInToConsole, openSection } from "./support/console.js";
 import { createKey, createTenant, type Tenant } from "./support/fixtures.js";
@@ -10,14 +11,21 @@ import {
   createSubject,
   type InterviewSetup,
   interviewSetup,
+  openSocket,
 } from "./support/interview.js";
 import { type Stack, useStack } from "./support/stack.js";
 import { waitForDelivery } from "./support/webhooks.js";
 
 // The console's operations (docs/console.md), driven in the machine's Chromium: keys, webhook
-// endpoints and deliveries, evaluations, subjects, analytics, quotas and the audit trail. A failed
+// endpoints and deliveries, evaluations, subjects, analytics, quotas and the audit trail, and the
+// hosted interview page run by an agent. A failed
 // delivery waits a minute before its next attempt: long enough to recover it from the console.
-const context = useStack({ WEBHOOK_ALLOW_PRIVATE: "true", WEBHOOK_RETRY_SCHEDULE_MS: "60000" });
+// An agent whose socket closes pauses the interview after a second rather than the contract's 10 s.
+const context = useStack({
+  WEBHOOK_ALLOW_PRIVATE: "true",
+  WEBHOOK_RETRY_SCHEDULE_MS: "60000",
+  AGENT_DISCONNECT_PAUSE_MS: "1000",
+});
 let stack: Stack;
 let api: ApiClient;
 let browser: Browser;
@@ -365,6 +373,69 @@ describe("the organization in the console", () => {
     expect(await page.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(
       PHONE.width,
     );
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+});
+
+describe("the hosted interview page with an agent", () => {
+  it("shows the agent's presence and its turns as they come, paused while it is away", async () => {
+    const tenant = await createTenant(api);
+    const setup = await interviewSetup(api, tenant);
+    const { session, agentSession, agent } = await agentInterview(api, setup);
+    const started_at = new Date().toISOString();
+    const spoken = await agent.command({
+      type: "utterance",
+      id: "u1",
+      speaker: "agent",
+      modality: "voice",
+      text: "Hello, I will lead this interview.",
+      started_at,
+    });
+    expect(spoken.status, JSON.stringify(spoken.body)).toBe(200);
+
+    const { page, problems } = await openPage(browser, PHONE);
+    await page.goto(onStack(stack.url, session.url));
+    const interviewer = page.getByRole("region", { name: "Your interviewer" });
+    // A turn said before the page opened comes from the transcript; no agent is connected yet.
+    await expect
+      .poll(() => interviewer.getByRole("log").textContent(), { timeout: 10_000 })
+      .toContain("Hello, I will lead this interview.");
+    expect(await interviewer.textContent()).toContain("not connected right now");
+
+    const socket = await openSocket(agentSession.server_url, agentSession.agent_token);
+    try {
+      // The socket's handshake and the agent's arrival are pushed, not polled: give them time.
+      await expect
+        .poll(() => interviewer.textContent(), { timeout: 10_000 })
+        .toContain("Your interviewer is connected.");
+      const next = await agent.command({
+        type: "utterance",
+        id: "u2",
+        speaker: "agent",
+        modality: "voice",
+        text: "How many years of experience do you have?",
+        started_at: new Date().toISOString(),
+      });
+      expect(next.status, JSON.stringify(next.body)).toBe(200);
+      // Pushed over the participant's realtime door: no reload.
+      await expect
+        .poll(() => interviewer.getByRole("listitem").allTextContents(), { timeout: 10_000 })
+        .toEqual([
+          "Interviewer: Hello, I will lead this interview.",
+          "Interviewer: How many years of experience do you have?",
+        ]);
+      await expectAccessible(page);
+      await screenshot(page, "interview-agent-phone");
+    } finally {
+      await socket.close();
+    }
+    // The agent gone for longer than the pause delay: the page says the interview is paused.
+    await expect
+      .poll(() => page.getByRole("heading", { name: "Interview paused" }).count(), { timeout: 10_000 })
+      .toBe(1);
+    expect(await page.getByRole("main").textContent()).toContain("goes on by itself");
+    await expectAccessible(page);
     expect(problems).toEqual([]);
     await page.context().close();
   });

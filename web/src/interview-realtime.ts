@@ -34,6 +34,14 @@ function isEntry(value: unknown): value is TranscriptEntry {
   );
 }
 
+/**
+ * What the agent said. The transcript also holds each question's prompt as the agent's, with
+ * modality `text` (docs/interview.md#the-transcript): the page shows those as the questions.
+ */
+function isTurn(entry: TranscriptEntry): boolean {
+  return entry.speaker === "agent" && entry.modality !== "text";
+}
+
 /** A `state` or `entry` frame; anything else (an error frame, a frame of a newer kind) is ignored. */
 function parseFrame(data: unknown): Frame {
   if (typeof data !== "string") return undefined;
@@ -65,13 +73,13 @@ export function useAgentTurns(
   const handlers = useRef({ onState, onLost });
   handlers.current = { onState, onLost };
 
-  // The agent's entries among `entries`, each once, in transcript order (the socket and a
+  // The agent's turns among `entries`, each once, in transcript order (the socket and a
   // transcript read may both bring one).
   const addTurns = useCallback(
     (entries: TranscriptEntry[]) =>
       setTurns((shown) => {
         const known = new Set(shown.map((entry) => entry.entry_id));
-        const added = entries.filter((entry) => entry.speaker === "agent" && !known.has(entry.entry_id));
+        const added = entries.filter((entry) => isTurn(entry) && !known.has(entry.entry_id));
         return added.length === 0 ? shown : [...shown, ...added].sort((a, b) => a.seq - b.seq);
       }),
     [],

@@ -62,13 +62,15 @@ function AgentPresence({ connected, turns }: { connected: boolean; turns: Transc
           : "Your interviewer is not connected right now: the interview waits for them."}
       </p>
       {turns.length > 0 ? (
-        <ol role="log" aria-live="polite" aria-label="What your interviewer said" className="transcript">
-          {turns.map((turn) => (
-            <li key={turn.entry_id}>
-              <span className="speaker">Interviewer</span>: {turn.text}
-            </li>
-          ))}
-        </ol>
+        <div role="log" aria-live="polite" aria-label="What your interviewer said">
+          <ol className="transcript">
+            {turns.map((turn) => (
+              <li key={turn.entry_id}>
+                <span className="speaker">Interviewer</span>: {turn.text}
+              </li>
+            ))}
+          </ol>
+        </div>
       ) : null}
     </section>
   );
