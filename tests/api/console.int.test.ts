@@ -69,6 +69,14 @@ async function scoredInterview(setup: InterviewSetup) {
   return evaluation;
 }
 
+/**
+ * Polls as `expect.poll` does, for up to 10 s: what a page shows after a few calls in a row can
+ * take more than the default second on a loaded machine.
+ */
+function poll<T>(read: () => T | Promise<T>, options: { timeout?: number } = {}) {
+  return expect.poll(read, { timeout: 10_000, ...options });
+}
+
 const statusText = (page: Page) => page.getByRole("status").allTextContents();
 
 describe("API keys in the console", () => {
@@ -81,7 +89,7 @@ describe("API keys in the console", () => {
     await openSection(page, "API keys");
     const keys = page.getByRole("region", { name: "API keys in Production" });
     const row = keys.locator(`tr[data-key="${key.id}"]`);
-    await expect.poll(() => row.count()).toBe(1);
+    await poll(() => row.count()).toBe(1);
     // The secret is never listed: only its prefix.
     expect(await keys.textContent()).not.toContain(key.secret);
 
@@ -92,10 +100,8 @@ describe("API keys in the console", () => {
 
     await row.getByRole("button", { name: "Revoke reporting" }).click();
     await row.getByRole("button", { name: "Yes, revoke reporting" }).click();
-    await expect.poll(() => row.textContent()).toContain("revoked");
-    await expect
-      .poll(() => statusText(page))
-      .toContain("The key reporting is revoked: calls with it now get 401.");
+    await poll(() => row.textContent()).toContain("revoked");
+    await poll(() => statusText(page)).toContain("The key reporting is revoked: calls with it now get 401.");
     expect((await api.get(`${tenant.env}/evaluations`, { apiKey: key.secret })).status).toBe(401);
     await screenshot(page, "console-keys-desktop");
     expect(problems).toEqual([]);
@@ -112,29 +118,25 @@ describe("webhooks in the console", () => {
       const { page, problems } = await consoleOf(tenant);
       await openSection(page, "Webhooks");
       const endpoints = page.getByRole("region", { name: "Webhook endpoints in Production" });
-      await expect
-        .poll(() => endpoints.getByText("No webhook endpoint yet", { exact: false }).count())
-        .toBe(1);
+      await poll(() => endpoints.getByText("No webhook endpoint yet", { exact: false }).count()).toBe(1);
       await expectAccessible(page);
 
       // Created: the signing secret shown once.
       const form = endpoints.getByRole("form", { name: "Add a webhook endpoint in Production" });
       await form.getByLabel("Endpoint URL").fill(`${receiver.url}/hook`);
       await form.getByRole("button", { name: "Add the endpoint" }).click();
-      await expect
-        .poll(() => statusText(page))
-        .toContain("Choose at least one event type (or * for every event).");
+      await poll(() => statusText(page)).toContain("Choose at least one event type (or * for every event).");
       await form.getByRole("checkbox", { name: "webhook.test" }).check();
       await form.getByRole("button", { name: "Add the endpoint" }).click();
       const secret = endpoints.getByLabel("Signing secret");
-      await expect.poll(() => secret.count()).toBe(1);
+      await poll(() => secret.count()).toBe(1);
       const first = await secret.inputValue();
       expect(first).toMatch(/^whsec_/);
       const listed = await api.get(`${tenant.env}/webhooks`, { token: tenant.token });
       expect(listed.body.items).toHaveLength(1);
       const endpoint = listed.body.items[0] as { id: string; url: string };
       const card = endpoints.getByRole("listitem", { name: `Endpoint ${endpoint.url}` });
-      await expect.poll(() => card.count()).toBe(1);
+      await poll(() => card.count()).toBe(1);
       await expectAccessible(page);
       await screenshot(page, "console-webhooks-desktop");
 
@@ -142,15 +144,15 @@ describe("webhooks in the console", () => {
       await card.getByRole("button", { name: "Edit" }).click();
       await card.getByRole("checkbox", { name: "subject.imported" }).check();
       await card.getByRole("button", { name: "Save the endpoint" }).click();
-      await expect.poll(() => card.textContent()).toContain("Events: subject.imported, webhook.test");
+      await poll(() => card.textContent()).toContain("Events: subject.imported, webhook.test");
       const read = await api.get(`${tenant.env}/webhooks/${endpoint.id}`, { token: tenant.token });
       expect(read.body.event_types).toEqual(["subject.imported", "webhook.test"]);
 
       // A test event: refused by the receiver, it fails and waits a minute.
       await card.getByRole("button", { name: "Send a test event" }).click();
-      await expect
-        .poll(async () => (await statusText(page)).join(" "))
-        .toContain(`A test event was sent to ${endpoint.url}`);
+      await poll(async () => (await statusText(page)).join(" ")).toContain(
+        `A test event was sent to ${endpoint.url}`,
+      );
       const deliveryId = await vi.waitFor(async () => {
         const listedDeliveries = await api.get(`${tenant.env}/webhook-deliveries`, { token: tenant.token });
         expect(listedDeliveries.body.items).toHaveLength(1);
@@ -161,37 +163,37 @@ describe("webhooks in the console", () => {
       // The deliveries, filtered by event type, and one's attempts.
       const deliveries = page.getByRole("region", { name: "Webhook deliveries in Production" });
       await deliveries.getByLabel("Event type").selectOption("subject.imported");
-      await expect
-        .poll(() => deliveries.getByText("No delivery of subject.imported.", { exact: false }).count())
-        .toBe(1);
+      await poll(() =>
+        deliveries.getByText("No delivery of subject.imported.", { exact: false }).count(),
+      ).toBe(1);
       await deliveries.getByLabel("Event type").selectOption("webhook.test");
       const row = deliveries.locator(`tr[data-delivery="${deliveryId}"]`);
-      await expect.poll(() => row.locator(".delivery-status").textContent()).toBe("failed");
+      await poll(() => row.locator(".delivery-status").textContent()).toBe("failed");
       await row.getByRole("button", { name: /^Attempts/ }).click();
       const detail = deliveries.getByRole("region", { name: "Delivery detail" });
       const attempts = detail.getByRole("table", { name: "Attempts" });
-      await expect.poll(() => attempts.getByRole("row").count()).toBe(2);
+      await poll(() => attempts.getByRole("row").count()).toBe(2);
       expect(await attempts.getByRole("row").nth(1).getByRole("cell").nth(1).textContent()).toBe("500");
       await expectAccessible(page);
       await screenshot(page, "console-delivery-desktop");
 
       // Rotated: a new secret, shown once.
       await card.getByRole("button", { name: "Rotate the secret" }).click();
-      await expect.poll(async () => (await secret.inputValue()) !== first).toBe(true);
+      await poll(async () => (await secret.inputValue()) !== first).toBe(true);
       expect(await secret.inputValue()).toMatch(/^whsec_/);
 
       // Recovered: counted first, then sent again, to a receiver that now accepts it.
       receiver.respond(() => ({ status: 204 }));
       await card.getByRole("button", { name: "Count what would be recovered" }).click();
-      await expect
-        .poll(() => card.getByText("1 failed or dead-lettered deliveries would be sent again.").count())
-        .toBe(1);
+      await poll(() =>
+        card.getByText("1 failed or dead-lettered deliveries would be sent again.").count(),
+      ).toBe(1);
       expect(
         (await api.get(`${tenant.env}/webhook-deliveries/${deliveryId}`, { token: tenant.token })).body
           .status,
       ).toBe("failed");
       await card.getByRole("button", { name: "Recover 1 deliveries" }).click();
-      await expect.poll(() => card.getByText("1 deliveries are pending again.").count()).toBe(1);
+      await poll(() => card.getByText("1 deliveries are pending again.").count()).toBe(1);
       await waitForDelivery(api, tenant, deliveryId, (d) => expect(d.status).toBe("succeeded"));
       expect(problems).toEqual([]);
       await page.context().close();
@@ -210,35 +212,35 @@ describe("evaluations in the console", () => {
 
     const { page, problems } = await consoleOf(tenant);
     const evaluations = page.getByRole("region", { name: "Evaluations in Production" });
-    await expect.poll(() => evaluations.getByRole("button", { name: evaluation.id }).count()).toBe(1);
+    await poll(() => evaluations.getByRole("button", { name: evaluation.id }).count()).toBe(1);
     await evaluations.getByLabel("Subject id").fill(otherSubject);
-    await expect
-      .poll(() => evaluations.getByText("No evaluation matches these filters.", { exact: false }).count())
-      .toBe(1);
+    await poll(() =>
+      evaluations.getByText("No evaluation matches these filters.", { exact: false }).count(),
+    ).toBe(1);
     await evaluations.getByLabel("Subject id").fill(setup.subjectId);
-    await expect.poll(() => evaluations.getByRole("button", { name: evaluation.id }).count()).toBe(1);
+    await poll(() => evaluations.getByRole("button", { name: evaluation.id }).count()).toBe(1);
     // Created since tomorrow: none.
     const tomorrow = new Date(Date.now() + 36 * 60 * 60 * 1000);
     const day = `${tomorrow.getFullYear()}-${String(tomorrow.getMonth() + 1).padStart(2, "0")}-${String(tomorrow.getDate()).padStart(2, "0")}`;
     await evaluations.getByLabel("Created since").fill(day);
-    await expect
-      .poll(() => evaluations.getByText("No evaluation matches these filters.", { exact: false }).count())
-      .toBe(1);
+    await poll(() =>
+      evaluations.getByText("No evaluation matches these filters.", { exact: false }).count(),
+    ).toBe(1);
     await evaluations.getByLabel("Created since").fill("");
-    await expect.poll(() => evaluations.getByRole("button", { name: evaluation.id }).count()).toBe(1);
+    await poll(() => evaluations.getByRole("button", { name: evaluation.id }).count()).toBe(1);
     await expectAccessible(page);
 
     await evaluations.getByRole("button", { name: evaluation.id }).click();
     const metrics = page.getByRole("region", { name: "Metrics" });
-    await expect.poll(() => metrics.getByRole("row", { name: /^Corrections/ }).count()).toBe(1);
-    await expect.poll(() => metrics.getByRole("row", { name: /^Attempts/ }).count()).toBe(1);
+    await poll(() => metrics.getByRole("row", { name: /^Corrections/ }).count()).toBe(1);
+    await poll(() => metrics.getByRole("row", { name: /^Attempts/ }).count()).toBe(1);
     const result = page.getByRole("region", { name: "Result" });
-    await expect.poll(() => result.getByRole("form", { name: "Rescore the evaluation" }).count()).toBe(1);
+    await poll(() => result.getByRole("form", { name: "Rescore the evaluation" }).count()).toBe(1);
     await expectAccessible(page);
     await screenshot(page, "console-rescore-desktop");
 
     await result.getByRole("button", { name: "Rescore" }).click();
-    await expect.poll(async () => (await statusText(page)).join(" ")).toContain("Rescored");
+    await poll(async () => (await statusText(page)).join(" ")).toContain("Rescored");
     const path = `${tenant.env}/evaluations/${evaluation.id}`;
     const results = await api.get(`${path}/results`, { token: tenant.token });
     expect(results.body.items).toHaveLength(2);
@@ -247,7 +249,7 @@ describe("evaluations in the console", () => {
     const shown = await page.evaluate<string>(
       `new Date(${JSON.stringify(latest.scored_at)}).toLocaleString()`,
     );
-    await expect.poll(() => result.textContent()).toContain(`scored ${shown}`);
+    await poll(() => result.textContent()).toContain(`scored ${shown}`);
     expect(problems).toEqual([]);
     await page.context().close();
   });
@@ -264,15 +266,13 @@ describe("subjects in the console", () => {
     const subjects = page.getByRole("region", { name: "Subjects in Production" });
     await subjects.getByLabel("External id").fill("nobody-here");
     await subjects.getByRole("button", { name: "Find the subject" }).click();
-    await expect
-      .poll(() =>
-        subjects.getByText("No subject has the external id “nobody-here”", { exact: false }).count(),
-      )
-      .toBe(1);
+    await poll(() =>
+      subjects.getByText("No subject has the external id “nobody-here”", { exact: false }).count(),
+    ).toBe(1);
     await subjects.getByLabel("External id").fill(externalId);
     await subjects.getByRole("button", { name: "Find the subject" }).click();
     const card = subjects.getByRole("article", { name: `Subject ${externalId}` });
-    await expect.poll(() => card.textContent()).toContain(subjectId);
+    await poll(() => card.textContent()).toContain(subjectId);
     await expectAccessible(page);
 
     // The export: one JSON document, downloaded.
@@ -295,17 +295,15 @@ describe("subjects in the console", () => {
     await expectAccessible(page);
     await confirm.getByLabel(/Type the external id/).fill(externalId);
     await erase.click();
-    await expect.poll(() => card.textContent(), { timeout: 30_000 }).toContain("Erased: every plane");
+    await poll(() => card.textContent(), { timeout: 30_000 }).toContain("Erased: every plane");
     await screenshot(page, "console-subjects-desktop");
     expect((await api.get(`${tenant.env}/subjects/${subjectId}`, { token: tenant.token })).status).toBe(404);
 
     // Erased subjects are not found again.
     await subjects.getByRole("button", { name: "Find the subject" }).click();
-    await expect
-      .poll(() =>
-        subjects.getByText(`No subject has the external id “${externalId}”`, { exact: false }).count(),
-      )
-      .toBe(1);
+    await poll(() =>
+      subjects.getByText(`No subject has the external id “${externalId}”`, { exact: false }).count(),
+    ).toBe(1);
     expect(problems).toEqual([]);
     await page.context().close();
   });
@@ -320,20 +318,20 @@ describe("analytics in the console", () => {
     const { page, problems } = await consoleOf(tenant);
     await openSection(page, "Analytics");
     const analytics = page.getByRole("region", { name: "Analytics of Production" });
-    await expect.poll(() => analytics.getByRole("note").textContent()).toContain("Privacy floor");
-    await expect.poll(() => analytics.locator("canvas").count()).toBe(1);
+    await poll(() => analytics.getByRole("note").textContent()).toContain("Privacy floor");
+    await poll(() => analytics.locator("canvas").count()).toBe(1);
     expect(await analytics.getByRole("img", { name: /started and completed by day/ }).count()).toBe(1);
     await expectAccessible(page);
 
     for (let more = 0; more < 4; more++) await scoredInterview(setup);
     await openSection(page, "Quotas");
     await openSection(page, "Analytics");
-    await expect.poll(() => analytics.textContent()).toContain("5 interviews started, 5 completed (100%)");
+    await poll(() => analytics.textContent()).toContain("5 interviews started, 5 completed (100%)");
     expect(await analytics.getByRole("note").count()).toBe(0);
     // The sample scorecard's axes, each charted by band, with the numbers in a table too.
-    await expect.poll(() => analytics.locator("canvas").count()).toBeGreaterThan(1);
+    await poll(() => analytics.locator("canvas").count()).toBeGreaterThan(1);
     const bands = analytics.getByRole("table", { name: /scored/ });
-    await expect.poll(() => bands.count()).toBeGreaterThan(0);
+    await poll(() => bands.count()).toBeGreaterThan(0);
     const counts = (await bands.first().getByRole("cell").allTextContents()).map(Number);
     expect(counts.reduce((sum, count) => sum + count, 0)).toBeGreaterThan(0);
     await expectAccessible(page);
@@ -352,7 +350,7 @@ describe("the organization in the console", () => {
     await openSection(page, "Quotas");
     const quotas = page.getByRole("region", { name: "Quotas of Production" });
     const evaluationsRow = quotas.locator('tr[data-counter="evaluations"]');
-    await expect.poll(() => evaluationsRow.count()).toBe(1);
+    await poll(() => evaluationsRow.count()).toBe(1);
     const read = await api.get(`${tenant.env}/quotas`, { token: tenant.token });
     expect(await evaluationsRow.getByRole("cell").nth(1).textContent()).toBe(
       String(read.body.limits.evaluations),
@@ -363,11 +361,11 @@ describe("the organization in the console", () => {
 
     await page.getByRole("button", { name: "Audit trail" }).click();
     const audit = page.getByRole("region", { name: "Audit trail" });
-    await expect.poll(() => audit.getByRole("row").count()).toBeGreaterThan(1);
+    await poll(() => audit.getByRole("row").count()).toBeGreaterThan(1);
     const rows = await audit.getByRole("row").allTextContents();
     expect(rows.some((row) => row.includes("api_key"))).toBe(true);
     await audit.getByLabel("Action").fill("no.such_action");
-    await expect.poll(() => audit.getByText("No audit event matches", { exact: false }).count()).toBe(1);
+    await poll(() => audit.getByText("No audit event matches", { exact: false }).count()).toBe(1);
     await expectAccessible(page);
     await screenshot(page, "console-audit-phone");
     expect(await page.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(
@@ -398,17 +396,14 @@ describe("the hosted interview page with an agent", () => {
     await page.goto(onStack(stack.url, session.url));
     const interviewer = page.getByRole("region", { name: "Your interviewer" });
     // A turn said before the page opened comes from the transcript; no agent is connected yet.
-    await expect
-      .poll(() => interviewer.getByRole("log").textContent(), { timeout: 10_000 })
-      .toContain("Hello, I will lead this interview.");
+    await poll(() => interviewer.getByRole("log").textContent()).toContain(
+      "Hello, I will lead this interview.",
+    );
     expect(await interviewer.textContent()).toContain("not connected right now");
 
     const socket = await openSocket(agentSession.server_url, agentSession.agent_token);
     try {
-      // The socket's handshake and the agent's arrival are pushed, not polled: give them time.
-      await expect
-        .poll(() => interviewer.textContent(), { timeout: 10_000 })
-        .toContain("Your interviewer is connected.");
+      await poll(() => interviewer.textContent()).toContain("Your interviewer is connected.");
       const next = await agent.command({
         type: "utterance",
         id: "u2",
@@ -419,21 +414,17 @@ describe("the hosted interview page with an agent", () => {
       });
       expect(next.status, JSON.stringify(next.body)).toBe(200);
       // Pushed over the participant's realtime door: no reload.
-      await expect
-        .poll(() => interviewer.getByRole("listitem").allTextContents(), { timeout: 10_000 })
-        .toEqual([
-          "Interviewer: Hello, I will lead this interview.",
-          "Interviewer: How many years of experience do you have?",
-        ]);
+      await poll(() => interviewer.getByRole("listitem").allTextContents()).toEqual([
+        "Interviewer: Hello, I will lead this interview.",
+        "Interviewer: How many years of experience do you have?",
+      ]);
       await expectAccessible(page);
       await screenshot(page, "interview-agent-phone");
     } finally {
       await socket.close();
     }
     // The agent gone for longer than the pause delay: the page says the interview is paused.
-    await expect
-      .poll(() => page.getByRole("heading", { name: "Interview paused" }).count(), { timeout: 10_000 })
-      .toBe(1);
+    await poll(() => page.getByRole("heading", { name: "Interview paused" }).count()).toBe(1);
     expect(await page.getByRole("main").textContent()).toContain("goes on by itself");
     await expectAccessible(page);
     expect(problems).toEqual([]);
