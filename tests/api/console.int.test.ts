@@ -2,10 +2,18 @@ import { startReceiver } from "@evalp/testing";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { agentInterview } from "./support/agent.js";
-import { expectAccessible, launchBrowser, onStack, openPage, PHONE, screenshot } from "./support/browser.js";
+import {
+  expectAccessible,
+  launchBrowser,
+  onStack,
+  openPage,
+  PHONE,
+  poll,
+  screenshot,
+} from "./support/browser.js";
 import type { ApiClient } from "./support/client.js";
 import { logInToConsole, openSection } from "./support/console.js";
-import { createKey, createTenant, type Tenant } from "./support/fixtures.js";
+import { createKey, createTenant, ik, type Tenant } from "./support/fixtures.js";
 import {
   consentedInterview,
   createSubject,
@@ -67,14 +75,6 @@ async function scoredInterview(setup: InterviewSetup) {
     { timeout: 15_000, interval: 100 },
   );
   return evaluation;
-}
-
-/**
- * Polls as `expect.poll` does, for up to 10 s: what a page shows after a few calls in a row can
- * take more than the default second on a loaded machine.
- */
-function poll<T>(read: () => T | Promise<T>, options: { timeout?: number } = {}) {
-  return expect.poll(read, { timeout: 10_000, ...options });
 }
 
 const statusText = (page: Page) => page.getByRole("status").allTextContents();
@@ -371,6 +371,33 @@ describe("the organization in the console", () => {
     expect(await page.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(
       PHONE.width,
     );
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it("switches between the organizations of a person in several, each with its own apps", async () => {
+    const tenant = await createTenant(api);
+    const second = await api.post(
+      "/v1/organizations",
+      { name: "Second Works" },
+      { token: tenant.token, idempotencyKey: ik() },
+    );
+    expect(second.status, JSON.stringify(second.body)).toBe(201);
+
+    const { page, problems } = await consoleOf(tenant);
+    const switcher = page.getByLabel("Organization", { exact: true });
+    await poll(() => switcher.count()).toBe(1);
+    expect(await switcher.inputValue()).toBe(tenant.organizationId);
+    await expectAccessible(page);
+    await switcher.selectOption(second.body.id);
+    await poll(() => page.getByText("This organization has no app yet", { exact: false }).count()).toBe(1);
+    const active = await api.get("/v1/session/active-organization", { token: tenant.token });
+    // The console's session is its own: the tenant's token still acts in the first organization.
+    expect(active.body.organization_id).toBe(tenant.organizationId);
+    await page.reload();
+    await poll(() => page.getByText("This organization has no app yet", { exact: false }).count()).toBe(1);
+    await page.getByLabel("Organization", { exact: true }).selectOption(tenant.organizationId);
+    await poll(() => page.getByRole("heading", { name: /Production/ }).count()).toBe(1);
     expect(problems).toEqual([]);
     await page.context().close();
   });

@@ -1,5 +1,5 @@
 import { type components, type EvalpClient, unwrap } from "@evalp/client";
-import { useEffect, useMemo, useState } from "react";
+import { useEffect, useId, useMemo, useState } from "react";
 import { errorWords } from "./api.js";
 import { Analytics } from "./console-analytics.js";
 import { EvaluationPage, Evaluations } from "./console-evaluations.js";
@@ -12,6 +12,7 @@ import { Deliveries, WebhookEndpoints } from "./console-webhooks.js";
 type App = components["schemas"]["App"];
 type Environment = components["schemas"]["Environment"];
 type Listed = { app: App; environments: Environment[] };
+type SessionOrganization = components["schemas"]["SessionOrganizations"]["items"][number];
 
 /** What an environment shows, one at a time: a page per environment would be too long to read. */
 const SECTIONS = ["Evaluations", "Webhooks", "API keys", "Subjects", "Analytics", "Quotas"] as const;
@@ -21,7 +22,12 @@ type Section = (typeof SECTIONS)[number];
 const VIEWS = ["Apps and environments", "Audit trail"] as const;
 
 /** The active organization: its apps, each environment's operations, and its audit trail. */
-export function Organization(props: { client: EvalpClient; organizationId: string; onLogOut: () => void }) {
+export function Organization(props: {
+  client: EvalpClient;
+  organizationId: string;
+  onSwitch: (organizationId: string) => void;
+  onLogOut: () => void;
+}) {
   const { client, organizationId } = props;
   const [apps, setApps] = useState<Listed[] | undefined>();
   const [name, setName] = useState<string | undefined>();
@@ -76,7 +82,12 @@ export function Organization(props: { client: EvalpClient; organizationId: strin
           Log out
         </button>
       </div>
-      {name ? <p className="muted">Organization {name}</p> : null}
+      <OrganizationSwitcher
+        client={client}
+        organizationId={organizationId}
+        name={name}
+        onSwitch={props.onSwitch}
+      />
       <nav aria-label="Console views" className="tabs">
         {VIEWS.map((one) => (
           <button
@@ -126,6 +137,61 @@ export function Organization(props: { client: EvalpClient; organizationId: strin
         </>
       ) : null}
     </main>
+  );
+}
+
+/**
+ * The active organization's name and, for a person in several, a choice of the others: switching
+ * makes the chosen one the session's active organization (its scopes are the role's there).
+ */
+function OrganizationSwitcher(props: {
+  client: EvalpClient;
+  organizationId: string;
+  name: string | undefined;
+  onSwitch: (organizationId: string) => void;
+}) {
+  const { client, organizationId } = props;
+  const [organizations, setOrganizations] = useState<SessionOrganization[]>([]);
+  const [error, setError] = useState<string | undefined>();
+  const id = useId();
+
+  useEffect(() => {
+    let live = true;
+    unwrap(client.GET("/v1/session/organizations"))
+      .then((listed) => live && setOrganizations(listed.items))
+      .catch(() => undefined);
+    return () => {
+      live = false;
+    };
+  }, [client]);
+
+  async function choose(chosen: string) {
+    setError(undefined);
+    try {
+      const active = await unwrap(
+        client.PUT("/v1/session/active-organization", { body: { organization_id: chosen } }),
+      );
+      props.onSwitch(active.organization_id);
+    } catch (failure) {
+      setError(errorWords(failure, { not_found: "You are no longer a member of that organization." }));
+    }
+  }
+
+  if (organizations.length < 2) {
+    return props.name ? <p className="muted">Organization {props.name}</p> : null;
+  }
+  return (
+    <div className="filter switcher">
+      <label htmlFor={id}>Organization</label>
+      <select id={id} value={organizationId} onChange={(event) => void choose(event.target.value)}>
+        {organizations.map((organization) => (
+          <option key={organization.organization_id} value={organization.organization_id}>
+            {organization.name} ({organization.role})
+          </option>
+        ))}
+      </select>
+      <ErrorLine error={error} />
+    </div>
   );
 }
 

@@ -36,8 +36,11 @@ export function ConsolePage() {
   if (session === null) return <LogIn onSession={setSession} />;
   return (
     <Organization
+      // A switch of organization starts its page afresh: nothing of the other one stays.
+      key={session.organizationId}
       client={session.client}
       organizationId={session.organizationId}
+      onSwitch={(organizationId) => setSession({ client: session.client, organizationId })}
       onLogOut={async () => {
         await session.client.POST("/auth/logout");
         setSession(null);

@@ -122,7 +122,11 @@ function Interview({ client }: { client: EvalpClient }) {
   // Bumped to start again (a lost socket): the answer carries a fresh connection.
   const [starts, setStarts] = useState(0);
 
+  // The socket pushes each revision while the HTTP answers bring theirs: one that arrives after a
+  // newer one has been shown is stale and must not take the page back.
+  const shown = useRef(-1);
   const show = useCallback((next: Snapshot) => {
+    shown.current = Math.max(shown.current, next.revision);
     setSnapshot(next);
     const stored = historyStore(next.interview_id);
     const updated = withQuestion(stored.load(), next.question);
@@ -130,7 +134,13 @@ function Interview({ client }: { client: EvalpClient }) {
     setSeen(updated);
   }, []);
 
-  const agent = useAgentTurns(connection, show, () => {
+  const showPushed = useCallback(
+    (next: Snapshot) => {
+      if (next.revision >= shown.current) show(next);
+    },
+    [show],
+  );
+  const agent = useAgentTurns(connection, showPushed, () => {
     // A lost socket: start again a moment later, a few times at most, for a fresh connection.
     if (starts < RECONNECTS) setTimeout(() => setStarts((count) => count + 1), RECONNECT_DELAY_MS);
   });
