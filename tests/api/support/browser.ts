@@ -107,6 +107,9 @@ export function onStack(stackUrl: string, link: string): string {
  * Polls as `expect.poll` does, for up to 10 s rather than its second: what a page shows after a
  * few calls in a row takes longer than that on a loaded machine.
  */
-export function poll<T>(read: () => T | Promise<T>, options: { timeout?: number } = {}) {
+export function poll<T>(
+  read: () => T | Promise<T>,
+  options: { timeout?: number } = {},
+): ReturnType<typeof expect.poll<T>> {
   return expect.poll(read, { timeout: 10_000, ...options });
 }
