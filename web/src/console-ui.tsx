@@ -21,8 +21,6 @@ export function Choice<S extends string>(props: {
   values: readonly S[];
   value: S | "";
   onChange: (value: S | "") => void;
-  /** Words for a value, when they differ from it. */
-  words?: (value: S) => string;
 }) {
   const id = useId();
   return (
@@ -36,7 +34,7 @@ export function Choice<S extends string>(props: {
         <option value="">{props.any}</option>
         {props.values.map((value) => (
           <option key={value} value={value}>
-            {props.words ? props.words(value) : value}
+            {value}
           </option>
         ))}
       </select>
@@ -123,7 +121,7 @@ export function PagedRows<T>(props: {
 }
 
 /** Copies a secret shown once; when the browser refuses, selects it for the person to copy. */
-export async function copySecret(secret: string, field: HTMLInputElement | null): Promise<string> {
+async function copySecret(secret: string, field: HTMLInputElement | null): Promise<string> {
   try {
     await navigator.clipboard.writeText(secret);
     return "Copied to the clipboard.";
