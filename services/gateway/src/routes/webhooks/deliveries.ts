@@ -16,7 +16,7 @@ import {
   WebhookDeliveryWithAttempts,
 } from "./wire.js";
 
-/** `ENV/webhook-deliveries`: #13 list (by `status`, `endpoint_id`), get with attempts, #14 replay. */
+/** `ENV/webhook-deliveries`: #13 list (by `status`, `endpoint_id`, `event_type`), get with attempts, #14 replay. */
 export async function webhookDeliveryRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): Promise<void> {
   const { deliveries } = deps.upstreams.webhooks;
   const { filteredList, read } = resources(app, WEBHOOKS, deps.cursors);
@@ -27,12 +27,22 @@ export async function webhookDeliveryRoutes(app: Api<typeof ENV_PREFIX>, deps: R
     "webhooks:read",
     {
       item: WebhookDelivery,
-      filters: { status: Type.Optional(StringEnum(DELIVERY_STATUSES)), endpoint_id: Type.Optional(Uuid) },
+      filters: {
+        status: Type.Optional(StringEnum(DELIVERY_STATUSES)),
+        endpoint_id: Type.Optional(Uuid),
+        event_type: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+      },
       json: deliveryJson,
     },
     ({ params, query }, page, call) =>
       deliveries.listDeliveries(
-        { environment: environmentRef(params), page, status: query.status, endpointId: query.endpoint_id },
+        {
+          environment: environmentRef(params),
+          page,
+          status: query.status,
+          endpointId: query.endpoint_id,
+          eventType: query.event_type,
+        },
         call,
       ),
   );
