@@ -48,6 +48,8 @@ export async function startPlatform() {
     LOG_LEVEL: "warn",
     DATABASE_URL: databaseUrl.toString(),
     JWT_SECRET: randomBytes(32).toString("hex"),
+    // The webhooks plane seals endpoint secrets at rest and, in production, will not start without it.
+    WEBHOOK_SECRETS_KEYS: `bench:${randomBytes(32).toString("hex")}`,
     SERVICE_PUBLIC_KEYS: keys.public,
     REDIS_KEY_PREFIX: `evalp-bench-${suffix}:`,
     RATE_LIMIT_PER_MINUTE: "1000000000",
