@@ -126,8 +126,16 @@ export function defineCases(urls, tenant, planePools) {
     },
     c3Case(urls, tenant),
     {
+      id: "W1n",
+      what: "W1's commits written as they were while each announced its outbox row with NOTIFY",
+      unit: "commits",
+      saturation: (children) => commitSaturation(planePools(), children, { notify: true }),
+      fixed: async () => NO_LATENCY,
+    },
+    {
       id: "W1",
       what: `event-emitting commits from all four planes at once (${SATURATION_CONNECTIONS} connections, each plane's role, one outbox event per transaction)`,
+      baseline: "W1n",
       unit: "commits",
       saturation: (children) => commitSaturation(planePools(), children),
       fixed: async () => NO_LATENCY,

@@ -1,6 +1,11 @@
 import { userInfo } from "node:os";
 import pg from "pg";
 import { recordKeyInTransaction } from "./idempotency-keys.js";
+import {
+  abandonOutboxTransaction,
+  beginOutboxTransaction,
+  commitOutboxTransaction,
+} from "./outbox-handoff.js";
 
 export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;
@@ -101,18 +106,24 @@ export function isConnectionFailure(error: unknown): boolean {
  * Runs `work` in one transaction: committed when it resolves, rolled back when it throws. In an
  * RPC served under an Idempotency-Key, the RPC's first transaction also records the key
  * (idempotency-keys.ts), so that a retry finds the write committed rather than running it again.
+ * The outbox rows it wrote go to the process's relay once COMMIT returned (outbox-handoff.ts).
  */
 export async function withTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   let key: Awaited<ReturnType<typeof recordKeyInTransaction>>;
   try {
     await client.query("BEGIN");
+    beginOutboxTransaction(client);
     key = await recordKeyInTransaction(client);
     const result = await work(client);
-    await client.query("COMMIT");
+    // A transaction a failed statement aborted answers COMMIT with ROLLBACK, and no error.
+    const ended = await client.query("COMMIT");
+    if (ended.command === "COMMIT") commitOutboxTransaction(pool, client);
+    else abandonOutboxTransaction(client);
     if (key) key.state = "recorded";
     return result;
   } catch (error) {
+    abandonOutboxTransaction(client);
     await client.query("ROLLBACK").catch(() => {});
     // Rolled back, the key is not recorded: a later transaction of the RPC records it.
     if (key?.state === "recording") key.state = "open";

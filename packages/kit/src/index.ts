@@ -21,6 +21,7 @@ export * from "./nats.js";
 export * from "./nats-permissions.js";
 export * from "./ops-server.js";
 export * from "./outbox.js";
+export * from "./outbox-handoff.js";
 export * from "./outbox-metrics.js";
 export * from "./outbox-publisher.js";
 export * from "./outbox-reconcile.js";

@@ -2,8 +2,8 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import {
   type AuditRecord,
   isUuid,
+  noteOutboxRow,
   notFound,
-  OUTBOX_CHANNEL,
   OUTBOX_COLUMNS,
   type OutboxValues,
   type Queryable,
@@ -110,10 +110,8 @@ export async function writeImport(db: Queryable, write: ImportWrite): Promise<bo
        SELECT $24::uuid, $25::text, $26::text, $27::uuid, $28::jsonb,
               COALESCE($29::timestamptz, date_trunc('milliseconds', clock_timestamp())), $30::jsonb
        WHERE EXISTS (SELECT 1 FROM admitted)
-       RETURNING 1
      )
-     SELECT EXISTS (SELECT 1 FROM admitted) AS admitted,
-            (SELECT count(pg_notify($31, current_schema())) FROM announced) AS announced`,
+     SELECT EXISTS (SELECT 1 FROM admitted) AS admitted`,
     [
       write.environmentId,
       planned.subjects,
@@ -128,8 +126,10 @@ export async function writeImport(db: Queryable, write: ImportWrite): Promise<bo
       inserts.map((i) => JSON.stringify(i.profile)),
       ...auditValues(write.audit),
       ...write.event,
-      OUTBOX_CHANNEL,
     ],
   );
-  return written.rows[0]?.admitted === true;
+  const admitted = written.rows[0]?.admitted === true;
+  // Published by the process's relay once the import's transaction commits.
+  if (admitted) noteOutboxRow(db, write.event);
+  return admitted;
 }
