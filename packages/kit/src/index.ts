@@ -31,6 +31,7 @@ export * from "./paging.js";
 export * from "./participant-tokens.js";
 export * from "./peer-outage.js";
 export * from "./pool-metrics.js";
+export * from "./prepared-statements.js";
 export * from "./process.js";
 export * from "./quota-counters.js";
 export * from "./quota-guard.js";
