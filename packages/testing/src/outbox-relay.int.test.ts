@@ -7,7 +7,9 @@ import {
   createPool,
   type NatsConnection,
   OUTBOX_MIGRATIONS_DIR,
+  outboxSavepoint,
   type Pool,
+  rollBackOutboxTo,
   type StreamRoute,
   withTransaction,
   writeOutboxEvent,
@@ -124,6 +126,28 @@ describe("createOutboxRelay, right after commit", () => {
         });
         await tx.query("SELECT 1/0").catch(() => {});
       });
+      // One that rolled back to a savepoint taken before an event: that event is gone, the
+      // one written after the rollback is published.
+      committed.push(
+        await withTransaction(pool, async (tx) => {
+          const mark = outboxSavepoint(tx);
+          await tx.query("SAVEPOINT attempt");
+          await writeOutboxEvent(tx, {
+            type: "quota.updated",
+            environmentId: ENVIRONMENT,
+            data: { rolledBack: 3 },
+          });
+          await tx.query("ROLLBACK TO SAVEPOINT attempt");
+          rollBackOutboxTo(tx, mark);
+          return (
+            await writeOutboxEvent(tx, {
+              type: "quota.updated",
+              environmentId: ENVIRONMENT,
+              data: { kept: 1 },
+            })
+          ).id;
+        }),
+      );
       await vi.waitFor(async () => expect(await streamIds()).toEqual(committed), {
         timeout: 10_000,
         interval: 50,
