@@ -1,7 +1,6 @@
 import {
   type ComposeProcess,
   connectNats,
-  directDatabaseUrl,
   eventsRoute,
   type NatsConnection,
   pingNats,
@@ -42,7 +41,6 @@ export const createWebhooks: ComposeProcess<ServiceProcess> = async (config, log
     sealer,
     logger,
     config,
-    databaseUrl: directDatabaseUrl(config),
     metrics: base.registry,
     reportErasure: async (order) => {
       await control.subjects.completeSubjectErasure({

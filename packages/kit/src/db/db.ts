@@ -1,5 +1,10 @@
 import { userInfo } from "node:os";
 import pg from "pg";
+import {
+  abandonOutboxTransaction,
+  beginOutboxTransaction,
+  commitOutboxTransaction,
+} from "../events/outbox/outbox-handoff.js";
 import { holdCommit, recordKeyInTransaction, settleHeldCommit } from "../idempotency/idempotency-keys.js";
 
 export type Pool = pg.Pool;
@@ -130,7 +135,9 @@ export function isConnectionFailure(error: unknown): boolean {
  * Runs `work` in one transaction: committed when it resolves, rolled back when it throws. In an
  * RPC served under an Idempotency-Key, the RPC's first transaction also records the key
  * (idempotency-keys.ts), so that a retry finds the write committed rather than running it again;
- * that transaction commits once the RPC has its answer, which is stored with the write.
+ * that transaction commits once the RPC has its answer, which is stored with the write. The
+ * outbox rows a transaction wrote go to the process's relay once COMMIT returned
+ * (outbox-handoff.ts).
  */
 export async function withTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
@@ -138,15 +145,23 @@ export async function withTransaction<T>(pool: Pool, work: (client: PoolClient) 
   let held = false;
   try {
     await client.query("BEGIN");
+    beginOutboxTransaction(client);
     key = await recordKeyInTransaction(client);
     const result = await work(client);
     // The transaction that recorded the key commits with the RPC's answer (idempotency-keys.ts).
-    held = holdCommit(key, client);
+    held = holdCommit(key, client, {
+      committed: () => commitOutboxTransaction(pool, client),
+      abandoned: () => abandonOutboxTransaction(client),
+    });
     if (held) return result;
-    await client.query("COMMIT");
+    // A transaction a failed statement aborted answers COMMIT with ROLLBACK, and no error.
+    const ended = await client.query("COMMIT");
+    if (ended.command === "COMMIT") commitOutboxTransaction(pool, client);
+    else abandonOutboxTransaction(client);
     if (key) key.state = "recorded";
     return result;
   } catch (error) {
+    abandonOutboxTransaction(client);
     await client.query("ROLLBACK").catch(() => {});
     // Rolled back, the key is not recorded: a later transaction of the RPC records it.
     if (key?.state === "recording") key.state = "open";

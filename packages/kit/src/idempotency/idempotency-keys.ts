@@ -33,8 +33,11 @@ export type KeyInFlight = {
   held?: HeldCommit;
 };
 
+/** What the transaction's owner does once the held COMMIT is done: its outbox rows go on or are dropped. */
+export type CommitHooks = { committed: () => void; abandoned: () => void };
+
 /** A recording transaction whose COMMIT waits for the RPC's answer; `settled` once it is underway. */
-type HeldCommit = { client: PoolClient; timer: NodeJS.Timeout; settled?: Promise<void> };
+type HeldCommit = { client: PoolClient; hooks: CommitHooks; timer: NodeJS.Timeout; settled?: Promise<void> };
 
 /**
  * How long a recording transaction may wait for its RPC's answer before it commits without it:
@@ -96,12 +99,12 @@ export async function recordKeyInTransaction(client: PoolClient): Promise<KeyInF
  * runs the write). Any further use of the pool by the RPC commits it first (`settleHeldCommit`,
  * called by the pool on connect): the RPC's later reads see its write.
  */
-export function holdCommit(key: KeyInFlight | undefined, client: PoolClient): boolean {
+export function holdCommit(key: KeyInFlight | undefined, client: PoolClient, hooks: CommitHooks): boolean {
   if (key?.state !== "recording") return false;
   key.state = "answering";
   const timer = setTimeout(() => void commitHeld(key).catch(() => {}), HOLD_LIMIT_MS);
   timer.unref();
-  key.held = { client, timer };
+  key.held = { client, hooks, timer };
   return true;
 }
 
@@ -119,21 +122,27 @@ export async function commitHeld(key: KeyInFlight, outcome?: Buffer): Promise<bo
     return false;
   }
   clearTimeout(held.timer);
+  let committed = false;
   held.settled = (async () => {
     try {
       if (outcome) await storeKeyOutcome(held.client, key.rowId, outcome);
-      await held.client.query("COMMIT");
+      // A transaction a failed statement aborted answers COMMIT with ROLLBACK, and no error.
+      const ended = await held.client.query("COMMIT");
+      committed = ended.command === "COMMIT";
     } catch (error) {
+      held.hooks.abandoned();
       await held.client.query("ROLLBACK").catch(() => {});
       held.client.release(error instanceof Error ? error : true);
       if (key.state === "answering") key.state = "open";
       throw error;
     }
     held.client.release();
-    if (key.state === "answering") key.state = "recorded";
+    if (committed) held.hooks.committed();
+    else held.hooks.abandoned();
+    if (key.state === "answering") key.state = committed ? "recorded" : "open";
   })();
   await held.settled;
-  return outcome !== undefined;
+  return committed && outcome !== undefined;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
-import { AppError, isErrorCode } from "@evalp/kit";
+import { AppError, isErrorCode, outboxSavepoint, rollBackOutboxTo } from "@evalp/kit";
 import {
   type RunCommandRequest,
   type RunCommandResponse,
@@ -53,6 +53,8 @@ export function runCommand(deps: Deps) {
           { interviewId: interview.id, id: command.id, type: command.type, fingerprint, receivedAt },
           { ack, error },
         );
+      // Events the handler wrote before it failed are rolled back with it: never published.
+      const outboxMark = outboxSavepoint(tx);
       await tx.query("SAVEPOINT command");
       try {
         const entry = await handler(step, command);
@@ -65,6 +67,7 @@ export function runCommand(deps: Deps) {
       } catch (error) {
         if (!(error instanceof AppError) || error.status >= 500) throw error;
         await tx.query("ROLLBACK TO SAVEPOINT command");
+        rollBackOutboxTo(tx, outboxMark);
         await store(null, { code: error.code, message: error.message, context: error.context });
         failure = error;
         return null;

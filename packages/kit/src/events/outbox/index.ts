@@ -1,4 +1,5 @@
 export * from "./outbox.js";
+export * from "./outbox-handoff.js";
 export * from "./outbox-metrics.js";
 export * from "./outbox-publisher.js";
 export * from "./outbox-reconcile.js";

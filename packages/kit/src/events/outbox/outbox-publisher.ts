@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import { type AuditEntry, auditRoute } from "../../audit/audit.js";
-import { type Config, directDatabaseUrl } from "../../config/config.js";
+import type { Config } from "../../config/config.js";
 import type { Pool } from "../../db/db.js";
 import { connectNats, eventsRoute, type NatsConnection, type StreamRoute } from "../nats.js";
 import { observeOutboxLag } from "./outbox-metrics.js";
@@ -32,8 +32,6 @@ export function createOutboxPublisher(options: {
     | "NATS_PASSWORD"
     | "NODE_ENV"
     | "NATS_STREAM_REPLICAS"
-    | "DATABASE_URL"
-    | "DATABASE_DIRECT_URL"
     | "EVENTS_STREAM"
     | "EVENTS_SUBJECT_PREFIX"
     | "AUDIT_STREAM"
@@ -62,8 +60,6 @@ export function createOutboxPublisher(options: {
         nc: nats,
         routes: [eventsRoute(options.config), auditRoute(options.config), ...(options.routes ?? [])],
         logger: options.logger,
-        // LISTEN needs a session of its own: never through a transaction pooler.
-        databaseUrl: directDatabaseUrl(options.config),
         ...(options.metrics && { metrics: options.metrics }),
       });
       await relay.start();

@@ -1,7 +1,6 @@
 import { DeliverPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import type { Pool } from "../../db/db.js";
 import type { NatsConnection, StreamRoute } from "../nats.js";
-import { OUTBOX_CHANNEL } from "./outbox.js";
 
 /**
  * How far before `since` the stream is read: rows' `created_at` is the database's clock, a
@@ -23,7 +22,7 @@ export type ReconcileResult = {
  * publishes unstamped rows, would never send them. For every row of the outbox (the pool's
  * schema) written since `since` and published, it looks for a message with `Nats-Msg-Id` = the
  * row's id in its route's stream (read from `since`, headers only, with an ordered consumer) and
- * clears `published_at` of the rows not found, announcing them on OUTBOX_CHANNEL. The relay then
+ * clears `published_at` of the rows not found. The relay's sweep then
  * publishes them with their own ids, so running this twice, or while the relay runs, republishes
  * nothing twice: a message the stream has is never looked for again, and a repeat within the
  * stream's duplicate window is dropped by JetStream, past it by the consumers' unique event id.
@@ -51,11 +50,8 @@ export async function reconcileOutbox(options: {
   }
   if (missing.length > 0) {
     await options.pool.query(
-      `WITH cleared AS (
-         UPDATE outbox SET published_at = NULL WHERE id = ANY($1::uuid[]) AND published_at IS NOT NULL RETURNING 1
-       )
-       SELECT pg_notify($2, current_schema()) FROM cleared LIMIT 1`,
-      [missing, OUTBOX_CHANNEL],
+      "UPDATE outbox SET published_at = NULL WHERE id = ANY($1::uuid[]) AND published_at IS NOT NULL",
+      [missing],
     );
   }
   return { checked: rows.rows.length, republished: missing };

@@ -1,23 +1,27 @@
 import { type JetStreamClient, jetstream } from "@nats-io/jetstream";
-import pg from "pg";
+import type pg from "pg";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import { isUuid } from "../../core/ids.js";
-import { type Pool, withDefaultUser } from "../../db/db.js";
+import type { Pool } from "../../db/db.js";
 import type { TraceCarrier } from "../../telemetry/trace-context.js";
 import { ensureStreams, type NatsConnection, routedSubject, type StreamRoute } from "../nats.js";
 import { createWakeLoop } from "../wake-loop.js";
-import { OUTBOX_CHANNEL } from "./outbox.js";
+import type { OutboxValues } from "./outbox.js";
+import { onCommittedOutboxRows } from "./outbox-handoff.js";
 import { observeStreams, outboxPublishedCounter } from "./outbox-metrics.js";
 import { tracePublish } from "./outbox-tracing.js";
 
 /** Publishes a service's outbox to JetStream; one per emitting process. */
 export type OutboxRelay = {
-  /** Starts relaying in the background: ensures the streams (retrying), then claims and publishes. */
+  /**
+   * Starts relaying in the background: publishes the rows its process commits through the pool
+   * as soon as they are, and ensures the streams (retrying), then sweeps what is left.
+   */
   start(): Promise<void>;
-  /** Finishes the batch in hand (its acks and commit), then stops. */
+  /** Finishes the publishes and the batch in hand (their acks and stamps), then stops. */
   stop(): Promise<void>;
-  /** Runs a pass soon (a writer committed rows). */
+  /** Runs a sweep soon. */
   wake(): void;
 };
 
@@ -28,12 +32,15 @@ export type OutboxRelayOptions = {
   /** The subject roots relayed and their streams; rows of other roots are left to other relays. */
   routes: StreamRoute[];
   logger: Logger;
-  /** Where to LISTEN for committed rows; without it the relay only polls. */
-  databaseUrl?: string;
-  /** Rows claimed, published and stamped per transaction. */
+  /** Rows claimed, published and stamped per transaction of the sweep. */
   batchSize?: number;
-  /** The longest a committed row waits when no notification arrives. */
+  /** The time between two sweeps. */
   intervalMs?: number;
+  /**
+   * How old an unpublished row must be for the sweep to take it: younger ones are the writing
+   * process's to publish (a few seconds: a sweep of a row its writer is publishing only repeats it).
+   */
+  sweepAfterMs?: number;
   /** How long a publish waits for JetStream's ack before the batch is tried again. */
   publishTimeoutMs?: number;
   /** Where the rows published are counted (`evalp_outbox_published_total`). */
@@ -45,16 +52,24 @@ export type OutboxRelayOptions = {
 type OutboxRow = { id: string; subject: string; payload: string; trace_context: TraceCarrier | null };
 
 /**
- * The transactional outbox's other half (docs/webhooks.md). In one transaction per batch it claims
- * unpublished rows in the order they were written (`FOR UPDATE SKIP LOCKED`, and a transaction
- * advisory lock so that replicas take turns rather than interleave batches), publishes each to
- * its stream with `Nats-Msg-Id` = row id, waits for every ack and only then stamps
- * `published_at` and commits. A crash before the commit publishes the batch again, and
- * JetStream's duplicate window (or, past it, the consumer's unique delivery) absorbs the repeat.
+ * The transactional outbox's other half (docs/webhooks.md), in two parts.
+ * - Right after commit: the rows its own process commits through the pool (outbox-handoff.ts)
+ *   are published, those of one event-loop turn together, in the order they were committed, each
+ *   to its stream with `Nats-Msg-Id` = row id; once JetStream acked them they are stamped
+ *   `published_at`. No round trip to Postgres before the publish, and no NOTIFY on the writer's
+ *   commit.
+ * - The sweep, for what that path lost (its process died between commit and stamp, a publish
+ *   failed, the row was written by another process): in one transaction per batch it claims
+ *   unpublished rows older than `sweepAfterMs` in the order they were written (`FOR UPDATE SKIP
+ *   LOCKED`, and a transaction advisory lock so that replicas take turns rather than interleave
+ *   batches), publishes them, waits for every ack and only then stamps them and commits.
+ * A row is published at least once: a crash before the stamp publishes it again, and JetStream's
+ * duplicate window (or, past it, the consumer's unique delivery) absorbs the repeat.
  */
 export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const batchSize = Math.trunc(options.batchSize ?? 256);
   const intervalMs = options.intervalMs ?? 1_000;
+  const sweepAfterMs = Math.trunc(options.sweepAfterMs ?? 5_000);
   const publishTimeoutMs = options.publishTimeoutMs ?? 5_000;
   const roots = options.routes.map((route) => route.root);
   const routeOf = new Map(options.routes.map((route) => [route.root, route]));
@@ -62,8 +77,12 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   let js: JetStreamClient | undefined;
   let stopped = false;
   let streamsReady = false;
-  let listener: pg.Client | null = null;
   let schema = "";
+  /** Rows committed in this event-loop turn, published together at its end. */
+  let committed: OutboxValues[] = [];
+  /** The publishes of committed rows still waiting for their acks or stamps. */
+  const inFlight = new Set<Promise<void>>();
+  let unsubscribe = () => {};
   const publishedCount = options.metrics ? outboxPublishedCounter(options.metrics) : null;
   // How full its streams are: a full one refuses the relay's publishes.
   const unobserve = options.metrics ? observeStreams(options.metrics, options.nc, options.routes) : () => {};
@@ -87,7 +106,52 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     return { published, failed: failure?.status === "rejected" ? failure.reason : null };
   }
 
-  /** One batch; resolves with the number of rows it claimed. */
+  /** The rows a process committed, taken for publishing at the end of the event-loop turn. */
+  function takeCommitted(rows: OutboxValues[]): void {
+    if (stopped) return;
+    const ours = rows.filter((row) => roots.includes(row[2].split(".", 1)[0] ?? ""));
+    if (ours.length === 0) return;
+    if (committed.length === 0) setImmediate(publishCommitted);
+    committed.push(...ours);
+  }
+
+  function publishCommitted(): void {
+    const rows = committed;
+    committed = [];
+    // Before the streams are known to exist, and once stopping, the sweep takes them.
+    if (!streamsReady || stopped || rows.length === 0) return;
+    const done = publishAndStamp(rows)
+      .catch((error: unknown) => log.debug({ err: error }, "publish after commit failed: left to the sweep"))
+      .finally(() => inFlight.delete(done));
+    inFlight.add(done);
+  }
+
+  async function publishAndStamp(rows: OutboxValues[]): Promise<void> {
+    const { published, failed } = await publish(
+      rows.map(([id, , subject, , payload, , traceContext]) => ({
+        id,
+        subject,
+        payload,
+        trace_context: traceContext,
+      })),
+    );
+    const ids = published.filter(isUuid);
+    if (ids.length > 0) {
+      // As the sweep's stamp, without waiting for its WAL flush: a stamp lost only publishes the
+      // row again. Ids of our own rows, checked again, written into the statement.
+      await options.pool.query(
+        `BEGIN; SET LOCAL synchronous_commit = off;
+         UPDATE outbox SET published_at = clock_timestamp()
+         WHERE id = ANY('{${ids.join(",")}}'::uuid[]) AND published_at IS NULL; COMMIT`,
+      );
+      publishedCount?.inc({ schema }, ids.length);
+      const stamped = new Set(ids);
+      options.onPublished?.(rows.filter((row) => stamped.has(row[0])).map((row) => row[2]));
+    }
+    if (failed) throw failed;
+  }
+
+  /** One batch of the sweep; resolves with the number of rows it claimed. */
   async function relayBatch(): Promise<number> {
     const client = await options.pool.connect();
     try {
@@ -106,6 +170,7 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
                     set_config('synchronous_commit', 'off', true))
            SELECT id, subject, payload::text AS payload, trace_context FROM outbox
            WHERE (SELECT ok FROM turn) AND published_at IS NULL
+             AND created_at < clock_timestamp() - make_interval(secs => ${sweepAfterMs / 1000})
              AND split_part(subject, '.', 1) = ANY(ARRAY[${roots.map((root) => client.escapeLiteral(root)).join(",")}]::text[])
            ORDER BY created_at, id LIMIT ${batchSize} FOR UPDATE OF outbox SKIP LOCKED`,
         ),
@@ -156,44 +221,21 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     },
   });
 
-  async function listen(databaseUrl: string): Promise<void> {
-    while (!stopped) {
-      const client = new pg.Client({ connectionString: withDefaultUser(databaseUrl) });
-      listener = client;
-      const ended = new Promise<void>((resolve) => {
-        client.on("error", () => resolve());
-        client.on("end", () => resolve());
-      });
-      client.on("notification", (message) => {
-        if (message.payload === schema) loop.wake();
-      });
-      try {
-        await client.connect();
-        await client.query(`LISTEN ${OUTBOX_CHANNEL}`);
-        // Rows committed while nobody listened are picked up now.
-        loop.wake();
-        await ended;
-      } catch (error) {
-        log.debug({ err: error }, "outbox listener lost its connection");
-      } finally {
-        await client.end().catch(() => {});
-      }
-      if (!stopped) await new Promise((resolve) => setTimeout(resolve, 1_000));
-    }
-  }
-
   return {
     async start() {
       const found = await options.pool.query<{ schema: string }>("SELECT current_schema() AS schema");
       schema = found.rows[0]?.schema ?? "";
-      if (options.databaseUrl) void listen(options.databaseUrl);
+      unsubscribe = onCommittedOutboxRows(options.pool, takeCommitted);
       loop.start();
     },
     async stop() {
+      // What is committed in this turn is still published: stop comes after the servers drained.
+      publishCommitted();
       stopped = true;
+      unsubscribe();
       unobserve();
+      await Promise.all(inFlight);
       await loop.stop();
-      await listener?.end().catch(() => {});
     },
     wake: () => loop.wake(),
   };

@@ -2,6 +2,7 @@ import { v7 as uuidv7 } from "uuid";
 import type { Queryable } from "../../db/db.js";
 import { currentTraceCarrier, type TraceCarrier } from "../../telemetry/trace-context.js";
 import { EVENTS_ROOT } from "../nats.js";
+import { noteOutboxRow } from "./outbox-handoff.js";
 
 /** The webhook body of an event (docs/webhooks.md): what the relay publishes and receivers get. */
 export type EventEnvelope = {
@@ -11,9 +12,6 @@ export type EventEnvelope = {
   environment_id: string;
   data: Record<string, unknown>;
 };
-
-/** The Postgres channel a committed outbox row is announced on (payload: the writer's schema). */
-export const OUTBOX_CHANNEL = "evalp_outbox";
 
 /** docs/webhooks.md: payloads are at most 256 KiB. An event past it is a bug of its emitter. */
 export const MAX_EVENT_BYTES = 256 * 1024;
@@ -77,7 +75,8 @@ export type OutboxMessage = {
 /**
  * The columns an outbox row is written with, and `outboxValues` gives them in this order. A writer
  * that puts the row into a statement of its own (with the change, in one round trip) takes both,
- * and announces the row with `pg_notify(OUTBOX_CHANNEL, current_schema())` as `writeOutboxMessage` does.
+ * and hands the row to its relay with `noteOutboxRow` once the statement wrote it, as
+ * `writeOutboxMessage` does.
  */
 export const OUTBOX_COLUMNS = "id, event_type, subject, environment_id, payload, created_at, trace_context";
 
@@ -114,19 +113,17 @@ export function outboxValues(message: OutboxMessage): OutboxValues {
 }
 
 /**
- * Writes any message into the outbox. Committing the transaction announces the row on
- * `OUTBOX_CHANNEL`, which wakes the relay at once.
+ * Writes any message into the outbox. Once the transaction commits, the process's relay
+ * publishes it (outbox-handoff.ts); nothing is announced through Postgres, whose NOTIFY would
+ * serialize every emitting commit of the database on one lock.
  */
 export async function writeOutboxMessage(db: Queryable, message: OutboxMessage): Promise<string> {
   const values = outboxValues(message);
   await db.query(
-    `WITH written AS (
-       INSERT INTO outbox (${OUTBOX_COLUMNS})
-       VALUES ($1, $2, $3, $4, $5, COALESCE($6::timestamptz, date_trunc('milliseconds', clock_timestamp())), $7)
-       RETURNING 1
-     )
-     SELECT pg_notify($8, current_schema()) FROM written`,
-    [...values, OUTBOX_CHANNEL],
+    `INSERT INTO outbox (${OUTBOX_COLUMNS})
+     VALUES ($1, $2, $3, $4, $5, COALESCE($6::timestamptz, date_trunc('milliseconds', clock_timestamp())), $7)`,
+    values,
   );
+  noteOutboxRow(db, values);
   return values[0];
 }
