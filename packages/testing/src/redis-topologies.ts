@@ -29,10 +29,16 @@ function node(port: number, dir: string, args: string[]): RedisNodeProcess {
   return { port, server, logFile };
 }
 
-/** Data nodes without persistence: a node killed and started again comes back empty. */
-const dataArgs = (port: number) => [
+/**
+ * Data nodes without persistence: a node killed and started again comes back empty. A replica's
+ * full sync still writes the primary's snapshot to `dir` (the topology's own folder, not the
+ * working directory).
+ */
+const dataArgs = (port: number, dir: string) => [
   "--port",
   String(port),
+  "--dir",
+  dir,
   "--bind",
   HOST,
   "--save",
@@ -91,7 +97,7 @@ export async function startRedisSentinelSet(name = "mymaster"): Promise<TestRedi
   const ports = [await freePort(), await freePort(), await freePort()];
   const [primaryPort] = ports as [number];
   const nodes = ports.map((port, i) =>
-    node(port, dir, [...dataArgs(port), ...(i === 0 ? [] : ["--replicaof", HOST, String(primaryPort)])]),
+    node(port, dir, [...dataArgs(port, dir), ...(i === 0 ? [] : ["--replicaof", HOST, String(primaryPort)])]),
   );
   for (const started of nodes) await started.server.start();
   const sentinelPorts = [await freePort(), await freePort(), await freePort()];
@@ -198,7 +204,7 @@ export async function startRedisCluster(): Promise<TestRedisCluster> {
     const busPort = await freePort();
     nodes.push(
       node(port, dir, [
-        ...dataArgs(port),
+        ...dataArgs(port, dir),
         "--cluster-enabled",
         "yes",
         "--cluster-port",
