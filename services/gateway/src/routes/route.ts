@@ -1,3 +1,4 @@
+import type { Scope } from "@evalp/kit";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { type Static, type TObject, type TSchema, type TString, Type } from "@sinclair/typebox";
 import type {
@@ -26,10 +27,7 @@ export type Api<Prefix extends string = string> = FastifyInstance<
   TypeBoxTypeProvider
 > & { readonly prefix: Prefix };
 
-type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
-
-/** Where a route is: its method and its path, relative to its plugin's prefix (`"GET /apps/:app_id"`). */
-export type At = `${Method} /${string}`;
+export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
 /** The names of a path's `:name` parameters. */
 type ParamNames<Path extends string> = Path extends `${string}:${infer Name}/${infer Rest}`
@@ -41,11 +39,6 @@ type ParamNames<Path extends string> = Path extends `${string}:${infer Name}/${i
 /** A route's path parameters, every one a string (the auth plugin checks the shape of ids: 404). */
 export type PathParams<Path extends string> = TObject<{ [Name in ParamNames<Path>]: TString }>;
 
-/** The path of a route `at` under `Prefix`. */
-export type FullPath<Prefix extends string, Where extends At> = Where extends `${Method} ${infer Path}`
-  ? `${Prefix}${Path}`
-  : never;
-
 /** What a route's handler is given: its typed request, its reply, and the call options of its RPCs. */
 export type RouteContext<P extends TSchema, Q extends TSchema, B extends TSchema> = {
   request: FastifyRequest<{ Params: Static<P>; Querystring: Static<Q>; Body: Static<B> }>;
@@ -54,11 +47,17 @@ export type RouteContext<P extends TSchema, Q extends TSchema, B extends TSchema
   call: ReturnType<typeof callOptions>;
 };
 
+/** An operator's read under `scope` (a list: any one of them). */
+export const reads = (scope: Scope | readonly Scope[]) => ({ auth: "operator", scope }) as const;
+
+/** An operator's write under `scope`: it takes an Idempotency-Key (docs/idempotency.md). */
+export const writes = (scope: Scope) => ({ auth: "operator", scope, idempotency: "required" }) as const;
+
 /**
- * A route as the API declares it: everything the plugins need, and the few lines that are its
- * own. Its prose (summary, description, what each success means) is its plane's
- * `operations.md`'s, by operationId; `status` and `response` are its success, and the error
- * responses are derived (the ones every route can give, plus `errors`).
+ * A route as the API declares it, as data: its operation (`id`, whose prose is its plane's
+ * `prose.ts`'s), where it is (`method`, and `path` relative to its plugin's prefix), what the
+ * plugins need, and the few lines that are its own. `status` and `answer` are its success, and
+ * the error responses are derived (the ones every route can give, plus `errors`).
  */
 export type RouteSpec<
   P extends TSchema,
@@ -69,17 +68,17 @@ export type RouteSpec<
 > = {
   /** How it is reached; a connection token opens only the realtime door, a WebSocket (no route). */
   access: RouteAccess & { auth: HttpAuth };
-  querystring?: Q;
+  query?: Q;
   body?: B;
   /** Other headers than Idempotency-Key, which the access's `idempotency` declares. */
   headers?: TObject;
   /**
-   * The success status (200 unless given) and its body (none for 204). Other success statuses
-   * the prose gives (e.g. 200 for a repeat of a 201) are sent by the handler itself, with the
-   * same body (`await reply.code(…).send(…)`).
+   * The success status (200 unless given) and its body (`answer`; none for 204). Other success
+   * statuses the prose gives (e.g. 200 for a repeat of a 201) are sent by the handler itself,
+   * with the same body (`await reply.code(…).send(…)`).
    */
   status?: 200 | 201 | 202 | 204;
-  response?: R;
+  answer?: R;
   /** Error statuses beyond the common ones (401, 403, 404, 422, 429, 503), e.g. 409 or 410. */
   errors?: number[];
   /** What an error status means on this route, where it says more than the common meaning. */
@@ -167,27 +166,32 @@ export function headersOf(spec: { method: Method; access: RouteAccess; headers?:
  */
 export function route<
   Prefix extends string,
-  Where extends At,
+  Id extends string,
+  Path extends `/${string}`,
   Q extends TSchema = TSchema,
   B extends TSchema = TSchema,
   R extends TSchema = TSchema,
   A = unknown,
 >(
   app: Api<Prefix>,
-  plane: Plane,
-  operationId: string,
-  at: Where,
-  spec: RouteSpec<PathParams<FullPath<Prefix, Where>>, Q, B, R, A>,
+  plane: Plane<Id>,
+  spec: { id: NoInfer<Id>; method: Method; path: Path } & RouteSpec<
+    PathParams<`${Prefix}${Path}`>,
+    Q,
+    B,
+    R,
+    A
+  >,
 ): void {
-  const [method, url] = methodAndPath(at);
+  const { id: operationId, method, path: url } = spec;
   const params = pathParams(`${app.prefix}${url}`);
   const status = spec.status ?? 200;
-  const { summary, description, responses } = plane.prose(operationId);
+  const { summary, description, responses } = plane.prose[operationId];
   if (!responses[status]) throw new Error(`${operationId}: its prose has no ${status} response`);
   // Whether an Idempotency-Key is honoured (plugins/idempotency.ts: not declared is "none").
   const idempotent =
     method !== "GET" && (spec.access.idempotency === "required" || spec.access.idempotency === "optional");
-  type Params = PathParams<FullPath<Prefix, Where>>;
+  type Params = PathParams<`${Prefix}${Path}`>;
   app.route<{ Params: Static<Params>; Querystring: Static<Q>; Body: Static<B> }>({
     method,
     url,
@@ -199,14 +203,14 @@ export function route<
       description,
       security: SECURITY[spec.access.auth],
       ...(params ? { params } : {}),
-      ...(spec.querystring ? { querystring: spec.querystring } : {}),
+      ...(spec.query ? { querystring: spec.query } : {}),
       ...(spec.body ? { body: spec.body } : {}),
       ...headersOf({ method, access: spec.access, headers: spec.headers }),
       response: {
         ...Object.fromEntries(
           Object.entries(responses).map(([code, meaning = ""]) => [
             code,
-            successResponse(meaning, spec.response, idempotent),
+            successResponse(meaning, spec.answer, idempotent),
           ]),
         ),
         ...errorResponses(
@@ -229,13 +233,4 @@ export function route<
       return reply.code(status).send(status === 204 ? "" : body);
     },
   });
-}
-
-const METHODS: readonly Method[] = ["GET", "POST", "PUT", "PATCH", "DELETE"];
-
-/** `"GET /apps/:app_id"` as its method and its path. */
-function methodAndPath(at: At): [Method, string] {
-  const method = METHODS.find((candidate) => at.startsWith(`${candidate} `));
-  if (!method) throw new Error(`a route is declared at "${at}": no method`);
-  return [method, at.slice(method.length + 1)];
 }

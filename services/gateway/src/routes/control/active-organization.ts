@@ -9,20 +9,26 @@ import { ActiveOrganization, activeOrganizationJson } from "./wire.js";
 export function activeOrganizationRoutes(app: Api<"/v1">, deps: RouteDeps): void {
   const auth = deps.upstreams.auth;
 
-  route(app, CONTROL, "getActiveOrganization", "GET /session/active-organization", {
+  route(app, CONTROL, {
+    id: "getActiveOrganization",
+    method: "GET",
+    path: "/session/active-organization",
     access: { auth: "session" },
-    response: ref(ActiveOrganization),
+    answer: ref(ActiveOrganization),
     handler: async ({ request, call }) => {
       const answer = await auth.getActiveOrganization({ accessToken: request.credential ?? "" }, call);
       return activeOrganizationJson(answer);
     },
   });
 
-  route(app, CONTROL, "setActiveOrganization", "PUT /session/active-organization", {
+  route(app, CONTROL, {
+    id: "setActiveOrganization",
+    method: "PUT",
+    path: "/session/active-organization",
     // The session's scopes are its role in the active organization: what it had cached goes.
     access: { auth: "session", idempotency: "optional", changesPrincipals: "credential" },
     body: Type.Object({ organization_id: Uuid }, { additionalProperties: false }),
-    response: ref(ActiveOrganization),
+    answer: ref(ActiveOrganization),
     handler: async ({ request, call }) => {
       const answer = await auth.setActiveOrganization(
         { accessToken: request.credential ?? "", organizationId: request.body.organization_id },

@@ -1,4 +1,5 @@
 import { type Plane, plane } from "../operations.js";
+import { PLATFORM_PROSE, type PlatformOperationId } from "./prose.js";
 
-/** The platform plane's tag, and its operations' prose (operations.md beside its routes). */
-export const PLATFORM: Plane = plane("platform", new URL("./operations.md", import.meta.url));
+/** The platform plane's tag, and its operations' prose (prose.ts beside its routes). */
+export const PLATFORM: Plane<PlatformOperationId> = plane("platform", PLATFORM_PROSE);

@@ -2,8 +2,7 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { Type } from "@sinclair/typebox";
 import { RequestValidationError } from "../../validation/json-body.js";
 import type { RouteDeps } from "../deps.js";
-import { resources } from "../resource.js";
-import { type Api, route } from "../route.js";
+import { type Api, reads, route } from "../route.js";
 import { Name, ref } from "../schemas.js";
 import type { APP_PREFIX } from "./app.js";
 import { appRef, authoredBy, templateRef } from "./app.js";
@@ -61,10 +60,12 @@ const write = { auth: "operator", scope: "templates:write", idempotency: "requir
 
 /** `APP/templates`: create, get, add a definition's next revision, #11 clone. */
 export async function templateRoutes(app: Api<typeof APP_PREFIX>, deps: RouteDeps): Promise<void> {
-  const { read } = resources(app, PLATFORM, deps.cursors);
   const templates = deps.upstreams.platform.templates;
 
-  route(app, PLATFORM, "createTemplate", "POST /templates", {
+  route(app, PLATFORM, {
+    id: "createTemplate",
+    method: "POST",
+    path: "/templates",
     access: write,
     body: Type.Object(
       {
@@ -74,7 +75,7 @@ export async function templateRoutes(app: Api<typeof APP_PREFIX>, deps: RouteDep
       { additionalProperties: false },
     ),
     status: 201,
-    response: ref(Template),
+    answer: ref(Template),
     handler: async ({ request, call }) => {
       const { body } = request;
       refuseRepeats(body.definitions);
@@ -91,16 +92,24 @@ export async function templateRoutes(app: Api<typeof APP_PREFIX>, deps: RouteDep
     },
   });
 
-  read("getTemplate", "GET /templates/:template_id", ["bundles:read", "templates:write"], Template, {
+  route(app, PLATFORM, {
+    id: "getTemplate",
+    method: "GET",
+    path: "/templates/:template_id",
+    access: reads(["bundles:read", "templates:write"]),
+    answer: ref(Template),
     rpc: ({ params }, call) => templates.getTemplate(templateRef(params), call),
     json: (answer) => templateJson(answer.template),
   });
 
-  route(app, PLATFORM, "addTemplateDefinition", "POST /templates/:template_id/definitions", {
+  route(app, PLATFORM, {
+    id: "addTemplateDefinition",
+    method: "POST",
+    path: "/templates/:template_id/definitions",
     access: write,
     body: DefinitionInput,
     status: 201,
-    response: ref(TemplateDefinition),
+    answer: ref(TemplateDefinition),
     handler: async ({ request, call }) => {
       const answer = await templates.addDefinition(
         {
@@ -114,14 +123,17 @@ export async function templateRoutes(app: Api<typeof APP_PREFIX>, deps: RouteDep
     },
   });
 
-  route(app, PLATFORM, "cloneTemplate", "POST /templates/:template_id/clone", {
+  route(app, PLATFORM, {
+    id: "cloneTemplate",
+    method: "POST",
+    path: "/templates/:template_id/clone",
     access: write,
     body: Type.Object(
       { business_id_prefix: Type.String({ pattern: "^[a-z0-9](?:[a-z0-9_-]{0,126}[a-z0-9])?$" }) },
       { additionalProperties: false },
     ),
     status: 201,
-    response: ref(TemplateClone),
+    answer: ref(TemplateClone),
     handler: async ({ request, call }) => {
       const answer = await templates.cloneTemplate(
         {

@@ -21,27 +21,36 @@ export async function webhookEndpointActionRoutes(
 ): Promise<void> {
   const endpoints = deps.upstreams.webhooks.endpoints;
 
-  route(app, WEBHOOKS, "rotateWebhookSecret", "POST /webhooks/:id/rotate-secret", {
+  route(app, WEBHOOKS, {
+    id: "rotateWebhookSecret",
+    method: "POST",
+    path: "/webhooks/:id/rotate-secret",
     access: WRITE,
-    response: ref(WebhookEndpointCreated),
+    answer: ref(WebhookEndpointCreated),
     handler: async ({ request, call }) =>
       endpointWithSecretJson(await endpoints.rotateSecret(endpointRef(request.params), call)),
   });
 
-  route(app, WEBHOOKS, "testWebhookEndpoint", "POST /webhooks/:id/test", {
+  route(app, WEBHOOKS, {
+    id: "testWebhookEndpoint",
+    method: "POST",
+    path: "/webhooks/:id/test",
     access: WRITE,
-    response: ref(WebhookDelivery),
+    answer: ref(WebhookDelivery),
     handler: async ({ request, call }) =>
       deliveryJson((await endpoints.testEndpoint(endpointRef(request.params), call)).delivery),
   });
 
-  route(app, WEBHOOKS, "recoverWebhookDeliveries", "POST /webhooks/:id/recover", {
+  route(app, WEBHOOKS, {
+    id: "recoverWebhookDeliveries",
+    method: "POST",
+    path: "/webhooks/:id/recover",
     access: WRITE,
     body: Type.Object(
       { since: DateTime, dry_run: Type.Optional(Type.Boolean({ default: false })) },
       { additionalProperties: false },
     ),
-    response: ref(WebhookRecovery),
+    answer: ref(WebhookRecovery),
     handler: async ({ request, call }) => {
       const answer = await endpoints.recoverEndpoint(
         {
