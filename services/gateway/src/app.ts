@@ -17,8 +17,9 @@ import Fastify, {
 } from "fastify";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
+import { createPrincipalCache } from "./admission/principal-cache.js";
 import { createCursorCodec } from "./http/cursor.js";
-import { createSeal } from "./idempotency-seal.js";
+import { createSeal } from "./idempotency/seal.js";
 import { gatewayMetrics } from "./metrics.js";
 import { createAttemptLimiter, registerPasswordHashLimit } from "./plugins/attempt-limit.js";
 import { cachedOperator, registerAuth } from "./plugins/auth.js";
@@ -31,7 +32,6 @@ import { registerPages } from "./plugins/pages.js";
 import { registerRateLimit } from "./plugins/rate-limit.js";
 import { clientRequestId, registerRequestLog } from "./plugins/request-log.js";
 import { BODY_LIMIT_BYTES, NO_FASTIFY_VALIDATION, registerValidation } from "./plugins/validation.js";
-import { createPrincipalCache } from "./principal-cache.js";
 import { InterviewHub } from "./realtime/hub.js";
 import { selectProtocol } from "./realtime/protocol.js";
 import { createSocketSlots } from "./realtime/socket-slots.js";

@@ -1,6 +1,6 @@
 import type { Server } from "node:http";
 import type { IdempotencyMetadata } from "@evalp/kit";
-import type { Claim } from "../idempotency-records.js";
+import type { Claim } from "../idempotency/records.js";
 import type { Access, ParticipantAccess, Principal, RouteAccess } from "./principal.js";
 
 /** What the gateway's plugins attach to Fastify's request and route config. */

@@ -2,8 +2,8 @@ import { createHash } from "node:crypto";
 import { AppError } from "@evalp/kit";
 import type { FastifyInstance } from "fastify";
 import type { Redis } from "ioredis";
-import { addressKey } from "../client-address.js";
-import { fixedWindows } from "../fixed-window.js";
+import { addressKey } from "../admission/client-address.js";
+import { fixedWindows } from "../admission/fixed-window.js";
 import type { RateLimitName } from "../metrics.js";
 
 /** Login and password reset: 5 attempts a minute per email and per IP (docs/authentication.md). */

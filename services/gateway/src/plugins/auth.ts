@@ -12,9 +12,9 @@ import {
 } from "@evalp/kit";
 import { PrincipalKind as WireKind, type Principal as WirePrincipal } from "@evalp/proto/control/v1/auth";
 import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { PrincipalCache, PrincipalChange } from "../admission/principal-cache.js";
 import { callOptions } from "../http/call.js";
 import type { Access, Principal, PrincipalKind, RouteAccess } from "../http/principal.js";
-import type { PrincipalCache, PrincipalChange } from "../principal-cache.js";
 import type { Upstreams } from "../upstream.js";
 
 /** The session cookie (docs/authentication.md). */

@@ -4,8 +4,8 @@ import { AppError, fromConnectError } from "@evalp/kit";
 import canonicalize from "canonicalize";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Redis } from "ioredis";
-import { type Claim, idempotencyRecords } from "../idempotency-records.js";
-import type { Seal } from "../idempotency-seal.js";
+import { type Claim, idempotencyRecords } from "../idempotency/records.js";
+import type { Seal } from "../idempotency/seal.js";
 import type { GatewayMetrics } from "../metrics.js";
 
 /** Records live 24 h (docs/idempotency.md). */
@@ -133,7 +133,7 @@ const KEY_REFUSALS = new Set(["idempotency_key_in_use", "idempotency_key_reused"
  * Idempotency-Key (docs/idempotency.md): a Redis lock (`SET NX PX`, owned by a token of its own)
  * admits one execution per key, taken in the same script that looks for a stored record (one
  * round trip), usually together with the rate limit's count (`countClaiming`); the final response
- * (< 500) is stored with the request fingerprint, sealed (`idempotency-seal.ts`) and at most
+ * (< 500) is stored with the request fingerprint, sealed (`idempotency/seal.ts`) and at most
  * MAX_RECORD_BYTES, and replayed verbatim. Answered after authentication (keys are scoped to the
  * caller) and body parsing, and before validation, so that a stored 422 replays too.
  *
@@ -172,7 +172,7 @@ export function registerIdempotency(
       );
     };
 
-    // The record, or else the lock, in one round trip (idempotency-records.ts), unless the rate
+    // The record, or else the lock, in one round trip (idempotency/records.ts), unless the rate
     // limit's count already claimed it.
     const outcome =
       early?.outcome ??

@@ -2,10 +2,10 @@ import { hash } from "node:crypto";
 import { AppError } from "@evalp/kit";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Redis } from "ioredis";
-import { type AdmissionParts, type Admitted, createAdmission } from "../admission.js";
-import { addressKey } from "../client-address.js";
-import { fixedWindows, type Window } from "../fixed-window.js";
-import type { Claim } from "../idempotency-records.js";
+import { addressKey } from "../admission/client-address.js";
+import { fixedWindows, type Window } from "../admission/fixed-window.js";
+import { type AdmissionParts, type Admitted, createAdmission } from "../admission/round-trip.js";
+import type { Claim } from "../idempotency/records.js";
 import type { RateLimitName } from "../metrics.js";
 import { presentedCredential } from "./auth.js";
 

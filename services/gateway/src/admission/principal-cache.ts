@@ -2,7 +2,7 @@ import { hash } from "node:crypto";
 import type { Redis } from "ioredis";
 import { LRUCache } from "lru-cache";
 import type { Logger } from "pino";
-import type { Principal } from "./http/principal.js";
+import type { Principal } from "../http/principal.js";
 
 /** At most this many credentials are remembered per gateway; the least recently used go first. */
 const MAX_ENTRIES = 10_000;

@@ -1,12 +1,12 @@
 import type { Redis } from "ioredis";
+import { CLAIM_FUNCTION, type Claim, claimOf } from "../idempotency/records.js";
 import { HIT_FUNCTION, type Window } from "./fixed-window.js";
-import { CLAIM_FUNCTION, type Claim, claimOf } from "./idempotency-records.js";
 
 /**
  * A request's admission in one script, so one round trip to Redis however many of its parts a
  * request needs: its hit in its address's window with a read of the address's refusals; once
  * those pass, its hit in its credential's window; once that passes too, the claim of its
- * Idempotency-Key (the stored record, else the in-flight lock, as idempotency-records.ts's
+ * Idempotency-Key (the stored record, else the in-flight lock, as idempotency/records.ts's
  * claim). A part whose key is empty is skipped. A refused request counts no further and claims
  * nothing, so a 429 never holds a key's lock. Windows are fixed windows as fixed-window.ts counts
  * them (INCR, an expiry set by the window's first hit); a part not reached answers -1.
