@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { describeApi } from "../describe.js";
-import { AUTH, CONTROL } from "./control/plane.js";
-import { INTERVIEW } from "./interview/plane.js";
-import { PLATFORM } from "./platform/plane.js";
-import { WEBHOOKS } from "./webhooks/plane.js";
+import { AUTH, CONTROL } from "./control/prose.js";
+import { INTERVIEW } from "./interview/prose.js";
+import { PLATFORM } from "./platform/prose.js";
+import { WEBHOOKS } from "./webhooks/prose.js";
 
 type Operation = { operationId?: string; tags?: string[] };
 

@@ -2,7 +2,7 @@ import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
 import { type Api, route } from "../route.js";
 import { ref, Uuid } from "../schemas.js";
-import { CONTROL } from "./plane.js";
+import { CONTROL } from "./prose.js";
 import { ActiveOrganization, activeOrganizationJson } from "./wire.js";
 
 /** `GET/PUT /v1/session/active-organization`: which organization a session acts in (sessions only). */

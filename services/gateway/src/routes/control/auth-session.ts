@@ -7,7 +7,7 @@ import { iso } from "../../http/timestamps.js";
 import type { RouteDeps } from "../deps.js";
 import { type Api, route } from "../route.js";
 import { Name, ref } from "../schemas.js";
-import { AUTH } from "./plane.js";
+import { AUTH } from "./prose.js";
 import { AccessToken, accessTokenJson, Password, SignupResult, signupJson } from "./wire.js";
 
 /** `/auth/signup`, `/auth/login` and `/auth/logout`: the only routes that create or end sessions. */

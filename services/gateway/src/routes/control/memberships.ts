@@ -7,7 +7,7 @@ import { pageOfItems, pageQuery } from "../lists.js";
 import { type Api, reads, route } from "../route.js";
 import { ref } from "../schemas.js";
 import { type ORG_PREFIX, organizationRef } from "./organization.js";
-import { CONTROL } from "./plane.js";
+import { CONTROL } from "./prose.js";
 import {
   InvitationAcceptance,
   invitationAcceptanceJson,

@@ -2,7 +2,7 @@ import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
 import { type Api, reads, route } from "../route.js";
 import { Name, ref } from "../schemas.js";
-import { CONTROL } from "./plane.js";
+import { CONTROL } from "./prose.js";
 import { OrganizationBody, organizationJson } from "./wire.js";
 
 /** `POST /v1/organizations` (sessions only; the caller becomes owner) and `GET ORG`. */

@@ -1,4 +1,4 @@
-import type { Prose } from "../operations.js";
+import { type Plane, type Prose, plane } from "../route.js";
 
 /** The control plane's operations, by operationId: each is one route of the plane. */
 export type ControlOperationId =
@@ -233,3 +233,9 @@ export const CONTROL_PROSE = {
     responses: { 200: "The subject's data." },
   },
 } satisfies Record<ControlOperationId, Prose>;
+
+/** The control plane's tag, and its operations' prose (above). */
+export const CONTROL: Plane<ControlOperationId> = plane("control", CONTROL_PROSE);
+
+/** The auth routes (sign-up, log-in, password resets): the control plane's, under their own tag. */
+export const AUTH: Plane<ControlOperationId> = { ...CONTROL, tag: "auth" };

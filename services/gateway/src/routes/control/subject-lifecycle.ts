@@ -7,7 +7,7 @@ import { environmentRef } from "../environment.js";
 import { pageOfItems, pageQuery } from "../lists.js";
 import { type Api, reads, route, writes } from "../route.js";
 import { ref } from "../schemas.js";
-import { CONTROL } from "./plane.js";
+import { CONTROL } from "./prose.js";
 import { exportBody, SUBJECT_EXPORT_ID } from "./subject-export.js";
 import {
   erasureAcceptedJson,

@@ -8,7 +8,7 @@ import { environmentRef } from "../environment.js";
 import { pageOfItems, pageQuery } from "../lists.js";
 import { type Api, reads, route, writes } from "../route.js";
 import { Name, ref } from "../schemas.js";
-import { CONTROL } from "./plane.js";
+import { CONTROL } from "./prose.js";
 import {
   ProgramBody,
   programJson,

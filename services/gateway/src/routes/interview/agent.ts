@@ -6,7 +6,7 @@ import { type ENV_PREFIX, environmentRef } from "../environment.js";
 import { type Api, route, writes } from "../route.js";
 import { ref } from "../schemas.js";
 import { CommandHead, commandProblems, commandRunner } from "./commands.js";
-import { INTERVIEW } from "./plane.js";
+import { INTERVIEW } from "./prose.js";
 import { agentRef, Name, SeqPageQuery, SessionBody, sessionRequest } from "./requests.js";
 import { AgentAck, AgentPrices, AgentSession, InterviewState, TranscriptPage } from "./resources.js";
 import { agentSessionJson, interviewJson, priceJson, transcriptJson } from "./wire.js";

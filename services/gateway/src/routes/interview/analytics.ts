@@ -6,7 +6,7 @@ import type { ENV_PREFIX } from "../environment.js";
 import { environmentRef } from "../environment.js";
 import { type Api, reads, route } from "../route.js";
 import { DateTime, ref } from "../schemas.js";
-import { INTERVIEW } from "./plane.js";
+import { INTERVIEW } from "./prose.js";
 import { AnalyticsSummary } from "./resources.js";
 import { summaryJson } from "./wire.js";
 

@@ -8,7 +8,7 @@ import { environmentRef } from "../environment.js";
 import { pageOfItems, pageQuery } from "../lists.js";
 import { type Api, reads, route, writes } from "../route.js";
 import { DateTime, ref, Uuid } from "../schemas.js";
-import { INTERVIEW } from "./plane.js";
+import { INTERVIEW } from "./prose.js";
 import { evaluationRef, SeqPageQuery, SessionBody, sessionRequest } from "./requests.js";
 import {
   BehavioralEvent,

@@ -4,7 +4,7 @@ import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
 import { type Api, route } from "../route.js";
 import { DateTime, ref } from "../schemas.js";
-import { INTERVIEW } from "./plane.js";
+import { INTERVIEW } from "./prose.js";
 import { Name, participantRef, SeqPageQuery } from "./requests.js";
 import { BehavioralEventReceipt, InterviewStart, TranscriptPage } from "./resources.js";
 import { INTERVIEW_STEP, STEP, STEP_ERRORS, step } from "./steps.js";

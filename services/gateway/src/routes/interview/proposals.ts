@@ -1,7 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
 import { type Api, route } from "../route.js";
-import { INTERVIEW } from "./plane.js";
+import { INTERVIEW } from "./prose.js";
 import { participantRef } from "./requests.js";
 import { INTERVIEW_STEP, step } from "./steps.js";
 

@@ -1,4 +1,4 @@
-import type { Prose } from "../operations.js";
+import { type Plane, type Prose, plane } from "../route.js";
 
 /** The interview plane's operations, by operationId: each is one route of the plane. */
 export type InterviewOperationId =
@@ -186,3 +186,6 @@ export const INTERVIEW_PROSE = {
     responses: { 204: "The session, revoked." },
   },
 } satisfies Record<InterviewOperationId, Prose>;
+
+/** The interview plane's tag, and its operations' prose (above). */
+export const INTERVIEW: Plane<InterviewOperationId> = plane("interview", INTERVIEW_PROSE);

@@ -8,7 +8,7 @@ import { Name, ref } from "../schemas.js";
 import { FreeObject } from "../wire.js";
 import type { APP_PREFIX } from "./app.js";
 import { appRef, authoredBy, bundleRef } from "./app.js";
-import { PLATFORM } from "./plane.js";
+import { PLATFORM } from "./prose.js";
 import {
   BUNDLE_STATUSES,
   Bundle,

@@ -6,7 +6,7 @@ import { environmentRef } from "../environment.js";
 import { type Api, route, writes } from "../route.js";
 import { DateTime, ref, Uuid } from "../schemas.js";
 import { FreeObject } from "../wire.js";
-import { PLATFORM } from "./plane.js";
+import { PLATFORM } from "./prose.js";
 import { ContinuousAnswerReceipt, receiptJson } from "./wire.js";
 
 /** #7 `POST ENV/continuous-evaluation/answers`: 201 when recorded, 200 with the first receipt when repeated. */

@@ -1,4 +1,4 @@
-import type { Prose } from "../operations.js";
+import { type Plane, type Prose, plane } from "../route.js";
 
 /** The platform plane's operations, by operationId: each is one route of the plane. */
 export type PlatformOperationId =
@@ -83,3 +83,6 @@ export const PLATFORM_PROSE = {
     },
   },
 } satisfies Record<PlatformOperationId, Prose>;
+
+/** The platform plane's tag, and its operations' prose (above). */
+export const PLATFORM: Plane<PlatformOperationId> = plane("platform", PLATFORM_PROSE);

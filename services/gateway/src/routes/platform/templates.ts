@@ -7,7 +7,7 @@ import { Name, ref } from "../schemas.js";
 import type { APP_PREFIX } from "./app.js";
 import { appRef, authoredBy, templateRef } from "./app.js";
 import { ContentInput } from "./contents.js";
-import { PLATFORM } from "./plane.js";
+import { PLATFORM } from "./prose.js";
 import { definitionJson, Template, TemplateClone, TemplateDefinition, templateJson } from "./wire.js";
 
 /** Business ids: lower-case words joined by `.`, `_` or `-` (clones prefix them with `prefix.`). */

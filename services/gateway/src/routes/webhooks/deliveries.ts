@@ -8,7 +8,7 @@ import { pageOfItems, pageQuery } from "../lists.js";
 import { type Api, reads, route, writes } from "../route.js";
 import { ref, Uuid } from "../schemas.js";
 import { deliveryRef } from "./paths.js";
-import { WEBHOOKS } from "./plane.js";
+import { WEBHOOKS } from "./prose.js";
 import {
   DELIVERY_STATUSES,
   deliveryJson,

@@ -5,7 +5,7 @@ import type { ENV_PREFIX } from "../environment.js";
 import { type Api, route } from "../route.js";
 import { DateTime, ref } from "../schemas.js";
 import { endpointRef, WRITE } from "./paths.js";
-import { WEBHOOKS } from "./plane.js";
+import { WEBHOOKS } from "./prose.js";
 import {
   deliveryJson,
   endpointWithSecretJson,

@@ -9,7 +9,7 @@ import { type Api, reads, route } from "../route.js";
 import { ref } from "../schemas.js";
 import { refusingFields } from "./field-refusals.js";
 import { endpointRef, WRITE } from "./paths.js";
-import { WEBHOOKS } from "./plane.js";
+import { WEBHOOKS } from "./prose.js";
 import {
   EVENT_TYPES,
   endpointJson,

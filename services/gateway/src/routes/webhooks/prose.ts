@@ -1,4 +1,4 @@
-import type { Prose } from "../operations.js";
+import { type Plane, type Prose, plane } from "../route.js";
 
 /** The webhooks plane's operations, by operationId: each is one route of the plane. */
 export type WebhooksOperationId =
@@ -86,3 +86,6 @@ export const WEBHOOKS_PROSE = {
     responses: { 200: "The delivery, pending again." },
   },
 } satisfies Record<WebhooksOperationId, Prose>;
+
+/** The webhooks plane's tag, and its operations' prose (above). */
+export const WEBHOOKS: Plane<WebhooksOperationId> = plane("webhooks", WEBHOOKS_PROSE);
