@@ -128,7 +128,7 @@ export function addressWindows(prefix: string, request: FastifyRequest) {
 }
 
 /** Notes what `counted` found on `admission`: the window to show, and the first limit it is past. */
-function judge(admission: Admission, counted: Admitted, limits: RateLimits): void {
+export function judge(admission: Admission, counted: Admitted, limits: RateLimits): void {
   const { address, refusals, credential } = counted;
   const over = (limit: number, window: Window, name: RateLimitName) => {
     admission.shown = { limit, window };
