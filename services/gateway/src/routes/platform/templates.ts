@@ -2,7 +2,7 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { Type } from "@sinclair/typebox";
 import { RequestValidationError } from "../../validation/json-body.js";
 import type { RouteDeps } from "../deps.js";
-import { type Api, reads, route } from "../route.js";
+import { type Api, reads, route, writes } from "../route.js";
 import { Name, ref } from "../schemas.js";
 import type { APP_PREFIX } from "./app.js";
 import { appRef, authoredBy, templateRef } from "./app.js";
@@ -56,8 +56,6 @@ function refuseRepeats(definitions: DefinitionFields[]): void {
   if (items.length > 0) throw new RequestValidationError(items);
 }
 
-const write = { auth: "operator", scope: "templates:write", idempotency: "required" } as const;
-
 /** `APP/templates`: create, get, add a definition's next revision, #11 clone. */
 export async function templateRoutes(app: Api<typeof APP_PREFIX>, deps: RouteDeps): Promise<void> {
   const templates = deps.upstreams.platform.templates;
@@ -66,7 +64,7 @@ export async function templateRoutes(app: Api<typeof APP_PREFIX>, deps: RouteDep
     id: "createTemplate",
     method: "POST",
     path: "/templates",
-    access: write,
+    access: writes("templates:write"),
     body: Type.Object(
       {
         name: Name,
@@ -106,7 +104,7 @@ export async function templateRoutes(app: Api<typeof APP_PREFIX>, deps: RouteDep
     id: "addTemplateDefinition",
     method: "POST",
     path: "/templates/:template_id/definitions",
-    access: write,
+    access: writes("templates:write"),
     body: DefinitionInput,
     status: 201,
     answer: ref(TemplateDefinition),
@@ -127,7 +125,7 @@ export async function templateRoutes(app: Api<typeof APP_PREFIX>, deps: RouteDep
     id: "cloneTemplate",
     method: "POST",
     path: "/templates/:template_id/clone",
-    access: write,
+    access: writes("templates:write"),
     body: Type.Object(
       { business_id_prefix: Type.String({ pattern: "^[a-z0-9](?:[a-z0-9_-]{0,126}[a-z0-9])?$" }) },
       { additionalProperties: false },

@@ -2,9 +2,9 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
 import type { ENV_PREFIX } from "../environment.js";
-import { type Api, route } from "../route.js";
+import { type Api, route, writes } from "../route.js";
 import { DateTime, ref } from "../schemas.js";
-import { endpointRef, WRITE } from "./paths.js";
+import { endpointRef } from "./paths.js";
 import { WEBHOOKS } from "./prose.js";
 import {
   deliveryJson,
@@ -25,7 +25,7 @@ export async function webhookEndpointActionRoutes(
     id: "rotateWebhookSecret",
     method: "POST",
     path: "/webhooks/:id/rotate-secret",
-    access: WRITE,
+    access: writes("webhooks:write"),
     answer: ref(WebhookEndpointCreated),
     handler: async ({ request, call }) =>
       endpointWithSecretJson(await endpoints.rotateSecret(endpointRef(request.params), call)),
@@ -35,7 +35,7 @@ export async function webhookEndpointActionRoutes(
     id: "testWebhookEndpoint",
     method: "POST",
     path: "/webhooks/:id/test",
-    access: WRITE,
+    access: writes("webhooks:write"),
     answer: ref(WebhookDelivery),
     handler: async ({ request, call }) =>
       deliveryJson((await endpoints.testEndpoint(endpointRef(request.params), call)).delivery),
@@ -45,7 +45,7 @@ export async function webhookEndpointActionRoutes(
     id: "recoverWebhookDeliveries",
     method: "POST",
     path: "/webhooks/:id/recover",
-    access: WRITE,
+    access: writes("webhooks:write"),
     body: Type.Object(
       { since: DateTime, dry_run: Type.Optional(Type.Boolean({ default: false })) },
       { additionalProperties: false },

@@ -5,10 +5,10 @@ import type { RouteDeps } from "../deps.js";
 import type { ENV_PREFIX } from "../environment.js";
 import { environmentRef } from "../environment.js";
 import { pageOfItems, pageQuery } from "../lists.js";
-import { type Api, reads, route } from "../route.js";
+import { type Api, reads, route, writes } from "../route.js";
 import { ref } from "../schemas.js";
 import { refusingFields } from "./field-refusals.js";
-import { endpointRef, WRITE } from "./paths.js";
+import { endpointRef } from "./paths.js";
 import { WEBHOOKS } from "./prose.js";
 import {
   EVENT_TYPES,
@@ -28,7 +28,7 @@ export async function webhookEndpointRoutes(app: Api<typeof ENV_PREFIX>, deps: R
     id: "createWebhookEndpoint",
     method: "POST",
     path: "/webhooks",
-    access: WRITE,
+    access: writes("webhooks:write"),
     body: Type.Object(
       {
         url: Url,
@@ -87,7 +87,7 @@ export async function webhookEndpointRoutes(app: Api<typeof ENV_PREFIX>, deps: R
     id: "updateWebhookEndpoint",
     method: "PATCH",
     path: "/webhooks/:id",
-    access: WRITE,
+    access: writes("webhooks:write"),
     body: Type.Object(
       {
         url: Type.Optional(Url),
@@ -118,7 +118,7 @@ export async function webhookEndpointRoutes(app: Api<typeof ENV_PREFIX>, deps: R
     id: "deleteWebhookEndpoint",
     method: "DELETE",
     path: "/webhooks/:id",
-    access: WRITE,
+    access: writes("webhooks:write"),
     status: 204,
     handler: async ({ request, call }) => {
       await endpoints.deleteEndpoint(endpointRef(request.params), call);
