@@ -1,6 +1,7 @@
 // The cases: what each measures, against which baseline, with which targets (recorded, never
 // asserted), and which of them a run measures (BENCH_CASES).
 import { randomUUID } from "node:crypto";
+import { commitSaturation } from "./commits.mjs";
 import { deliveryLatency, deliverySaturation, NO_LATENCY, streamDrain } from "./deliveries.mjs";
 import { hopMeasurements } from "./hops.mjs";
 import { freshImports, importBody, signedPosts } from "./requests.mjs";
@@ -17,7 +18,7 @@ const QUIET_EVENT_RATE = 100;
 const C3_EVENTS = 300 * ROUND_SECONDS;
 
 /** The cases, their baselines and targets. */
-export function defineCases(urls, tenant) {
+export function defineCases(urls, tenant, planePools) {
   const keyHeaders = { "x-api-key": tenant.apiKey };
   const replayKey = randomUUID();
   const replayBody = importBody("bench-replayed");
@@ -124,6 +125,21 @@ export function defineCases(urls, tenant) {
       fixed: c2Latency(QUIET_EVENT_RATE),
     },
     c3Case(urls, tenant),
+    {
+      id: "W1n",
+      what: "W1's commits written as they were while each announced its outbox row with NOTIFY",
+      unit: "commits",
+      saturation: (children) => commitSaturation(planePools(), children, { notify: true }),
+      fixed: async () => NO_LATENCY,
+    },
+    {
+      id: "W1",
+      what: `event-emitting commits from all four planes at once (${SATURATION_CONNECTIONS} connections, each plane's role, one outbox event per transaction)`,
+      baseline: "W1n",
+      unit: "commits",
+      saturation: (children) => commitSaturation(planePools(), children),
+      fixed: async () => NO_LATENCY,
+    },
   ];
 }
 

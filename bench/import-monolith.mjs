@@ -2,8 +2,8 @@
 // monolith process (bench/servers.mjs). The same API-key authentication as A1, then the import's
 // transaction as the platform's first version ran it: the environment's scope checked and its
 // `active_subjects` lock taken, the limit, count and known ids read, the batch upserted, an audit
-// row and an outbox row written (the outbox row announced by NOTIFY, so control's relay carries it
-// as it carries the platform's). No Idempotency-Key, no hop, no rate limit: what the import costs
+// row and an outbox row written (not announced: control's relay sweeps it a few seconds later, as
+// it does any row its own process did not commit). No Idempotency-Key, no hop, no rate limit: what the import costs
 // without the gateway and the RPC, the baseline of B1.
 import { createHash } from "node:crypto";
 import { newId } from "@evalp/kit";
@@ -155,11 +155,8 @@ export function registerImport(app, options) {
           data: { ...summary, subject_ids: imported.map((receipt) => receipt.subject_id) },
         };
         await client.query(
-          `WITH written AS (
-             INSERT INTO control.outbox (id, event_type, subject, environment_id, payload, created_at)
-             VALUES ($1, $2, $3, $4, $5, $6) RETURNING 1
-           )
-           SELECT pg_notify('evalp_outbox', 'control') FROM written`,
+          `INSERT INTO control.outbox (id, event_type, subject, environment_id, payload, created_at)
+           VALUES ($1, $2, $3, $4, $5, $6)`,
           [
             event.id,
             event.type,

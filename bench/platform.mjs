@@ -2,10 +2,12 @@
 // fresh database, a Redis prefix and a NATS server of the run's own, beside the baselines, the
 // hop servers and the webhook receiver (bench/servers.mjs); and its removal at the end.
 import { randomBytes } from "node:crypto";
+import { readdirSync, readFileSync } from "node:fs";
 import { configSchema, generateServiceKeySet, schemaRoleUrl, withDefaultUser } from "@evalp/kit";
 import { freePort, natsAuthorization, startNatsServer } from "@evalp/testing";
 import pg from "pg";
 import { migrateAll } from "../scripts/migrate.mjs";
+import { parentPid, trees } from "./cpu.mjs";
 import { startProcess, stopAll, waitFor } from "./processes.mjs";
 import { setting } from "./settings.mjs";
 
@@ -15,7 +17,7 @@ const baseUrl = new URL(withDefaultUser(setting("DATABASE_URL") ?? "postgres://1
 /** Names the run's database, Redis prefix, mail folder and signup. */
 export const suffix = `${Date.now().toString(36)}${randomBytes(3).toString("hex")}`;
 export const databaseName = `evalp_bench_${suffix}`;
-const databaseUrl = new URL(baseUrl);
+export const databaseUrl = new URL(baseUrl);
 databaseUrl.pathname = `/${databaseName}`;
 const adminUrl = new URL(baseUrl);
 adminUrl.pathname = "/postgres";
@@ -28,6 +30,7 @@ let nats = null;
 export async function startPlatform() {
   await migrateAll(databaseUrl.toString());
   nats = await startNatsServer({ authorization });
+  await measureTrees(new URL(nats.url).port);
 
   const ports = Object.fromEntries(
     await Promise.all(
@@ -45,6 +48,8 @@ export async function startPlatform() {
     LOG_LEVEL: "warn",
     DATABASE_URL: databaseUrl.toString(),
     JWT_SECRET: randomBytes(32).toString("hex"),
+    // The webhooks plane seals endpoint secrets at rest and, in production, will not start without it.
+    WEBHOOK_SECRETS_KEYS: `bench:${randomBytes(32).toString("hex")}`,
     SERVICE_PUBLIC_KEYS: keys.public,
     REDIS_KEY_PREFIX: `evalp-bench-${suffix}:`,
     RATE_LIMIT_PER_MINUTE: "1000000000",
@@ -91,6 +96,35 @@ export async function startPlatform() {
   await waitFor(`${urls.hello}/hello`, "the hello server");
   await waitFor(`${urls.receiver}/stats`, "the receiver");
   return urls;
+}
+
+/**
+ * Finds the run's Postgres cluster (the parent of a backend of ours: its postmaster) and NATS
+ * server (the nats-server listening on `natsPort`), whose CPU cpu.mjs reads as process trees.
+ */
+async function measureTrees(natsPort) {
+  const admin = new pg.Client({ connectionString: adminUrl.toString() });
+  await admin.connect();
+  const { rows } = await admin.query("SELECT pg_backend_pid() AS pid");
+  await admin.end();
+  // A cluster on another machine has no process here to read.
+  const postmaster = parentPid(rows[0].pid);
+  if (postmaster !== null && readComm(postmaster) === "postgres") trees.set("postgres", postmaster);
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry) || readComm(entry) !== "nats-server") continue;
+    const cmdline = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
+    if (cmdline.includes(natsPort) || cmdline.some((arg) => arg.endsWith(`:${natsPort}`))) {
+      trees.set("nats", Number(entry));
+    }
+  }
+}
+
+function readComm(pid) {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, "utf8").trim();
+  } catch {
+    return null;
+  }
 }
 
 /** Stops every process, drops the run's database and stops its NATS server. */

@@ -38,9 +38,9 @@ export function startProcess(name, args, env) {
   return child;
 }
 
-/** Polls `url` until it answers 2xx (10 s at most). */
+/** Polls `url` until it answers 2xx (60 s at most: five processes start at once on a busy machine). */
 export async function waitFor(url, what) {
-  for (let attempt = 0; attempt < 200; attempt++) {
+  for (let attempt = 0; attempt < 600; attempt++) {
     const ok = await fetch(url)
       .then((r) => r.ok)
       .catch(() => false);

@@ -45,8 +45,8 @@ describe("summarizeProfile", () => {
     expect(placeOf("file:///a/node_modules/@connectrpc/connect/dist/esm/x.js")).toBe(
       "pkg:@connectrpc/connect",
     );
-    expect(placeOf("file:///a/packages/kit/dist/connect-h2-transport.js")).toBe(
-      "packages/kit/connect-h2-transport.js",
+    expect(placeOf("file:///a/packages/connect-h2/dist/connect-h2-transport.js")).toBe(
+      "packages/connect-h2/connect-h2-transport.js",
     );
   });
 });

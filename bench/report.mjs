@@ -1,12 +1,15 @@
 // The report: each case's medians over the rounds, its ratios to its baseline taken per round,
 // its targets met or missed, and the table printed on stdout.
 import { ROUNDS } from "./settings.mjs";
-import { median } from "./stats.mjs";
+import { median, spread } from "./stats.mjs";
 
 /** One case's line of the results: medians over the rounds, ratios to its baseline, targets. */
 export function summarize(c, rounds) {
   const of = (round, id) => round.measured[id];
   const rps = median(rounds.map((r) => of(r, c.id).rps));
+  // How far apart the rounds were: a figure whose rounds disagree by more than the change it
+  // is read for says nothing about that change.
+  const rpsSpread = spread(rounds.map((r) => of(r, c.id).rps));
   const p50 = median(rounds.map((r) => of(r, c.id).fixed.p50));
   const p99 = median(rounds.map((r) => of(r, c.id).fixed.p99));
   const cpu = {};
@@ -17,6 +20,7 @@ export function summarize(c, rounds) {
     id: c.id,
     what: c.what,
     rps,
+    rpsSpread,
     p50Ms: p50,
     p99Ms: p99,
     unit: c.unit ?? "requests",
@@ -28,7 +32,9 @@ export function summarize(c, rounds) {
     baseline: c.baseline ?? null,
   };
   if (c.baseline) {
-    entry.throughputRatio = median(rounds.map((r) => of(r, c.id).rps / of(r, c.baseline).rps));
+    const ratios = rounds.map((r) => of(r, c.id).rps / of(r, c.baseline).rps);
+    entry.throughputRatio = median(ratios);
+    entry.ratioSpread = spread(ratios);
     entry.p99DeltaMs = median(rounds.map((r) => of(r, c.id).fixed.p99 - of(r, c.baseline).fixed.p99));
   }
   if (c.targets) {
@@ -71,12 +77,13 @@ export function summarize(c, rounds) {
   return entry;
 }
 
-/** The table on stdout, with the legend and each case's description under it. */
-export function printTable(summary) {
+/** The table on stdout, with the legend, the machine's load and each case's description under it. */
+export function printTable(summary, machine) {
   const fmt = (v, digits = 2) => (Number.isFinite(v) ? v.toFixed(digits) : "—");
   const header = [
     "case",
     "per s",
+    "±",
     "fixed rate/s",
     "p50 ms",
     "p99 ms",
@@ -99,11 +106,14 @@ export function printTable(summary) {
     return [
       `${s.id}${s.non2xx + s.errors > 0 ? "*" : ""}`,
       fmt(s.rps, 0),
+      Number.isFinite(s.rpsSpread) ? `${(s.rpsSpread * 100).toFixed(0)}%` : "—",
       Number.isFinite(s.offeredRate) ? `${s.offeredRate} (${fmt(s.achievedRate, 0)})` : "—",
       fmt(s.p50Ms),
       fmt(s.p99Ms),
       s.baseline ?? "",
-      s.baseline ? fmt(s.throughputRatio) : "",
+      s.baseline
+        ? `${fmt(s.throughputRatio)}${Number.isFinite(s.ratioSpread) ? ` ±${(s.ratioSpread * 100).toFixed(0)}%` : ""}`
+        : "",
       s.baseline ? fmt(s.p99DeltaMs) : "",
       `${total.toFixed(0)} = ${top}`,
       targets,
@@ -115,11 +125,26 @@ export function printTable(summary) {
   for (const row of rows) console.log(line(row));
   console.log(
     [
-      `\nMedians over ${ROUNDS} shuffled rounds. per s: requests (C: deliveries) per second at saturation;`,
+      `\nMedians over ${ROUNDS} shuffled rounds. per s: requests (C: deliveries, W: commits) per second at saturation;`,
+      "±: spread of the rounds, (max − min) / median, of per s and of the ratio;",
       "fixed rate/s: offered (achieved) rate of the latency run; ratio: case/baseline per s in the same round;",
       "Δp99: case p99 − baseline p99; CPU: µs of each process per request (C: per delivery) at saturation.",
     ].join("\n"),
   );
+  if (machine) console.log(machineLine(machine));
   for (const s of summary) console.log(`  ${s.id}: ${s.what}`);
   if (summary.some((s) => s.non2xx + s.errors > 0)) console.log("  * some responses were not 2xx or failed");
+}
+
+/**
+ * The machine's load around the run: the 1-minute load average at its start and end against the
+ * cores. At or past one runnable process per core, other work competed with the bench's.
+ */
+export function machineLine({ cpus, loadAtStart, loadAtEnd }) {
+  const busiest = Math.max(loadAtStart, loadAtEnd);
+  const verdict =
+    busiest >= cpus
+      ? "LOADED: other work competed for the cores, compare only with runs made side by side"
+      : "quiet enough";
+  return `Load average ${loadAtStart} at start, ${loadAtEnd} at end, on ${cpus} cores: ${verdict}.`;
 }

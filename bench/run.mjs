@@ -14,15 +14,18 @@
 // - CPU per request of every process involved, from /proc/<pid>/stat during the saturation run.
 // Ratios are taken per round against the case's baseline in the same round; the table shows
 // their median. Results also go to bench/results.json, and a line of them to bench/history.jsonl
-// (kept in git: the table is printed against the latest earlier run). Environment: BENCH_ROUNDS,
-// BENCH_SECONDS, BENCH_CPU_PROF, BENCH_CASES, DATABASE_URL, REDIS_URL.
+// (kept in git: the table is printed against the latest earlier run; BENCH_HISTORY=off leaves it
+// alone, for runs on a busy machine). Environment: BENCH_ROUNDS, BENCH_SECONDS, BENCH_CPU_PROF,
+// BENCH_CASES, BENCH_HISTORY, DATABASE_URL, REDIS_URL.
 // The parts: platform.mjs starts what is measured, tenant.mjs and cases.mjs say what is loaded and
 // how, load.mjs, hops.mjs and deliveries.mjs measure it (cpu.mjs the CPU), report.mjs prints it.
 import { writeFileSync } from "node:fs";
+import { cpus } from "node:os";
 import { defineCases, selectCases } from "./cases.mjs";
+import { planePools } from "./commits.mjs";
 import { codeUnderTest, compareWithHistory, loadAverage, printComparison, recordRun } from "./history.mjs";
 import { fixedRate, load, saturation } from "./load.mjs";
-import { cleanUp, databaseName, startPlatform, suffix } from "./platform.mjs";
+import { cleanUp, databaseName, databaseUrl, startPlatform, suffix } from "./platform.mjs";
 import { children } from "./processes.mjs";
 import { printTable, summarize } from "./report.mjs";
 import {
@@ -46,7 +49,13 @@ async function main() {
   log("platform ready");
 
   const tenant = await setUpTenant(urls.gateway, urls.receiver, suffix);
-  const cases = selectCases(defineCases(urls, tenant), setting("BENCH_CASES"));
+  // W1's pools, made when it first runs and ended with the run.
+  let pools = null;
+  const planePoolsOnce = () => {
+    pools ??= planePools(databaseUrl.toString());
+    return pools;
+  };
+  const cases = selectCases(defineCases(urls, tenant, planePoolsOnce), setting("BENCH_CASES"));
   const byId = Object.fromEntries(cases.map((c) => [c.id, c]));
   // B2's key is used once for real; every later request is its replay.
   if (byId.B2) {
@@ -90,14 +99,16 @@ async function main() {
   }
 
   const summary = cases.map((c) => summarize(c, rounds));
-  printTable(summary);
+  const machine = { cpus: cpus().length, loadAtStart, loadAtEnd: loadAverage() };
+  printTable(summary, machine);
   const settings = { ROUNDS, ROUND_SECONDS };
   printComparison(compareWithHistory(summary, settings));
-  recordRun({ summary, settings, loadAtStart, code });
+  if (setting("BENCH_HISTORY") !== "off") recordRun({ summary, settings, loadAtStart, code });
   const results = {
     date: new Date().toISOString(),
     node: process.version,
-    cpus: (await import("node:os")).cpus().length,
+    cpus: machine.cpus,
+    load: { start: machine.loadAtStart, end: machine.loadAtEnd },
     settings: { ROUNDS, ROUND_SECONDS, SATURATION_CONNECTIONS, FIXED_STREAMS, fixedRate: rate },
     calibration,
     cases: summary,
@@ -105,8 +116,9 @@ async function main() {
     durationSeconds: (Date.now() - startedAt) / 1000,
   };
   writeFileSync(new URL("results.json", import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
+  await Promise.all((pools ?? []).map((pool) => pool.end()));
   log(
-    `wrote bench/results.json and a line of bench/history.jsonl in ${results.durationSeconds.toFixed(0)} s`,
+    `wrote bench/results.json${setting("BENCH_HISTORY") === "off" ? "" : " and a line of bench/history.jsonl"} in ${results.durationSeconds.toFixed(0)} s`,
   );
 }
 

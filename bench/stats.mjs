@@ -18,3 +18,10 @@ export function shuffle(items) {
   }
   return out;
 }
+/** (max − min) / median of the finite values: 0 when the rounds agree. */
+export const spread = (values) => {
+  const finite = values.filter((v) => Number.isFinite(v));
+  const mid = median(finite);
+  if (finite.length < 2 || !(mid > 0)) return Number.NaN;
+  return (Math.max(...finite) - Math.min(...finite)) / mid;
+};

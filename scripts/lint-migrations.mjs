@@ -1,5 +1,5 @@
 // Checks every service's migrations against the rules of docs/configuration.md#migrations
-// (packages/kit/src/migration-lint.ts): nothing that blocks writes on a table in use, nothing that
+// (packages/kit/src/db/migration-lint.ts): nothing that blocks writes on a table in use, nothing that
 // breaks the previous release's code. `npm run lint` runs it after the build.
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";

@@ -1,4 +1,4 @@
-// The processes' service keys (packages/kit/src/service-tokens.ts, docs/operations.md#service-keys),
+// The processes' service keys (packages/kit/src/auth/service-tokens.ts, docs/operations.md#service-keys),
 // for a deployment: development and the tests generate their own at start.
 //
 //   node scripts/service-keys.mjs generate <dir> [process…]

@@ -1,4 +1,4 @@
-// Prints a service token (a minute long, packages/kit/src/service-tokens.ts) to one plane, for
+// Prints a service token (a minute long, packages/kit/src/auth/service-tokens.ts) to one plane, for
 // calling its RPC port by hand. It is signed with a process's own key, SERVICE_KEY or
 // SERVICE_KEY_FILE (in development, that process's key generated under VAR_DIR), and the plane
 // takes it as a call from that process, allowed what that process is allowed:

@@ -24,6 +24,8 @@ beforeAll(async () => {
 
 const PARTICIPANT = "/v1/participant/realtime";
 const AGENT = "/v1/agent/realtime";
+const EVENT_STREAM =
+  "/v1/organizations/{organization_id}/apps/{app_id}/environments/{environment_id}/events/stream";
 
 describe("GET /asyncapi.json", () => {
   it("is a valid AsyncAPI 3 document: no error, warning or hint from @asyncapi/parser", async () => {
@@ -38,7 +40,7 @@ describe("GET /asyncapi.json", () => {
 
   it("describes both doors, each with the token it takes, and every agent command", () => {
     const addresses = Object.values(document.channels).map((channel: any) => channel.address);
-    expect(addresses.sort()).toEqual([AGENT, PARTICIPANT]);
+    expect(addresses.sort()).toEqual([AGENT, EVENT_STREAM, PARTICIPANT].sort());
     const schemes = (operation: string) =>
       document.operations[operation].security.map((scheme: { $ref: string }) => scheme.$ref.split("/").pop());
     expect(schemes("receiveUtterance")).toEqual(["connectionToken"]);
@@ -64,6 +66,26 @@ describe("GET /asyncapi.json", () => {
     );
     // The server is where the platform hands out its doors.
     expect(document.servers.gateway).toMatchObject({ host: new URL(context.stack.url).host, protocol: "ws" });
+  });
+
+  it("describes the event stream on the HTTP API's server: every webhook's body, and its closing error", async () => {
+    const openapi = (await context.api.get("/openapi.json")).body;
+    expect(document.servers.api).toMatchObject({ host: new URL(context.stack.url).host, protocol: "http" });
+    const events = Object.values(document.channels).find(
+      (channel: any) => channel.address === EVENT_STREAM,
+    ) as any;
+    expect(events.servers).toEqual([{ $ref: "#/servers/api" }]);
+    const schemes = document.operations.sendEnvironmentEvents.security.map((scheme: { $ref: string }) =>
+      scheme.$ref.split("/").pop(),
+    );
+    expect(schemes.sort()).toEqual(["apiKey", "bearer"]);
+    // Each webhook's example body is a message the stream may send; a frame of the realtime doors is not.
+    for (const [type, webhook] of Object.entries<any>(openapi.webhooks)) {
+      const example = webhook.post.requestBody.content["application/json"].example;
+      expect(catalog.problems(EVENT_STREAM, example), type).toEqual([]);
+    }
+    expect(Object.keys(events.messages)).toHaveLength(Object.keys(openapi.webhooks).length + 1);
+    expect(catalog.problems(EVENT_STREAM, { type: "entry", entry: {} })).not.toEqual([]);
   });
 
   it("matches what the participant's door sends, and refuses what it never sends", async () => {

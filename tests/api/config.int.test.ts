@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from "node:crypto";
-import { idempotencyId, operatorScope } from "@evalp/gateway";
+import { idempotencyId, operatorScope, redisKeys } from "@evalp/gateway";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiClient, apiClient } from "./support/client.js";
 import { createKey, createTenant, expectError, ik, type Tenant } from "./support/fixtures.js";
@@ -140,8 +140,8 @@ describe("rate limit (RATE_LIMIT_PER_MINUTE)", () => {
       `${ENV_ROUTE}/subjects/batch`,
       refusedKey,
     );
-    const prefix = stack.config.REDIS_KEY_PREFIX;
-    expect(await stack.redis.exists(`${prefix}idem:lock:${id}`, `${prefix}idem:rec:${id}`)).toBe(0);
+    const keys = redisKeys(stack.config.REDIS_KEY_PREFIX);
+    expect(await stack.redis.exists(keys.idempotencyLock(id), keys.idempotencyRecord(id))).toBe(0);
     const subjects = await stack.db.query("SELECT count(*)::int AS n FROM subjects WHERE external_id = $1", [
       "limited-refused",
     ]);

@@ -11,7 +11,14 @@ import {
   FileDescriptorSetSchema,
 } from "@bufbuild/protobuf/wkt";
 import { createControl } from "@evalp/control";
-import { createLogger, LIVENESS_SERVICE, mintServiceToken, serviceSigningKey } from "@evalp/kit";
+import {
+  createLogger,
+  LIVENESS_SERVICE,
+  mintServiceToken,
+  PLANES,
+  type Plane,
+  serviceSigningKey,
+} from "@evalp/kit";
 import { ErrorDetailSchema } from "@evalp/proto/common/v1/error";
 import * as grpc from "@grpc/grpc-js";
 import { loadFileDescriptorSetFromBuffer, loadSync, type Options } from "@grpc/proto-loader";
@@ -50,8 +57,6 @@ const standard = grpc.loadPackageDefinition(
   ),
 );
 
-type Plane = "control" | "platform" | "interview" | "webhooks";
-const PLANES: Plane[] = ["control", "platform", "interview", "webhooks"];
 const URL_OF: Record<Plane, "CONTROL_URL" | "PLATFORM_URL" | "INTERVIEW_URL" | "WEBHOOKS_URL"> = {
   control: "CONTROL_URL",
   platform: "PLATFORM_URL",

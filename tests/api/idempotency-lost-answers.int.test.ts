@@ -1,4 +1,4 @@
-import { idempotencyId, operatorScope } from "@evalp/gateway";
+import { idempotencyId, operatorScope, redisKeys } from "@evalp/gateway";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import type { ApiClient } from "./support/client.js";
 import { createTenant, expectError, ik, type Tenant } from "./support/fixtures.js";
@@ -24,7 +24,9 @@ beforeAll(async () => {
 /** The Redis lock of a key sent by the tenant's user on `POST ENV/webhooks`. */
 function webhookLock(key: string): string {
   const route = "/v1/organizations/:organization_id/apps/:app_id/environments/:environment_id/webhooks";
-  return `${stack.config.REDIS_KEY_PREFIX}idem:lock:${idempotencyId(userScope, "POST", route, key)}`;
+  return redisKeys(stack.config.REDIS_KEY_PREFIX).idempotencyLock(
+    idempotencyId(userScope, "POST", route, key),
+  );
 }
 
 /**

@@ -1,8 +1,9 @@
-import { idempotencyRecords } from "@evalp/gateway";
+import { idempotencyRecords, redisKeys } from "@evalp/gateway";
 import { sampleContents } from "@evalp/testing";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type ApiClient, apiClient } from "./support/client.js";
 import { createTenant, ik, type Tenant } from "./support/fixtures.js";
+import { keysMatching } from "./support/redis.js";
 import { type Stack, startStack } from "./support/stack.js";
 
 // What Idempotency-Key records keep in Redis: answers of a bounded size, with 422 inputs not
@@ -23,20 +24,9 @@ afterAll(async () => {
 /** Every string value under the stack's Redis prefix, as a dump would show them. */
 async function dump(): Promise<string[]> {
   const values: string[] = [];
-  let cursor = "0";
-  do {
-    const [next, keys] = await stack.redis.scan(
-      cursor,
-      "MATCH",
-      `${stack.config.REDIS_KEY_PREFIX}*`,
-      "COUNT",
-      500,
-    );
-    cursor = next;
-    for (const key of keys) {
-      if ((await stack.redis.type(key)) === "string") values.push((await stack.redis.get(key)) ?? "");
-    }
-  } while (cursor !== "0");
+  for (const key of await keysMatching(stack.redis, `${stack.config.REDIS_KEY_PREFIX}*`)) {
+    if ((await stack.redis.type(key)) === "string") values.push((await stack.redis.get(key)) ?? "");
+  }
   return values;
 }
 
@@ -62,9 +52,9 @@ describe("Idempotency-Key records", () => {
 
   it("are released and written only by the run that holds the lock: one whose lock expired leaves the next run's alone", async () => {
     const records = idempotencyRecords(stack.redis);
-    const prefix = `${stack.config.REDIS_KEY_PREFIX}idem-test:`;
-    const record = `${prefix}rec`;
-    const lock = `${prefix}lock`;
+    const keys = redisKeys(stack.config.REDIS_KEY_PREFIX);
+    const record = keys.idempotencyRecord("lock-test");
+    const lock = keys.idempotencyLock("lock-test");
     expect(await records.claim(record, lock, "first-run", 50)).toEqual({ kind: "claimed" });
     // The first run outlives its lock; a second run claims the key.
     await vi.waitFor(async () => expect(await stack.redis.exists(lock)).toBe(0), { interval: 10 });

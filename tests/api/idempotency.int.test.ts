@@ -1,4 +1,4 @@
-import { idempotencyId, operatorScope } from "@evalp/gateway";
+import { idempotencyId, operatorScope, redisKeys } from "@evalp/gateway";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { ApiClient } from "./support/client.js";
 import { createKey, createTenant, expectError, ik, type Tenant } from "./support/fixtures.js";
@@ -21,8 +21,8 @@ beforeAll(async () => {
 /** The Redis keys of an Idempotency-Key sent on `POST ORG/apps` by the tenant: its lock and its record. */
 function appKeys(key: string) {
   const id = idempotencyId(userScope, "POST", "/v1/organizations/:organization_id/apps", key);
-  const prefix = `${stack.config.REDIS_KEY_PREFIX}idem`;
-  return { lock: `${prefix}:lock:${id}`, record: `${prefix}:rec:${id}` };
+  const keys = redisKeys(stack.config.REDIS_KEY_PREFIX);
+  return { lock: keys.idempotencyLock(id), record: keys.idempotencyRecord(id) };
 }
 
 /** `POST ORG/apps` as the tenant, under an Idempotency-Key. */

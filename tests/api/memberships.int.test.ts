@@ -333,7 +333,7 @@ describe("POST ORG/memberships (#2) and POST /v1/invitations/accept (#3)", () =>
   });
 });
 
-describe("GET/PUT /v1/session/active-organization", () => {
+describe("GET/PUT /v1/session/active-organization, GET /v1/session/organizations", () => {
   it("switches a session between the organizations its user belongs to, and 404s others", async () => {
     const user = await signUp(api);
     expect((await api.get("/v1/session/active-organization", { token: user.token })).body).toEqual({
@@ -357,6 +357,13 @@ describe("GET/PUT /v1/session/active-organization", () => {
     expect(
       (await api.get("/v1/session/active-organization", { token: user.token })).body.organization_id,
     ).toBe(tenant.organizationId);
+    // Those it may switch to: each organization its user belongs to, in the order they joined.
+    const listed = await api.get("/v1/session/organizations", { token: user.token });
+    expect(listed.status).toBe(200);
+    expect(listed.body.items).toEqual([
+      { organization_id: user.organizationId, name: expect.any(String), role: "owner" },
+      { organization_id: tenant.organizationId, name: expect.any(String), role: "member" },
+    ]);
     // The principal's scopes now are the member role's in that organization.
     const principal = await api.get("/v1/auth/principal", { token: user.token });
     expect(principal.body.scopes).not.toContain("keys:write");
@@ -372,6 +379,7 @@ describe("GET/PUT /v1/session/active-organization", () => {
     expectError(refused, 404, "not_found");
     const key = await createKey(api, tenant, ["org:read"]);
     expectError(await api.get("/v1/session/active-organization", { token: key.secret }), 403, "forbidden");
+    expectError(await api.get("/v1/session/organizations", { token: key.secret }), 403, "forbidden");
   });
 });
 

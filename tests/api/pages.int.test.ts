@@ -8,6 +8,7 @@ import {
   onStack,
   openPage,
   PHONE,
+  poll,
   screenshot,
   seriousViolations,
   tabTo,
@@ -23,6 +24,7 @@ import {
 } from "./support/interview.js";
 import { type SentMail, sentMail } from "./support/mail.js";
 import { createBundle, moveBundle } from "./support/platform.js";
+import { deleteKeys } from "./support/redis.js";
 import { type Stack, useStack } from "./support/stack.js";
 import { createEndpoint, waitForDelivery } from "./support/webhooks.js";
 
@@ -45,8 +47,7 @@ afterAll(async () => {
 
 // Every test comes from 127.0.0.1: the per-address attempt counters start empty for each.
 beforeEach(async () => {
-  const keys = await stack.redis.keys(`${stack.config.REDIS_KEY_PREFIX}attempts:*`);
-  if (keys.length > 0) await stack.redis.del(...keys);
+  await deleteKeys(stack.redis, `${stack.config.REDIS_KEY_PREFIX}attempts:*`);
 });
 
 const mailTo = (email: string) => sentMail(stack.config.MAIL_DIR).filter((mail) => mail.to === email);
@@ -91,7 +92,7 @@ describe("the invitation page", () => {
     const response = await page.goto(link);
     expect(response?.headers()["content-security-policy"]).toContain("script-src 'self'");
     expect(response?.headers()["referrer-policy"]).toBe("no-referrer");
-    await expect.poll(() => page.getByRole("heading", { name: "Accept your invitation" }).count()).toBe(1);
+    await poll(() => page.getByRole("heading", { name: "Accept your invitation" }).count()).toBe(1);
     // The password field has focus as the page opens.
     expect(await page.locator(":focus").getAttribute("type")).toBe("password");
     await expectAccessible(page);
@@ -100,11 +101,11 @@ describe("the invitation page", () => {
     // Too short: refused in words, nothing accepted.
     await page.getByLabel("Password").fill("short");
     await page.getByRole("button", { name: "Join the organization" }).click();
-    await expect.poll(() => page.getByRole("status").textContent()).toContain("8 to 256 characters");
+    await poll(() => page.getByRole("status").textContent()).toContain("8 to 256 characters");
 
     await page.getByLabel("Password").fill("a password of my own");
     await page.getByRole("button", { name: "Join the organization" }).click();
-    await expect.poll(() => page.getByRole("status").textContent()).toContain("You have joined");
+    await poll(() => page.getByRole("status").textContent()).toContain("You have joined");
     expect(problems).toEqual([]);
     await page.context().close();
 
@@ -119,18 +120,18 @@ describe("the invitation page", () => {
     await page.goto(link);
     await page.getByLabel("Password").fill("not the account's password");
     await page.getByRole("button", { name: "Join the organization" }).click();
-    await expect.poll(() => page.getByRole("status").textContent()).toContain("this is not its password");
+    await poll(() => page.getByRole("status").textContent()).toContain("this is not its password");
     await expectAccessible(page);
     await screenshot(page, "accept-invitation-phone");
     await page.getByLabel("Password").fill(existing.password);
     await page.getByRole("button", { name: "Join the organization" }).click();
-    await expect.poll(() => page.getByRole("status").textContent()).toContain("You have joined");
+    await poll(() => page.getByRole("status").textContent()).toContain("You have joined");
 
     // Used once: the same link now says so.
     await page.goto(link);
     await page.getByLabel("Password").fill(existing.password);
     await page.getByRole("button", { name: "Join the organization" }).click();
-    await expect.poll(() => page.getByRole("status").textContent()).toContain("already been used");
+    await poll(() => page.getByRole("status").textContent()).toContain("already been used");
     await page.context().close();
   });
 });
@@ -149,7 +150,7 @@ describe("the password reset page", () => {
     ] as const) {
       const { page } = await openPage(browser, viewport);
       await page.goto(link);
-      await expect.poll(() => page.getByRole("heading", { name: "Choose a new password" }).count()).toBe(1);
+      await poll(() => page.getByRole("heading", { name: "Choose a new password" }).count()).toBe(1);
       await expectAccessible(page);
       await screenshot(page, `reset-password-${name}`);
       await page.context().close();
@@ -159,16 +160,14 @@ describe("the password reset page", () => {
     await page.goto(link);
     await page.getByLabel("New password").fill("a brand new password");
     await page.getByRole("button", { name: "Set the new password" }).click();
-    await expect.poll(() => page.getByRole("status").textContent()).toContain("Your password is set");
+    await poll(() => page.getByRole("status").textContent()).toContain("Your password is set");
     expect((await login(user.email, "a brand new password")).status).toBe(200);
     expect((await login(user.email, user.password)).status).toBe(401);
 
     await page.goto(link);
     await page.getByLabel("New password").fill("yet another password");
     await page.getByRole("button", { name: "Set the new password" }).click();
-    await expect
-      .poll(() => page.getByRole("status").textContent())
-      .toContain("expired or has already been used");
+    await poll(() => page.getByRole("status").textContent()).toContain("expired or has already been used");
     expect(problems).toEqual([]);
     await page.context().close();
   });
@@ -176,11 +175,11 @@ describe("the password reset page", () => {
   it("says a link without its token is incomplete, and an unknown one is not valid", async () => {
     const { page } = await openPage(browser);
     await page.goto(`${stack.url}/reset-password`);
-    await expect.poll(() => page.getByRole("heading", { name: "Link incomplete" }).count()).toBe(1);
+    await poll(() => page.getByRole("heading", { name: "Link incomplete" }).count()).toBe(1);
     await page.goto(`${stack.url}/reset-password?token=unknownToken123`);
     await page.getByLabel("New password").fill("a brand new password");
     await page.getByRole("button", { name: "Set the new password" }).click();
-    await expect.poll(() => page.getByRole("status").textContent()).toContain("not valid");
+    await poll(() => page.getByRole("status").textContent()).toContain("not valid");
     await page.context().close();
   });
 });
@@ -232,7 +231,7 @@ async function evaluationStatus(tenant: Tenant, evaluationId: string) {
 
 /** The question the page shows now (its legend or label). */
 async function expectQuestion(page: Page, prompt: string) {
-  await expect.poll(() => page.getByText(prompt, { exact: true }).count()).toBe(1);
+  await poll(() => page.getByText(prompt, { exact: true }).count()).toBe(1);
 }
 
 describe("the hosted interview page", () => {
@@ -251,7 +250,7 @@ describe("the hosted interview page", () => {
     const { evaluation, link } = await hostedInterview(tenant, bundleId);
     const { page, problems } = await openPage(browser);
     await page.goto(link);
-    await expect.poll(() => page.getByRole("heading", { name: "Before you start" }).count()).toBe(1);
+    await poll(() => page.getByRole("heading", { name: "Before you start" }).count()).toBe(1);
     await expectAccessible(page);
     await screenshot(page, "interview-consent-desktop");
     await page.getByRole("button", { name: "I agree, start the interview" }).click();
@@ -285,12 +284,12 @@ describe("the hosted interview page", () => {
 
     // The second section: its title, then a multi_select and a text question.
     await expectQuestion(page, "Which tools do you use?");
-    await expect.poll(() => page.getByRole("heading", { name: /Your work/ }).count()).toBe(1);
+    await poll(() => page.getByRole("heading", { name: /Your work/ }).count()).toBe(1);
     // Nothing chosen: refused on the page, in words.
     await page.getByRole("button", { name: "Next" }).click();
-    await expect
-      .poll(() => page.getByRole("alert").filter({ hasText: "Choose at least one option" }).count())
-      .toBe(1);
+    await poll(() => page.getByRole("alert").filter({ hasText: "Choose at least one option" }).count()).toBe(
+      1,
+    );
     const tools = page.getByRole("group", { name: "Which tools do you use?" });
     await tools.getByRole("checkbox", { name: "SQL" }).check();
     await tools.getByRole("checkbox", { name: "Python" }).check();
@@ -303,10 +302,10 @@ describe("the hosted interview page", () => {
       .fill("A reporting pipeline for the sales team.");
     await page.getByRole("button", { name: "Next" }).click();
 
-    await expect.poll(() => page.getByRole("button", { name: "Finish the interview" }).count()).toBe(1);
+    await poll(() => page.getByRole("button", { name: "Finish the interview" }).count()).toBe(1);
     await expectAccessible(page);
     await page.getByRole("button", { name: "Finish the interview" }).click();
-    await expect.poll(() => page.getByRole("heading", { name: "Thank you" }).count()).toBe(1);
+    await poll(() => page.getByRole("heading", { name: "Thank you" }).count()).toBe(1);
     await screenshot(page, "interview-done-desktop");
     expect(problems).toEqual([]);
     await page.context().close();
@@ -323,9 +322,9 @@ describe("the hosted interview page", () => {
     await createSession(api, tenant, evaluation.id);
     const { page } = await openPage(browser, PHONE);
     await page.goto(link);
-    await expect
-      .poll(() => page.getByRole("alert").textContent())
-      .toContain("A newer link to this interview was sent");
+    await poll(() => page.getByRole("alert").textContent()).toContain(
+      "A newer link to this interview was sent",
+    );
     await expectAccessible(page);
     await page.context().close();
   });
@@ -334,7 +333,7 @@ describe("the hosted interview page", () => {
     const { evaluation, link } = await hostedInterview(tenant, bundleId);
     const { page, problems } = await openPage(browser, PHONE);
     await page.goto(link);
-    await expect.poll(() => page.getByRole("heading", { name: "Before you start" }).count()).toBe(1);
+    await poll(() => page.getByRole("heading", { name: "Before you start" }).count()).toBe(1);
     await screenshot(page, "interview-consent-phone");
     // Focus starts on the consent button.
     await page.keyboard.press("Enter");
@@ -372,11 +371,11 @@ describe("the hosted interview page", () => {
     await tabTo(page, /^Next$/);
     await page.keyboard.press("Enter");
 
-    await expect.poll(() => page.getByRole("button", { name: "Finish the interview" }).count()).toBe(1);
+    await poll(() => page.getByRole("button", { name: "Finish the interview" }).count()).toBe(1);
     await screenshot(page, "interview-finish-phone");
     await tabTo(page, /^Finish the interview$/);
     await page.keyboard.press("Enter");
-    await expect.poll(() => page.getByRole("heading", { name: "Thank you" }).count()).toBe(1);
+    await poll(() => page.getByRole("heading", { name: "Thank you" }).count()).toBe(1);
     // Nothing wider than the phone's screen.
     expect(await page.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(
       PHONE.width,
@@ -410,7 +409,7 @@ describe("the console", () => {
     ] as const) {
       const { page } = await openPage(browser, viewport);
       await page.goto(`${stack.url}/console`);
-      await expect.poll(() => page.getByRole("heading", { name: "Log in to the console" }).count()).toBe(1);
+      await poll(() => page.getByRole("heading", { name: "Log in to the console" }).count()).toBe(1);
       await expectAccessible(page);
       await screenshot(page, `console-login-${name}`);
       await page.context().close();
@@ -422,26 +421,28 @@ describe("the console", () => {
     await page.getByLabel("Email").fill(tenant.email);
     await page.getByLabel("Password").fill("not the password");
     await page.getByRole("button", { name: "Log in" }).click();
-    await expect
-      .poll(() => page.getByRole("status").textContent())
-      .toContain("The email or the password is wrong");
+    await poll(() => page.getByRole("status").textContent()).toContain("The email or the password is wrong");
     await page.getByLabel("Password").fill(tenant.password);
     await page.getByRole("button", { name: "Log in" }).click();
 
-    await expect.poll(() => page.getByRole("heading", { name: "Survey" }).count()).toBe(1);
-    await expect.poll(() => page.getByRole("heading", { name: /Production/ }).count()).toBe(1);
+    await poll(() => page.getByRole("heading", { name: "Survey" }).count()).toBe(1);
+    await poll(() => page.getByRole("heading", { name: /Production/ }).count()).toBe(1);
+    await page
+      .getByRole("navigation", { name: "Sections of Production" })
+      .getByRole("button", { name: "API keys" })
+      .click();
     const form = page.getByRole("form", { name: "Create an API key in Production" });
     await form.getByLabel("Key name").fill("backend");
     await form.getByRole("checkbox", { name: "evaluations:read" }).check();
     await form.getByRole("button", { name: "Create API key" }).click();
     const secret = page.getByLabel("Secret");
-    await expect.poll(() => secret.count()).toBe(1);
+    await poll(() => secret.count()).toBe(1);
     const key = await secret.inputValue();
     expect(key).toMatch(/^evk_/);
     await expectAccessible(page);
     await screenshot(page, "console-key-desktop");
     await page.getByRole("button", { name: "Copy the secret" }).click();
-    await expect.poll(() => page.getByText("Copied to the clipboard.").count()).toBe(1);
+    await poll(() => page.getByText("Copied to the clipboard.").count()).toBe(1);
     expect(await page.evaluate<string>("navigator.clipboard.readText()")).toBe(key);
 
     // The key works, with the scope chosen and no other.
@@ -450,9 +451,9 @@ describe("the console", () => {
 
     // A reload keeps the session (its cookie); logging out ends it.
     await page.reload();
-    await expect.poll(() => page.getByRole("heading", { name: "Survey" }).count()).toBe(1);
+    await poll(() => page.getByRole("heading", { name: "Survey" }).count()).toBe(1);
     await page.getByRole("button", { name: "Log out" }).click();
-    await expect.poll(() => page.getByRole("heading", { name: "Log in to the console" }).count()).toBe(1);
+    await poll(() => page.getByRole("heading", { name: "Log in to the console" }).count()).toBe(1);
     expect(problems).toEqual([]);
     await page.context().close();
   });
@@ -510,45 +511,41 @@ describe("the console", () => {
       await page.getByLabel("Password").fill(tenant.password);
       await page.getByRole("button", { name: "Log in" }).click();
       const evaluations = page.getByRole("region", { name: "Evaluations in Production" });
-      await expect.poll(() => evaluations.getByRole("button", { name: evaluation.id }).count()).toBe(1);
-      await expect
-        .poll(async () =>
-          (await evaluations.getByRole("row").allTextContents()).slice(1).map((r) => r.slice(0, 36)),
-        )
-        .toEqual([waiting.id, evaluation.id]);
-      await expect.poll(() => evaluations.getByRole("cell", { name: "completed" }).count()).toBe(1);
+      await poll(() => evaluations.getByRole("button", { name: evaluation.id }).count()).toBe(1);
+      await poll(async () =>
+        (await evaluations.getByRole("row").allTextContents()).slice(1).map((r) => r.slice(0, 36)),
+      ).toEqual([waiting.id, evaluation.id]);
+      await poll(() => evaluations.getByRole("cell", { name: "completed" }).count()).toBe(1);
       await evaluations.getByRole("button", { name: waiting.id }).click();
-      await expect
-        .poll(() => page.getByRole("region", { name: "Result" }).textContent())
-        .toContain("Not scored yet: the evaluation is pending.");
-      await expect
-        .poll(() => page.getByRole("region", { name: "Transcript" }).textContent())
-        .toContain("The participant has not started yet");
+      await poll(() => page.getByRole("region", { name: "Result" }).textContent()).toContain(
+        "Not scored yet: the evaluation is pending.",
+      );
+      await poll(() => page.getByRole("region", { name: "Transcript" }).textContent()).toContain(
+        "The participant has not started yet",
+      );
       await expectAccessible(page);
       await page.getByRole("button", { name: "Back to the console" }).click();
       await evaluations.getByLabel("Evaluation status").selectOption("paused");
-      await expect
-        .poll(() => evaluations.getByText("No paused evaluation.", { exact: false }).count())
-        .toBe(1);
+      await poll(() => evaluations.getByText("No paused evaluation.", { exact: false }).count()).toBe(1);
       await evaluations.getByLabel("Evaluation status").selectOption("completed");
-      await expect.poll(() => evaluations.getByRole("button", { name: evaluation.id }).count()).toBe(1);
+      await poll(() => evaluations.getByRole("button", { name: evaluation.id }).count()).toBe(1);
       await expectAccessible(page);
       await screenshot(page, "console-operations-desktop");
 
       // One evaluation's page: every axis with its score and band, and the transcript's lines.
       await evaluations.getByRole("button", { name: evaluation.id }).click();
-      await expect.poll(() => page.getByRole("heading", { name: "Evaluation", exact: true }).count()).toBe(1);
+      await poll(() => page.getByRole("heading", { name: "Evaluation", exact: true }).count()).toBe(1);
       const resultCard = page.getByRole("region", { name: "Result" });
       for (const axis of result.report.axes) {
         const row = resultCard.getByRole("row", { name: new RegExp(`^${axis.label}`) });
-        await expect.poll(() => row.count()).toBe(1);
+        await poll(() => row.count()).toBe(1);
         expect(await row.getByRole("cell").allTextContents()).toEqual([
           String(axis.score ?? "no score"),
           axis.band_label ?? "no band",
         ]);
       }
       const transcript = page.getByRole("region", { name: "Transcript" });
-      await expect.poll(() => transcript.getByRole("listitem").count()).toBeGreaterThanOrEqual(lines.length);
+      await poll(() => transcript.getByRole("listitem").count()).toBeGreaterThanOrEqual(lines.length);
       const shown = await transcript.getByRole("listitem").allTextContents();
       for (const line of lines) expect(shown).toContain(line);
       await expectAccessible(page);
@@ -556,25 +553,27 @@ describe("the console", () => {
       await page.getByRole("button", { name: "Back to the console" }).click();
 
       // The failed delivery, replayed from the console: the receiver now accepts it.
+      await page
+        .getByRole("navigation", { name: "Sections of Production" })
+        .getByRole("button", { name: "Webhooks" })
+        .click();
       const deliveries = page.getByRole("region", { name: "Webhook deliveries in Production" });
       await deliveries.getByLabel("Delivery status").selectOption("dead_letter");
-      await expect
-        .poll(() => deliveries.getByText("No dead_letter delivery.", { exact: false }).count())
-        .toBe(1);
+      await poll(() => deliveries.getByText("No dead_letter delivery.", { exact: false }).count()).toBe(1);
       await deliveries.getByLabel("Delivery status").selectOption("failed");
       const row = deliveries.locator(`tr[data-delivery="${deliveryId}"]`);
-      await expect.poll(() => row.locator(".delivery-status").textContent()).toBe("failed");
+      await poll(() => row.locator(".delivery-status").textContent()).toBe("failed");
       await expectAccessible(page);
       await screenshot(page, "console-deliveries-desktop");
       receiver.respond(() => ({ status: 204 }));
       await row.getByRole("button", { name: /^Replay/ }).click();
-      await expect.poll(() => row.locator(".delivery-status").textContent()).toBe("pending");
-      await expect
-        .poll(() => deliveries.getByRole("status").textContent())
-        .toBe(`Delivery ${deliveryId} replayed: it is pending now.`);
+      await poll(() => row.locator(".delivery-status").textContent()).toBe("pending");
+      await poll(() => deliveries.getByRole("status").textContent()).toBe(
+        `Delivery ${deliveryId} replayed: it is pending now.`,
+      );
       await waitForDelivery(api, tenant, deliveryId, (d) => expect(d.status).toBe("succeeded"));
       await deliveries.getByLabel("Delivery status").selectOption("succeeded");
-      await expect.poll(() => row.locator(".delivery-status").textContent()).toBe("succeeded");
+      await poll(() => row.locator(".delivery-status").textContent()).toBe("succeeded");
       expect(await row.locator("td").nth(2).textContent()).toBe("2");
       expect(problems).toEqual([]);
       await page.context().close();

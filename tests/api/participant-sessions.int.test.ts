@@ -1,3 +1,4 @@
+import { redisKeys } from "@evalp/gateway";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type ApiClient, apiClient } from "./support/client.js";
 import { createKey, createTenant, expectError, ik, type Tenant } from "./support/fixtures.js";
@@ -247,7 +248,7 @@ describe("realtime socket caps", () => {
   it("does not count sockets whose gateway stopped renewing them (a replica that died)", async () => {
     const { session, connection } = await startedSession();
     // As a gateway that died leaves them: a full session's worth of slots, their leases lapsed.
-    const key = `${stack.config.REDIS_KEY_PREFIX}sockets:session:${session.session_id}`;
+    const key = redisKeys(stack.config.REDIS_KEY_PREFIX).sessionSockets(session.session_id);
     const [seconds] = await stack.redis.time();
     const lapsed = Number(seconds) * 1000 - 1000;
     for (let i = 0; i < PER_SESSION; i++) await stack.redis.zadd(key, lapsed, `dead-gateway-${i}`);

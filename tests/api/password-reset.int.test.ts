@@ -2,6 +2,7 @@ import { beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import type { ApiClient } from "./support/client.js";
 import { expectError, ik, signUp } from "./support/fixtures.js";
 import { sentMail, tokenIn } from "./support/mail.js";
+import { deleteKeys } from "./support/redis.js";
 import { type Stack, useStack } from "./support/stack.js";
 
 const SENDER = {
@@ -23,8 +24,7 @@ const mailTo = (email: string) => sentMail(stack.config.MAIL_DIR).filter((mail) 
  * into the next; each test starts with none, as a client from a fresh address would.
  */
 beforeEach(async () => {
-  const keys = await stack.redis.keys(`${stack.config.REDIS_KEY_PREFIX}attempts:*`);
-  if (keys.length > 0) await stack.redis.del(...keys);
+  await deleteKeys(stack.redis, `${stack.config.REDIS_KEY_PREFIX}attempts:*`);
 });
 
 describe("password reset (#1 and confirm)", () => {

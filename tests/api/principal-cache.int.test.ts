@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type ApiClient, apiClient } from "./support/client.js";
 import { createKey, createTenant, expectError, ik, type Tenant } from "./support/fixtures.js";
+import { subscribers } from "./support/redis.js";
 import { type Stack, startStack } from "./support/stack.js";
 
 // Gateways remember who a credential is (PRINCIPAL_CACHE_TTL_MS); these tests hold them to never
@@ -18,7 +19,7 @@ beforeAll(async () => {
   other = { api: apiClient(stack.urls[1] as string) };
   tenant = await createTenant(api);
   // Both gateways subscribe to the invalidation channel before they cache anything.
-  await vi.waitFor(async () => expect(await stack.redis.pubsub("NUMSUB", channel())).toEqual([channel(), 2]));
+  await vi.waitFor(async () => expect(await subscribers(stack.redis, channel())).toBe(2));
 });
 afterAll(async () => {
   await stack?.close();

@@ -574,7 +574,7 @@ describe("delivery (docs/webhooks.md)", () => {
     );
   });
 
-  it("pages deliveries newest first and filters by status", async () => {
+  it("pages deliveries newest first and filters by status and event type", async () => {
     const endpoint = await createEndpoint(api, tenant, { url: `${receiver.url}/paged`, event_types: ["*"] });
     for (let i = 0; i < 3; i++) {
       await api.post(`${tenant.env}/webhooks/${endpoint.id}/test`, undefined, {
@@ -594,6 +594,12 @@ describe("delivery (docs/webhooks.md)", () => {
     expect(second.body).toMatchObject({ items: [expect.any(Object)], next_cursor: null });
     const all = [...first.body.items, ...second.body.items];
     expect(all.map((d) => d.created_at)).toEqual([...all.map((d) => d.created_at)].sort().reverse());
+    const byType = (type: string) =>
+      api.get(`${tenant.env}/webhook-deliveries?endpoint_id=${endpoint.id}&event_type=${type}`, {
+        token: tenant.token,
+      });
+    expect((await byType("webhook.test")).body.items).toHaveLength(3);
+    expect((await byType("subject.imported")).body.items).toEqual([]);
     const badStatus = await api.get(`${tenant.env}/webhook-deliveries?status=lost`, { token: tenant.token });
     expect(badStatus.body.detail[0]).toMatchObject({ loc: ["query", "status"], type: "enum" });
     const unknown = await api.get(`${tenant.env}/webhook-deliveries/${endpoint.id}`, { token: tenant.token });

@@ -1,7 +1,7 @@
 // The monitoring of deploy/k8s/monitoring, as the prod overlay renders it: the ServiceMonitor,
 // the alerts and the Grafana dashboard validate against their schemas (the Prometheus Operator's
 // CRDs, Grafana's dashboard model), every PromQL expression parses with Prometheus' grammar, and
-// every metric they name is one the processes register (packages/kit/src/metric-catalog.ts).
+// every metric they name is one the processes register (packages/kit/src/telemetry/metric-catalog.ts).
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";

@@ -383,8 +383,9 @@ describe("the connection budget", () => {
       // A rollout adds maxSurge pods beside the maximum.
       const surge = String(spec(named("Deployment", name)).strategy?.rollingUpdate?.maxSurge ?? "25%");
       const extra = surge.endsWith("%") ? Math.ceil((max * Number.parseFloat(surge)) / 100) : Number(surge);
-      // One direct connection per replica: its outbox relay's LISTEN.
-      return { name, maxReplicas: max + extra, poolSize: config.DATABASE_POOL_SIZE, directPerReplica: 1 };
+      // No direct connection of a replica's own: its outbox relay publishes what its process
+      // commits and sweeps through the pool.
+      return { name, maxReplicas: max + extra, poolSize: config.DATABASE_POOL_SIZE, directPerReplica: 0 };
     });
     const jobs = ofKind("Job").filter((job) => job.metadata.name.includes("migrate"));
     return {
@@ -412,13 +413,17 @@ describe("the connection budget", () => {
     expect(OPERATIONS).toContain(`${budget.server.used} of ${budget.server.limit}`);
   });
 
-  it("breaks at 13 replicas of each service, as docs/operations.md says", () => {
-    expect(connectionBudget(budgetOf(12)).problems).toEqual([]);
-    const budget = connectionBudget(budgetOf(13));
-    expect(budget.problems.join()).toMatch(/max_connections 200/);
-    const { pooler, direct, migrations, reserved } = budget.server.parts;
+  it("does not grow on Postgres with the replicas, and breaks on PgBouncer where docs/operations.md says", () => {
+    const at = (replicas: number) => connectionBudget(budgetOf(replicas));
+    expect(at(60).server.used).toBe(at(1).server.used);
+    const breaks = Array.from({ length: 200 }, (_, i) => i + 1).find(
+      (replicas) => at(replicas).problems.length > 0,
+    );
+    expect(breaks).toBeDefined();
+    const budget = at(breaks ?? 0);
+    expect(budget.problems.join()).toMatch(/max_client_conn/);
     expect(OPERATIONS).toContain(
-      `breaks at 13 replicas of each service (${pooler} + 4 × ${direct / 4} + ${migrations + reserved} = ${budget.server.used})`,
+      `breaks at ${breaks} replicas of each service (${budget.client.used} client connections`,
     );
   });
 });

@@ -67,7 +67,7 @@ async function one<R extends pg.QueryResultRow>(url: string, sql: string): Promi
 
 function relayOn(url: string): { pool: Pool; relay: OutboxRelay } {
   const pool = createPool({ databaseUrl: url, schema: SCHEMA, max: 3 });
-  const relay = createOutboxRelay({ pool, nc, routes: [route], logger, databaseUrl: url, intervalMs: 200 });
+  const relay = createOutboxRelay({ pool, nc, routes: [route], logger, intervalMs: 200, sweepAfterMs: 0 });
   pools.push(pool);
   relays.push(relay);
   return { pool, relay };

@@ -1,23 +1,7 @@
-import { type components, type EvalpClient, unwrap } from "@evalp/client";
-import { type FormEvent, useEffect, useId, useMemo, useRef, useState } from "react";
+import { type EvalpClient, unwrap } from "@evalp/client";
+import { type FormEvent, useEffect, useId, useRef, useState } from "react";
 import { api, errorWords } from "./api.js";
-import { Deliveries, type EnvironmentPath, EvaluationPage, Evaluations } from "./console-operations.js";
-
-type App = components["schemas"]["App"];
-type Environment = components["schemas"]["Environment"];
-
-/** The scopes a backend usually needs, offered as checkboxes (docs/authentication.md). */
-const SCOPES = [
-  "org:read",
-  "subjects:read",
-  "subjects:write",
-  "bundles:read",
-  "evaluations:read",
-  "evaluations:write",
-  "webhooks:read",
-  "webhooks:write",
-  "analytics:read",
-] as const;
+import { Organization } from "./console-organization-page.js";
 
 const LOGIN_ERRORS = {
   invalid_credentials: "The email or the password is wrong.",
@@ -26,8 +10,7 @@ const LOGIN_ERRORS = {
 
 /**
  * `/console`: an operator logs in (the session cookie is set too; a reload that still has it
- * skips the form), sees the organization's apps and environments, creates an API key, reads each
- * environment's evaluations (one's transcript and result) and replays its webhook deliveries.
+ * skips the form), then works in the active organization (docs/console.md).
  */
 export function ConsolePage() {
   // undefined: not known yet; null: logged out; else the session (token or the cookie alone).
@@ -53,8 +36,11 @@ export function ConsolePage() {
   if (session === null) return <LogIn onSession={setSession} />;
   return (
     <Organization
+      // A switch of organization starts its page afresh: nothing of the other one stays.
+      key={session.organizationId}
       client={session.client}
       organizationId={session.organizationId}
+      onSwitch={(organizationId) => setSession({ client: session.client, organizationId })}
       onLogOut={async () => {
         await session.client.POST("/auth/logout");
         setSession(null);
@@ -111,198 +97,5 @@ function LogIn({
         {error ?? ""}
       </div>
     </main>
-  );
-}
-
-type Listed = { app: App; environments: Environment[] };
-
-function Organization(props: { client: EvalpClient; organizationId: string; onLogOut: () => void }) {
-  const { client, organizationId } = props;
-  const [apps, setApps] = useState<Listed[] | undefined>();
-  const [error, setError] = useState<string | undefined>();
-  // The evaluation whose page is open, if any: the organization's lists stay loaded behind it.
-  const [opened, setOpened] = useState<{ path: EnvironmentPath; evaluationId: string } | undefined>();
-
-  useEffect(() => {
-    let live = true;
-    (async () => {
-      const listed: Listed[] = [];
-      const organization = { organization_id: organizationId };
-      for await (const app of client.paginate("/v1/organizations/{organization_id}/apps", {
-        params: { path: organization },
-      })) {
-        const environments: Environment[] = [];
-        for await (const environment of client.paginate(
-          "/v1/organizations/{organization_id}/apps/{app_id}/environments",
-          { params: { path: { ...organization, app_id: app.id } } },
-        )) {
-          environments.push(environment);
-        }
-        listed.push({ app, environments });
-      }
-      if (live) setApps(listed);
-    })().catch((failure) => live && setError(errorWords(failure, {})));
-    return () => {
-      live = false;
-    };
-  }, [client, organizationId]);
-
-  if (opened) {
-    return (
-      <EvaluationPage
-        client={client}
-        path={opened.path}
-        evaluationId={opened.evaluationId}
-        onBack={() => setOpened(undefined)}
-      />
-    );
-  }
-
-  return (
-    <main className="wide">
-      <div className="actions spread">
-        <h1>Console</h1>
-        <button type="button" className="secondary" onClick={props.onLogOut}>
-          Log out
-        </button>
-      </div>
-      {error ? (
-        <p role="alert" className="message error">
-          {error}
-        </p>
-      ) : null}
-      {apps === undefined && !error ? <p role="status">Loading the organization's apps…</p> : null}
-      {apps?.length === 0 ? <p>This organization has no app yet.</p> : null}
-      {apps?.map(({ app, environments }) => (
-        <section key={app.id} aria-labelledby={`app-${app.id}`} className="card">
-          <h2 id={`app-${app.id}`}>{app.name}</h2>
-          <p className="muted">Slug {app.slug}</p>
-          {environments.length === 0 ? <p>No environment yet.</p> : null}
-          {environments.map((environment) => (
-            <EnvironmentPanel
-              key={environment.id}
-              client={client}
-              path={{ organization_id: organizationId, app_id: app.id, environment_id: environment.id }}
-              environment={environment}
-              onOpenEvaluation={(path, evaluationId) => setOpened({ path, evaluationId })}
-            />
-          ))}
-        </section>
-      ))}
-    </main>
-  );
-}
-
-function EnvironmentPanel(props: {
-  client: EvalpClient;
-  path: EnvironmentPath;
-  environment: Environment;
-  onOpenEvaluation: (path: EnvironmentPath, evaluationId: string) => void;
-}) {
-  const { client, path, environment } = props;
-  const [secret, setSecret] = useState<string | undefined>();
-  const [message, setMessage] = useState<string | undefined>();
-  const [busy, setBusy] = useState(false);
-  const secretField = useRef<HTMLInputElement>(null);
-  const ids = useMemo(
-    () => ({ name: `key-name-${environment.id}`, secret: `key-secret-${environment.id}` }),
-    [environment.id],
-  );
-
-  async function create(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    // The element itself: React clears the event's currentTarget once the handler has returned.
-    const element = event.currentTarget;
-    const form = new FormData(element);
-    const chosen = form.getAll("scope").map(String);
-    const scopes = SCOPES.filter((scope) => chosen.includes(scope));
-    setBusy(true);
-    setMessage(undefined);
-    try {
-      const created = await unwrap(
-        client.POST(
-          "/v1/organizations/{organization_id}/apps/{app_id}/environments/{environment_id}/api-keys",
-          {
-            params: { path },
-            body: { name: String(form.get("name") ?? ""), scopes },
-          },
-        ),
-      );
-      setSecret(created.secret);
-      setMessage("The key was created. Copy it now: it is shown only this once.");
-      element.reset();
-    } catch (failure) {
-      setMessage(
-        errorWords(failure, {
-          forbidden: "You may not create this key: a key's scopes must be among your own.",
-        }),
-      );
-    } finally {
-      setBusy(false);
-    }
-  }
-
-  useEffect(() => {
-    if (secret) secretField.current?.select();
-  }, [secret]);
-
-  async function copy() {
-    if (!secret) return;
-    try {
-      await navigator.clipboard.writeText(secret);
-      setMessage("Copied to the clipboard.");
-    } catch {
-      secretField.current?.select();
-      setMessage("The browser did not allow copying: the key is selected, copy it yourself.");
-    }
-  }
-
-  return (
-    <section aria-labelledby={`env-${environment.id}`} className="environment">
-      <h3 id={`env-${environment.id}`}>
-        {environment.name} <span className="muted">({environment.slug})</span>
-      </h3>
-      <form onSubmit={create} aria-label={`Create an API key in ${environment.name}`}>
-        <label htmlFor={ids.name}>Key name</label>
-        <input id={ids.name} name="name" type="text" required maxLength={100} />
-        <fieldset>
-          <legend>Scopes</legend>
-          <div className="choices columns">
-            {SCOPES.map((scope) => (
-              <label key={scope} className="choice">
-                <input type="checkbox" name="scope" value={scope} />
-                {scope}
-              </label>
-            ))}
-          </div>
-        </fieldset>
-        <div className="actions">
-          <button type="submit" disabled={busy}>
-            Create API key
-          </button>
-        </div>
-      </form>
-      {secret ? (
-        <div className="secret">
-          <label htmlFor={ids.secret}>Secret</label>
-          <input ref={secretField} id={ids.secret} type="text" readOnly value={secret} />
-          <div className="actions">
-            <button type="button" onClick={copy}>
-              Copy the secret
-            </button>
-          </div>
-        </div>
-      ) : null}
-      <div role="status" aria-live="polite" className="message">
-        {message ?? ""}
-      </div>
-      <Evaluations
-        client={client}
-        path={path}
-        environmentName={environment.name}
-        onOpen={(evaluationId) => props.onOpenEvaluation(path, evaluationId)}
-      />
-      <Deliveries client={client} path={path} environmentName={environment.name} />
-    </section>
   );
 }

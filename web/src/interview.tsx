@@ -1,6 +1,7 @@
 import { type components, EvalpApiError, type EvalpClient, unwrap } from "@evalp/client";
 import { type FormEvent, useCallback, useEffect, useId, useMemo, useRef, useState } from "react";
 import { api, errorWords } from "./api.js";
+import { type Connection, type TranscriptEntry, useAgentTurns } from "./interview-realtime.js";
 
 type Snapshot = components["schemas"]["ParticipantInterview"];
 type Question = components["schemas"]["Question"];
@@ -41,6 +42,38 @@ function withQuestion(seen: Seen[], question: Question | undefined): Seen[] {
   const next = [...seen];
   next[at] = { ...next[at], question };
   return next;
+}
+
+/** How many times, and how long after, a lost realtime socket is opened again. */
+const RECONNECTS = 5;
+const RECONNECT_DELAY_MS = 2000;
+
+/**
+ * When an agent runs the interview: whether it is connected, and what it said, announced as it
+ * comes (a log: new turns are read out, the earlier ones are not repeated).
+ */
+function AgentPresence({ connected, turns }: { connected: boolean; turns: TranscriptEntry[] }) {
+  if (!connected && turns.length === 0) return null;
+  return (
+    <section aria-label="Your interviewer" className="agent">
+      <p className={connected ? "presence connected" : "presence"}>
+        {connected
+          ? "Your interviewer is connected."
+          : "Your interviewer is not connected right now: the interview waits for them."}
+      </p>
+      {turns.length > 0 ? (
+        <div role="log" aria-live="polite" aria-label="What your interviewer said">
+          <ol className="transcript">
+            {turns.map((turn) => (
+              <li key={turn.entry_id}>
+                <span className="speaker">Interviewer</span>: {turn.text}
+              </li>
+            ))}
+          </ol>
+        </div>
+      ) : null}
+    </section>
+  );
 }
 
 const ERRORS = {
@@ -85,8 +118,15 @@ function Interview({ client }: { client: EvalpClient }) {
   const [error, setError] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
   const store = useMemo(() => historyStore(snapshot?.interview_id), [snapshot?.interview_id]);
+  const [connection, setConnection] = useState<Connection | undefined>();
+  // Bumped to start again (a lost socket): the answer carries a fresh connection.
+  const [starts, setStarts] = useState(0);
 
+  // The socket pushes each revision while the HTTP answers bring theirs: one that arrives after a
+  // newer one has been shown is stale and must not take the page back.
+  const shown = useRef(-1);
   const show = useCallback((next: Snapshot) => {
+    shown.current = Math.max(shown.current, next.revision);
     setSnapshot(next);
     const stored = historyStore(next.interview_id);
     const updated = withQuestion(stored.load(), next.question);
@@ -94,15 +134,38 @@ function Interview({ client }: { client: EvalpClient }) {
     setSeen(updated);
   }, []);
 
+  const showPushed = useCallback(
+    (next: Snapshot) => {
+      if (next.revision >= shown.current) show(next);
+    },
+    [show],
+  );
+  const agent = useAgentTurns(connection, showPushed, () => {
+    // A lost socket: start again a moment later, a few times at most, for a fresh connection.
+    if (starts < RECONNECTS) setTimeout(() => setStarts((count) => count + 1), RECONNECT_DELAY_MS);
+  });
+  const { addTurns } = agent;
+
   useEffect(() => {
     let live = true;
+    void starts;
     unwrap(client.POST("/v1/participant/interview/start"))
-      .then((started) => live && show(started.interview))
+      .then((started) => {
+        if (!live) return;
+        show(started.interview);
+        setConnection(started.connection);
+        // The agent's turns before this page opened (a reload): the transcript has them.
+        if (started.interview.consented) {
+          unwrap(client.GET("/v1/participant/interview/transcript", { params: { query: { limit: 500 } } }))
+            .then((page) => live && addTurns(page.items))
+            .catch(() => undefined);
+        }
+      })
       .catch((failure) => live && setError(stepError(failure)));
     return () => {
       live = false;
     };
-  }, [client, show]);
+  }, [client, show, starts, addTurns]);
 
   async function step(run: () => Promise<{ interview: Snapshot }>) {
     setBusy(true);
@@ -190,9 +253,12 @@ function Interview({ client }: { client: EvalpClient }) {
       <main>
         <h1>Interview paused</h1>
         <p role="status">
-          The interview is paused{snapshot.paused_reason ? ` (${snapshot.paused_reason})` : ""}. Reload this
-          page later to go on.
+          The interview is paused{snapshot.paused_reason ? ` (${snapshot.paused_reason})` : ""}.{" "}
+          {agent.open
+            ? "Keep this page open: it goes on by itself when the interview resumes."
+            : "Reload this page later to go on."}
         </p>
+        <AgentPresence connected={snapshot.agent_connected} turns={agent.turns} />
       </main>
     );
   }
@@ -231,6 +297,7 @@ function Interview({ client }: { client: EvalpClient }) {
         {section ? `, ${section.answered} of ${section.count} answered in this section` : ""}
         {editing ? ". Changing an earlier answer" : ""}.
       </p>
+      <AgentPresence connected={snapshot.agent_connected} turns={agent.turns} />
       {alert}
       {current ? (
         <QuestionForm

@@ -3,6 +3,7 @@ import { Argument, Command, CommanderError } from "commander";
 import { registerAuthCommands } from "./commands/auth.js";
 import { registerControlCommands } from "./commands/control.js";
 import { registerEvaluationCommands } from "./commands/evaluations.js";
+import { registerListenCommands } from "./commands/listen.js";
 import { registerOperateCommands } from "./commands/operate.js";
 import { registerProfileCommands } from "./commands/profiles.js";
 import { registerSubjectCommands } from "./commands/subjects.js";
@@ -53,6 +54,7 @@ export function createProgram(runtime: Runtime): Command {
   registerControlCommands(program, act);
   registerSubjectCommands(program, act);
   registerWebhookCommands(program, act);
+  registerListenCommands(program, act);
   registerOperateCommands(program, act);
   registerEvaluationCommands(program, act);
   registerProfileCommands(program, act);

@@ -39,6 +39,8 @@ const NAMES: Record<ServerKind, string> = { postgres: "PostgreSQL", redis: "Redi
 
 /** The host and port a URL names; undefined for what is not reached over TCP (a Unix socket). */
 function addressOf(wanted: Wanted): { host: string; port: number } | undefined {
+  // A Sentinel set or a Cluster (kit's parseRedisUrl) is never started here: it is several servers.
+  if (wanted.kind === "redis" && /^rediss?\+(sentinel|cluster):/.test(wanted.url)) return undefined;
   let url: URL;
   try {
     // NATS takes several servers, comma-separated: the first says where a private one would go.

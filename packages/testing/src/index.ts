@@ -8,4 +8,5 @@ export * from "./ports.js";
 export * from "./postgres-server.js";
 export * from "./receiver.js";
 export * from "./redis-server.js";
+export * from "./redis-topologies.js";
 export * from "./servers.js";

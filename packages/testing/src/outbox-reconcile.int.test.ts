@@ -67,8 +67,9 @@ describe("reconcileOutbox", () => {
       nc,
       routes: [route],
       logger,
-      databaseUrl: database.url,
       intervalMs: 200,
+      // The rows cleared are a second old: the sweep takes them at once.
+      sweepAfterMs: 0,
     });
     await relay.start();
     try {

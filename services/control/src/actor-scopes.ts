@@ -1,6 +1,7 @@
-import { type Actor, LEGACY_SCOPES, type Queryable, ROLE_SCOPES, type Scope } from "@evalp/kit";
+import { type Actor, type Queryable, ROLE_SCOPES, type Scope } from "@evalp/kit";
 import { activeRole } from "./db/membership-rows.js";
 import { apiKeyScopes } from "./db/organizations.js";
+import { LEGACY_SCOPES } from "./legacy-keys.js";
 
 /**
  * What the actor of a call may do in an environment, as control knows it (not as the caller says):

@@ -3,15 +3,17 @@ import {
   type ComposeProcess,
   createOutboxPublisher,
   type DurableConsumer,
+  planeClients,
   type ServiceProcess,
   serviceBase,
+  serviceCaller,
 } from "@evalp/kit";
+import { UsageService } from "@evalp/proto/common/v1/usage";
 import { createAuditConsumer } from "./audit-consumer.js";
 import { createBackgroundTasks } from "./background.js";
 import { controlRetention } from "./db/retention.js";
 import { createMailer } from "./mailer.js";
 import { controlService, SCHEMA } from "./server.js";
-import { createUsageClients } from "./usage-clients.js";
 
 /**
  * The control process: its RPCs, the background tasks they start (awaited at shutdown), its
@@ -44,13 +46,17 @@ export const createControl: ComposeProcess<ServiceProcess> = async (config, logg
     await audit?.stop();
     await publisher.stop();
   });
+  const caller = serviceCaller(config, "control", base.registry);
   const service = controlService({
     pool,
     config,
     logger,
     mailer,
     tasks,
-    usage: createUsageClients(config, base.registry),
+    usage: {
+      interview: planeClients("interview", config, caller)(UsageService),
+      webhooks: planeClients("webhooks", config, caller)(UsageService),
+    },
   });
   // Events wait in the outbox until NATS answers; the API does not depend on it.
   return base.serve(service, {

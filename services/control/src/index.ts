@@ -5,4 +5,3 @@ export { controlRetention } from "./db/retention.js";
 export type { Deps as ControlDeps } from "./deps.js";
 export { createMailer } from "./mailer.js";
 export { controlService, migrations, SCHEMA } from "./server.js";
-export { createUsageClients } from "./usage-clients.js";

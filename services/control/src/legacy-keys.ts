@@ -1,4 +1,22 @@
-import { isUuid } from "@evalp/kit";
+import { isUuid, type Scope } from "@evalp/kit";
+
+/**
+ * What a legacy key (LEGACY_API_KEYS) may do: the data an old integration moved — subjects,
+ * bundles and templates, webhooks, answers, evaluations, analytics — in its one environment;
+ * nothing of the organization (`org:*`, memberships), its keys, apps, quotas or audit trail.
+ */
+export const LEGACY_SCOPES: readonly Scope[] = [
+  "subjects:write",
+  "bundles:read",
+  "bundles:write",
+  "templates:write",
+  "webhooks:read",
+  "webhooks:write",
+  "continuous:write",
+  "evaluations:read",
+  "evaluations:write",
+  "analytics:read",
+];
 
 /**
  * Reads `LEGACY_API_KEYS`: comma-separated `<sha256 hex of the key>:<environment id>` pairs.

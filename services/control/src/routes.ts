@@ -35,6 +35,7 @@ import { listAuditEvents } from "./rpc/list-audit-events.js";
 import { listEnvironments } from "./rpc/list-environments.js";
 import { listMemberships } from "./rpc/list-memberships.js";
 import { listPrograms } from "./rpc/list-programs.js";
+import { listSessionOrganizations } from "./rpc/list-session-organizations.js";
 import { listSubjects } from "./rpc/list-subjects.js";
 import { login } from "./rpc/login.js";
 import { logout } from "./rpc/logout.js";
@@ -100,6 +101,7 @@ export function routes(deps: Deps) {
       confirmPasswordReset: confirmPasswordReset(deps),
       getActiveOrganization: getActiveOrganization(deps),
       setActiveOrganization: setActiveOrganization(deps),
+      listSessionOrganizations: listSessionOrganizations(deps),
     });
     router.service(OrganizationService, {
       createOrganization: createOrganization(deps),

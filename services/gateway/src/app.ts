@@ -15,7 +15,6 @@ import Fastify, {
   type FastifyServerOptions,
   LogController,
 } from "fastify";
-import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { createPrincipalCache } from "./admission/principal-cache.js";
 import { registerAdmission } from "./admission/step.js";
@@ -36,6 +35,7 @@ import { BODY_LIMIT_BYTES, NO_FASTIFY_VALIDATION, registerValidation } from "./p
 import { InterviewHub } from "./realtime/hub.js";
 import { selectProtocol } from "./realtime/protocol.js";
 import { createSocketSlots } from "./realtime/socket-slots.js";
+import type { RedisClient } from "./redis.js";
 import type { RouteDeps } from "./routes/deps.js";
 import { registerRoutes } from "./routes/index.js";
 import type { Upstreams } from "./upstream.js";
@@ -43,7 +43,7 @@ import type { Upstreams } from "./upstream.js";
 export type GatewayDeps = {
   config: Config;
   logger: Logger;
-  redis: Redis;
+  redis: RedisClient;
   upstreams: Upstreams;
   /**
    * NATS, once connected: realtime frames of the interviews whose sockets this gateway holds
@@ -164,8 +164,26 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
       refused: measured.rateLimited,
       onError: (error) => deps.logger.warn({ err: error }, "realtime socket slots not updated"),
     }),
+    eventStreams: createSocketSlots(deps.redis, {
+      prefix: `${deps.config.REDIS_KEY_PREFIX}event-streams:`,
+      perSession: deps.config.EVENT_STREAMS_PER_CREDENTIAL,
+      perAddress: deps.config.EVENT_STREAMS_PER_ADDRESS,
+      refused: measured.rateLimited,
+      onError: (error) => deps.logger.warn({ err: error }, "event stream slots not updated"),
+      refusals: {
+        perSession: {
+          reason: "event_streams_per_credential",
+          message: "This credential has as many event streams open as it may.",
+        },
+        perAddress: {
+          reason: "event_streams_per_address",
+          message: "This address has as many event streams open as it may.",
+        },
+      },
+    }),
   };
   app.addHook("onClose", async () => routeDeps.sockets.close());
+  app.addHook("onClose", async () => routeDeps.eventStreams.close());
   measured.observeSockets(() => routeDeps.hub.openSockets());
   app.addHook("onClose", async () => routeDeps.hub.close());
   void deps.nats?.then((nc) => routeDeps.hub.attach(nc));

@@ -10,13 +10,12 @@ import {
   requireJwtSecret,
 } from "@evalp/kit";
 import type { FastifyInstance } from "fastify";
-import type { Redis } from "ioredis";
 import { buildApp } from "./app.js";
-import { createRedis } from "./redis.js";
+import { createRedis, type RedisClient } from "./redis.js";
 import { createUpstreams } from "./upstream.js";
 
 /** The gateway's process, with its app and its Redis client (tests read both). */
-export type GatewayProcess = Process & { app: FastifyInstance; redis: Redis };
+export type GatewayProcess = Process & { app: FastifyInstance; redis: RedisClient };
 
 /**
  * The gateway process: the public API in front of the services, its Redis (rate limits,

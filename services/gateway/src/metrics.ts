@@ -11,6 +11,8 @@ export type RateLimitName =
   | "password_hash"
   | "sockets_per_session"
   | "sockets_per_address"
+  | "event_streams_per_credential"
+  | "event_streams_per_address"
   | "invitations";
 
 /** What the gateway's plugins report, apart from the requests themselves (`registerOps`). */

@@ -1,31 +1,115 @@
 import type { Socket } from "node:net";
-import { Redis } from "ioredis";
+import { parseRedisUrl } from "@evalp/kit";
+import { Cluster, Redis, type RedisOptions } from "ioredis";
+
+/** The gateway's Redis: one server or a Sentinel set's primary (`Redis`), or a Cluster. */
+export type RedisClient = Redis | Cluster;
+
+/** Reconnect attempts every 50 ms more, at most 2 s apart, without jitter (see createRedis). */
+const reconnectDelay = (attempt: number) => Math.min(attempt * 50, 2_000);
+
+/**
+ * After a failover the old primary, if it comes back, is a replica: a write sent to it answers
+ * READONLY. The connection is then made anew, to whatever the sentinels (or the URL) name now.
+ */
+const reconnectOnError = (error: Error) => error.message.startsWith("READONLY");
+
+/** Fail fast, per connection: see createRedis. */
+const FAIL_FAST: RedisOptions = {
+  enableOfflineQueue: false,
+  maxRetriesPerRequest: 1,
+  commandTimeout: 1_000,
+  connectTimeout: 2_000,
+  reconnectOnError,
+};
 
 /**
  * A Redis client that fails fast when Redis is down, so that a request needing Redis answers
  * 503 promptly instead of waiting: while the connection is down (Redis stopped, restarting,
- * unreachable) commands are refused at once rather than queued until the next reconnection
- * attempt, which took up to 1.5 s per command (and the rate limit and idempotency each issue
- * one); a command sent on a connection that stops answering gives up after 1 s. The client
- * keeps reconnecting in the background and serves again as soon as Redis answers. Commands
- * issued in the same turn of the event loop (the rate limit and idempotency of concurrent
- * requests) go out in one write (`writeByTurn`).
+ * unreachable, failing over) commands are refused at once rather than queued until the next
+ * reconnection attempt, which took up to 1.5 s per command (and the rate limit and idempotency
+ * each issue one); a command sent on a connection that stops answering gives up after 1 s. The
+ * client keeps reconnecting in the background and serves again as soon as Redis answers.
+ * Commands issued in the same turn of the event loop (the rate limit and idempotency of concurrent
+ * requests) go out in one write per connection (`writeByTurn`).
+ *
+ * `url` (kit's parseRedisUrl) names one server, a Sentinel set (the primary it names, followed
+ * through failovers: ioredis asks the sentinels again on every reconnection and watches their
+ * `+switch-master`) or a Cluster (each node's connection batches its own writes).
  */
-export function createRedis(url: string): Redis {
-  const redis = new Redis(url, {
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
-    commandTimeout: 1_000,
-    connectTimeout: 2_000,
-    lazyConnect: false,
-    // Reconnect attempts every 50 ms more, at most 2 s apart, without jitter: ioredis 6 backs off
-    // exponentially to 5 s, which kept a gateway refusing for up to 5 s after Redis was back.
-    retryStrategy: (attempt) => Math.min(attempt * 50, 2_000),
-  });
-  writeByTurn(redis);
+export function createRedis(url: string): RedisClient {
+  const target = parseRedisUrl(url);
+  // ioredis 6 backs off exponentially to 5 s, which kept a gateway refusing for up to 5 s after
+  // Redis was back.
+  const connection: RedisOptions = { ...FAIL_FAST, lazyConnect: false, retryStrategy: reconnectDelay };
+  let client: RedisClient;
+  if (target.kind === "cluster") {
+    const { nodes, username, password, tls } = target;
+    const cluster = new Cluster(nodes, {
+      enableOfflineQueue: false,
+      lazyConnect: false,
+      // Writes go to the primaries only: a replica's copy may lag behind (idempotency records).
+      scaleReads: "master",
+      clusterRetryStrategy: reconnectDelay,
+      // While a primary fails over, a command for its slots is tried again every 100 ms for at
+      // most 1 s (maxRedirections × delay), then refused: the request answers 503, the client retries.
+      retryDelayOnFailover: 100,
+      retryDelayOnClusterDown: 100,
+      retryDelayOnTryAgain: 100,
+      maxRedirections: 10,
+      slotsRefreshTimeout: 1_000,
+      redisOptions: {
+        ...FAIL_FAST,
+        ...(username ? { username } : {}),
+        ...(password !== undefined ? { password } : {}),
+        ...(tls ? { tls: {} } : {}),
+      },
+    });
+    // Each node's connection holds its writes by turn, as the one connection does elsewhere.
+    cluster.on("+node", (node: Redis) => writeByTurn(node));
+    client = cluster;
+  } else if (target.kind === "sentinel") {
+    const { sentinels, name, db, username, password, tls } = target;
+    const redis = new Redis({
+      ...connection,
+      sentinels,
+      name,
+      db,
+      ...(username ? { username, sentinelUsername: username } : {}),
+      ...(password !== undefined ? { password, sentinelPassword: password } : {}),
+      ...(tls ? { tls: {}, enableTLSForSentinelMode: true, sentinelTLS: {} } : {}),
+      sentinelRetryStrategy: reconnectDelay,
+      // No command timeout towards the sentinels: the failover detector's SUBSCRIBE, answered late
+      // by a busy sentinel, would time out on a connection ioredis gives no error listener.
+      // Told by the sentinels of a new primary, the client reconnects at once rather than when
+      // its connection to the old one fails.
+      failoverDetector: true,
+    });
+    writeByTurn(redis);
+    client = redis;
+  } else {
+    const redis = new Redis(target.url, connection);
+    writeByTurn(redis);
+    client = redis;
+  }
   // Connection errors surface on the commands that need Redis; the event itself is not fatal.
-  redis.on("error", () => {});
-  return redis;
+  client.on("error", () => {});
+  return client;
+}
+
+/**
+ * A second connection for subscribing (a subscribed connection takes no other command), with the
+ * settings of `redis` but no command timeout: a SUBSCRIBE answered late must still take effect.
+ * On a Cluster, messages published on any node reach a subscriber of any node.
+ */
+export function subscriberOf(redis: RedisClient): RedisClient {
+  if (redis instanceof Cluster) {
+    return redis.duplicate(undefined, {
+      lazyConnect: true,
+      redisOptions: { ...redis.options.redisOptions, commandTimeout: undefined },
+    });
+  }
+  return redis.duplicate({ lazyConnect: true, commandTimeout: undefined });
 }
 
 /**
@@ -34,8 +118,9 @@ export function createRedis(url: string): Redis {
  * write: a write per command was a large share of a replay's cost under load. ioredis's own
  * auto-pipelining batched the same way but built a pipeline, a promise and a callback per batch,
  * which cost a lone request (the common case below saturation) more than the write it saved.
+ * A connection remade (a reconnection, a failover) is corked anew: the socket is read per command.
  */
-function writeByTurn(redis: Redis): void {
+export function writeByTurn(redis: Redis): void {
   const send = redis.sendCommand.bind(redis);
   let corked: Socket | null = null;
   const uncork = () => {

@@ -4,12 +4,17 @@ import {
   createSubjectErasureConsumer,
   type DurableConsumer,
   eventsRoute,
+  planeClients,
   requireJwtSecret,
   type ServiceProcess,
   serviceBase,
+  serviceCaller,
 } from "@evalp/kit";
+import { OrganizationService } from "@evalp/proto/control/v1/organization";
+import { QuotaService } from "@evalp/proto/control/v1/quota";
+import { SubjectService } from "@evalp/proto/control/v1/subject";
+import { BundleService } from "@evalp/proto/platform/v1/bundle";
 import { createAgentSweeper } from "./agent/connections.js";
-import { createControlClients, createPlatformClients } from "./clients.js";
 import { interviewRetention } from "./db/retention.js";
 import { createRealtime } from "./realtime.js";
 import { createScorer } from "./scoring/scorer.js";
@@ -29,12 +34,18 @@ export const createInterview: ComposeProcess<ServiceProcess> = async (config, lo
   const { pool, shutdown } = base;
   base.retain(interviewRetention(config));
   const realtime = createRealtime({ subjectPrefix: config.REALTIME_SUBJECT_PREFIX, logger });
+  const caller = serviceCaller(config, "interview", base.registry);
+  const ofControl = planeClients("control", config, caller);
   const deps = {
     pool,
     logger,
     config,
-    control: createControlClients(config, base.registry),
-    platform: createPlatformClients(config, base.registry),
+    control: {
+      organizations: ofControl(OrganizationService),
+      subjects: ofControl(SubjectService),
+      quotas: ofControl(QuotaService),
+    },
+    platform: { bundles: planeClients("platform", config, caller)(BundleService) },
     realtime,
   };
   const sweeper = createAgentSweeper(deps, realtime.changed);

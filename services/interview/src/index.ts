@@ -1,5 +1,4 @@
 export { AGENT_LEASE_MS, createAgentSweeper } from "./agent/connections.js";
-export { createControlClients, createPlatformClients } from "./clients.js";
 export { createInterview } from "./compose.js";
 export { interviewRetention } from "./db/retention.js";
 export type { Deps as InterviewDeps } from "./deps.js";

@@ -4,11 +4,15 @@ import {
   createSubjectErasureConsumer,
   type DurableConsumer,
   eventsRoute,
+  planeClients,
   type ServiceProcess,
   serviceBase,
+  serviceCaller,
   withTransaction,
 } from "@evalp/kit";
-import { createControlClients, createDeliveryClient } from "./control-clients.js";
+import { OrganizationService } from "@evalp/proto/control/v1/organization";
+import { SubjectService } from "@evalp/proto/control/v1/subject";
+import { WebhookDeliveryService } from "@evalp/proto/webhooks/v1/delivery";
 import { platformRetention } from "./db/retention.js";
 import { eraseSubjectAnswers } from "./db/subject-data.js";
 import { platformService, SCHEMA } from "./server.js";
@@ -30,13 +34,15 @@ export const createPlatform: ComposeProcess<ServiceProcess> = async (config, log
   shutdown.register("outbox relay", () => publisher.stop());
   let erasures: DurableConsumer | null = null;
   shutdown.register("erasure consumer", async () => erasures?.stop());
-  const control = createControlClients(config, base.registry);
+  const caller = serviceCaller(config, "platform", base.registry);
+  const ofControl = planeClients("control", config, caller);
+  const control = { organizations: ofControl(OrganizationService), subjects: ofControl(SubjectService) };
   const service = platformService({
     pool,
     logger,
     config,
     control,
-    deliveries: createDeliveryClient(config, base.registry),
+    deliveries: planeClients("webhooks", config, caller)(WebhookDeliveryService),
   });
   // Events and audit records wait in the outbox until NATS answers.
   return base.serve(service, {

@@ -1,8 +1,8 @@
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
+import { forwardedCall } from "@evalp/kit";
 import { PageRequestSchema } from "@evalp/proto/common/v1/page";
 import type { AppRef } from "@evalp/proto/platform/v1/template";
-import { forwardedCall } from "./app-scope.js";
 import type { Deps } from "./deps.js";
 
 /** Every environment id of an app, from the control plane (events of app-level changes go to each). */

@@ -4,7 +4,7 @@ import { BundleService } from "@evalp/proto/platform/v1/bundle";
 import { ContinuousService } from "@evalp/proto/platform/v1/continuous";
 import { SubjectExportService } from "@evalp/proto/platform/v1/subject_export";
 import { TemplateService } from "@evalp/proto/platform/v1/template";
-import { createAppScope } from "./app-scope.js";
+import { createAppCheck } from "./app-check.js";
 import type { Deps } from "./deps.js";
 import { addDefinition } from "./rpc/add-definition.js";
 import { changeBundleStatus } from "./rpc/change-bundle-status.js";
@@ -33,7 +33,7 @@ export const CALLERS = callerTable({
 
 /** Every platform-plane RPC, one file each under `rpc/`. */
 export function routes(deps: Deps) {
-  const requireApp = createAppScope(deps);
+  const requireApp = createAppCheck(deps);
   return (router: ConnectRouter) => {
     router.service(TemplateService, {
       createTemplate: createTemplate(deps, requireApp),

@@ -1,15 +1,20 @@
 import {
   type ComposeProcess,
   connectNats,
-  directDatabaseUrl,
+  eventsRoute,
   type NatsConnection,
   pingNats,
+  planeClients,
   type ServiceProcess,
   serviceBase,
+  serviceCaller,
 } from "@evalp/kit";
-import { createControlClients } from "./control-clients.js";
+import { OrganizationService } from "@evalp/proto/control/v1/organization";
+import { QuotaService } from "@evalp/proto/control/v1/quota";
+import { SubjectService } from "@evalp/proto/control/v1/subject";
 import { webhooksRetention } from "./db/retention.js";
-import { createEnvironmentScope } from "./environment-scope.js";
+import { createEnvironmentIdCheck } from "./environment-id-check.js";
+import { createLiveEvents } from "./live-events.js";
 import { createSecretSealer, resealSecrets } from "./sealed-secrets.js";
 import { SCHEMA, webhooksService } from "./server.js";
 import { createWebhookWorkers } from "./workers.js";
@@ -25,13 +30,17 @@ export const createWebhooks: ComposeProcess<ServiceProcess> = async (config, log
   // Endpoint secrets are sealed under WEBHOOK_SECRETS_KEYS (required in production).
   const sealer = createSecretSealer(config);
   base.retain(webhooksRetention(config, sealer));
-  const control = createControlClients(config, base.registry);
+  const ofControl = planeClients("control", config, serviceCaller(config, "webhooks", base.registry));
+  const control = {
+    organizations: ofControl(OrganizationService),
+    quotas: ofControl(QuotaService),
+    subjects: ofControl(SubjectService),
+  };
   const workers = createWebhookWorkers({
     pool,
     sealer,
     logger,
     config,
-    databaseUrl: directDatabaseUrl(config),
     metrics: base.registry,
     reportErasure: async (order) => {
       await control.subjects.completeSubjectErasure({
@@ -42,6 +51,7 @@ export const createWebhooks: ComposeProcess<ServiceProcess> = async (config, log
     },
   });
   let nats: NatsConnection | null = null;
+  const live = createLiveEvents({ nats: () => nats, route: eventsRoute(config), logger });
   // At shutdown (last registered first): the servers stop taking calls, then the workers stop
   // (attempts in flight get half the grace) and NATS drains, then the pool ends.
   shutdown.register("workers", async () => {
@@ -55,8 +65,9 @@ export const createWebhooks: ComposeProcess<ServiceProcess> = async (config, log
       config,
       control,
       sealer,
-      requireEnvironment: createEnvironmentScope(control),
+      requireEnvironmentId: createEnvironmentIdCheck(control),
       wake: workers.wake,
+      live,
     },
     [
       {
@@ -72,6 +83,8 @@ export const createWebhooks: ComposeProcess<ServiceProcess> = async (config, log
   );
   return base.serve(service, {
     listening() {
+      // Registered after the servers, so run before them: their close waits for open streams.
+      shutdown.register("listeners", async () => live.close());
       workers.start();
       // Rows stored in plain (before secrets were sealed) or under a key rotated out of first
       // place are sealed under the current key; retention repeats it at each round.

@@ -3,7 +3,8 @@ import type { Config, Logger, Pool } from "@evalp/kit";
 import type { OrganizationService } from "@evalp/proto/control/v1/organization";
 import type { QuotaService } from "@evalp/proto/control/v1/quota";
 import type { SubjectService } from "@evalp/proto/control/v1/subject";
-import type { RequireEnvironment } from "./environment-scope.js";
+import type { RequireEnvironmentId } from "./environment-id-check.js";
+import type { LiveEvents } from "./live-events.js";
 import type { SecretSealer } from "./sealed-secrets.js";
 import type { Resolver } from "./ssrf.js";
 
@@ -23,7 +24,9 @@ export type Deps = {
   control: ControlClients;
   /** Seals endpoint secrets for storage (WEBHOOK_SECRETS_KEYS). */
   sealer: SecretSealer;
-  requireEnvironment: RequireEnvironment;
+  requireEnvironmentId: RequireEnvironmentId;
+  /** The environment's events as they are published, for listeners (`evalp listen`). */
+  live: LiveEvents;
   /** Tells this process's delivery worker that a delivery is due now (test, replay, recover). */
   wake: () => void;
   /** How target host names are resolved for the private-address check (tests replace it). */

@@ -1,8 +1,7 @@
 export { createWebhooks } from "./compose.js";
-export { createControlClients } from "./control-clients.js";
 export { webhooksRetention } from "./db/retention.js";
 export type { Deps as WebhooksDeps } from "./deps.js";
-export { createEnvironmentScope } from "./environment-scope.js";
+export { createEnvironmentIdCheck } from "./environment-id-check.js";
 export { createSecretSealer, resealSecrets, type SecretSealer } from "./sealed-secrets.js";
 export { migrations, SCHEMA, webhooksService } from "./server.js";
 export { createWebhookWorkers, type WebhookWorkers } from "./workers.js";

@@ -3,6 +3,7 @@ import { callerTable } from "@evalp/kit";
 import { UsageService } from "@evalp/proto/common/v1/usage";
 import { WebhookDeliveryService } from "@evalp/proto/webhooks/v1/delivery";
 import { WebhookEndpointService } from "@evalp/proto/webhooks/v1/endpoint";
+import { LiveEventService } from "@evalp/proto/webhooks/v1/live_events";
 import { SubjectExportService } from "@evalp/proto/webhooks/v1/subject_export";
 import type { Deps } from "./deps.js";
 import { countUsage } from "./rpc/count-usage.js";
@@ -16,15 +17,18 @@ import { listEndpoints } from "./rpc/list-endpoints.js";
 import { recoverEndpoint } from "./rpc/recover-endpoint.js";
 import { replayDelivery } from "./rpc/replay-delivery.js";
 import { rotateSecret } from "./rpc/rotate-secret.js";
+import { streamEvents } from "./rpc/stream-events.js";
 import { testEndpoint } from "./rpc/test-endpoint.js";
+import { triggerEvent } from "./rpc/trigger-event.js";
 import { updateEndpoint } from "./rpc/update-endpoint.js";
 
 /**
- * Who may call webhooks' RPCs: the gateway every public one; control the usage it reports; the
- * platform plane a delivery's outcome (continuous evaluation).
+ * Who may call webhooks' RPCs: the gateway every public one (live events included: it relays them
+ * to listeners); control the usage it reports; the platform plane a delivery's outcome
+ * (continuous evaluation).
  */
 export const CALLERS = callerTable({
-  gateway: [WebhookEndpointService, WebhookDeliveryService, SubjectExportService],
+  gateway: [WebhookEndpointService, WebhookDeliveryService, SubjectExportService, LiveEventService],
   control: [UsageService.method.countUsage],
   platform: [WebhookDeliveryService.method.getDelivery],
 });
@@ -49,5 +53,6 @@ export function routes(deps: Deps) {
     });
     router.service(UsageService, { countUsage: countUsage(deps) });
     router.service(SubjectExportService, { exportSubject: exportSubject(deps) });
+    router.service(LiveEventService, { streamEvents: streamEvents(deps), triggerEvent: triggerEvent(deps) });
   };
 }

@@ -70,8 +70,6 @@ export function createWebhookWorkers(options: {
   config: WorkerConfig;
   /** What opens the endpoints' secrets to sign; default: from WEBHOOK_SECRETS_KEYS. */
   sealer?: SecretSealer;
-  /** Where the relay LISTENs for committed outbox rows; without it, it polls. */
-  databaseUrl?: string;
   resolver?: Resolver;
   /** Where the workers measure: attempts, dead letters, the outbox, the consumer's backlog. */
   metrics?: Registry;
@@ -113,7 +111,6 @@ export function createWebhookWorkers(options: {
         nc,
         routes: [eventsRoute(config), webhooksRoute(config), auditRoute(config)],
         logger: options.logger,
-        databaseUrl: options.databaseUrl,
         ...(options.metrics && { metrics: options.metrics }),
         onPublished: measured.published,
       });

@@ -102,3 +102,14 @@ export function onStack(stackUrl: string, link: string): string {
   const url = new URL(link);
   return `${stackUrl}${url.pathname}${url.search}${url.hash}`;
 }
+
+/**
+ * Polls as `expect.poll` does, for up to 10 s rather than its second: what a page shows after a
+ * few calls in a row takes longer than that on a loaded machine.
+ */
+export function poll<T>(
+  read: () => T | Promise<T>,
+  options: { timeout?: number } = {},
+): ReturnType<typeof expect.poll<T>> {
+  return expect.poll(read, { timeout: 10_000, ...options });
+}

@@ -68,6 +68,10 @@ export type ProcessOptions = {
   databaseUrl?: string;
   /** How many of every process (default 1). */
   replicas?: number;
+  /** How long the processes may take to say they are ready at start (default 20 s). */
+  startTimeoutMs?: number;
+  /** The checkout whose built processes run (default this one): another release's, to run it against this schema. */
+  root?: string;
 };
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -148,7 +152,7 @@ export async function startProcesses(options: ProcessOptions = {}): Promise<Plat
         ? { PORT: String(port.rpc), OPS_PORT: String(port.ops) }
         : { SERVICE_PORT: String(port.rpc), OPS_PORT: String(port.ops) };
     const child = spawn(process.execPath, [`services/${name}/dist/main.js`], {
-      cwd: ROOT,
+      cwd: options.root ?? ROOT,
       env: { ...env, ...identities.env(name), ...portEnv, ...authorization.credentials(name) },
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -197,9 +201,11 @@ export async function startProcesses(options: ProcessOptions = {}): Promise<Plat
     // Every process up (a gateway's readiness alone would not see a replica of a service that
     // died at start), then every gateway seeing all it needs.
     await Promise.all(
-      every.map(({ name, replica }) => waitForStatus(`${opsUrl(name, replica)}/readyz`, 200, 20_000)),
+      every.map(({ name, replica }) =>
+        waitForStatus(`${opsUrl(name, replica)}/readyz`, 200, options.startTimeoutMs ?? 20_000),
+      ),
     );
-    await ready();
+    await ready(options.startTimeoutMs);
   } catch (error) {
     for (const child of children.values()) child.kill("SIGKILL");
     await database?.drop();

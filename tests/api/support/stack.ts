@@ -3,7 +3,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { migrations as controlMigrations, createControl } from "@evalp/control";
-import { createGateway, type GatewayProcess } from "@evalp/gateway";
+import { createGateway, type GatewayProcess, type RedisClient } from "@evalp/gateway";
 import { createInterview, migrations as interviewMigrations } from "@evalp/interview";
 import {
   type ComposeProcess,
@@ -31,9 +31,9 @@ import {
 } from "@evalp/testing";
 import { createWebhooks, migrations as webhooksMigrations } from "@evalp/webhooks";
 import { connect } from "@nats-io/transport-node";
-import type { Redis } from "ioredis";
 import { afterAll, beforeAll } from "vitest";
 import { type ApiClient, apiClient } from "./client.js";
+import { deleteKeys } from "./redis.js";
 
 export const MIGRATIONS = [controlMigrations, platformMigrations, interviewMigrations, webhooksMigrations];
 
@@ -63,7 +63,7 @@ export type Stack = {
   db: Pool;
   /** The pool of any service's schema, for the same. */
   pool(schema: "control" | "platform" | "interview" | "webhooks"): Pool;
-  redis: Redis;
+  redis: RedisClient;
   /**
    * The test's own connection to the stack's NATS server (a user without limits); its streams
    * are named in `config`.
@@ -217,8 +217,7 @@ export async function startStack(
       await services[name].stopServing();
     },
     async close() {
-      const keys = await redis.keys(`${config.REDIS_KEY_PREFIX}*`);
-      if (keys.length > 0) await redis.del(...keys);
+      await deleteKeys(redis, `${config.REDIS_KEY_PREFIX}*`);
       for (const gateway of gateways) await gateway.process.shutdown.shutdown("test over");
       for (const service of Object.values(services)) await service.shutdown.shutdown("test over");
       for (const nc of [...connections, nats]) await nc.close();

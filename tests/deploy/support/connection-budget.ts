@@ -4,8 +4,8 @@
  *
  * - server side, against the Cluster's `max_connections`: the Pooler's server connections
  *   (instances × users × (default_pool_size + reserve_pool_size): PgBouncer keeps a pool per
- *   database and user, and each plane connects as its own role), one direct connection per replica of
- *   each service (its outbox relay's LISTEN), the migration Job's (the advisory lock's session
+ *   database and user, and each plane connects as its own role), the direct connections of each
+ *   replica of each service (none today), the migration Job's (the advisory lock's session
  *   and the runner's), and what is reserved for superusers, the operator and its exporter;
  * - client side, against each PgBouncer's `max_client_conn`: every replica's pool
  *   (DATABASE_POOL_SIZE), all on one PgBouncer instance at worst (the Service does not balance

@@ -16,6 +16,9 @@ export type Sample = {
 
 /** A write the platform acknowledged (2xx): it must be readable afterwards. */
 export type AcknowledgedWrite = {
+  /** The Idempotency-Key it was sent with, and its body: sending both again must replay it. */
+  key: string;
+  body: unknown;
   externalId: string;
   subjectId: string;
   batchId: string;
@@ -46,6 +49,8 @@ export type LoadOptions = {
   boundMs: number;
   /** Each client's pause between requests. */
   pauseMs?: number;
+  /** Headers of each request, asked anew for each (an `X-Forwarded-For` per request). */
+  headers?: () => Record<string, string>;
 };
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -69,7 +74,7 @@ export function startLoad(options: LoadOptions): Load {
     path: string,
     init: { method: string; body?: unknown; idempotencyKey?: string },
   ): Promise<Sample> {
-    const headers: Record<string, string> = { "x-api-key": options.apiKey };
+    const headers: Record<string, string> = { ...options.headers?.(), "x-api-key": options.apiKey };
     if (init.body !== undefined) headers["content-type"] = "application/json";
     if (init.idempotencyKey) headers["idempotency-key"] = init.idempotencyKey;
     const startedAt = Date.now();
@@ -125,11 +130,14 @@ export function startLoad(options: LoadOptions): Load {
         });
         // After a 503 the write stays pending: the next write slot sends it again, same key and body.
         if (sample.status !== 503) {
+          const sent = pending;
           pending = null;
           const answer = sample.body as { batch_id?: string; receipts?: { subject_id: string }[] } | null;
           const subjectId = answer?.receipts?.[0]?.subject_id;
           if (sample.status >= 200 && sample.status < 300 && subjectId && answer?.batch_id) {
             writes.push({
+              key: sent.key,
+              body: sent.body,
               externalId,
               subjectId,
               batchId: answer.batch_id,

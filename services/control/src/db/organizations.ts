@@ -1,4 +1,4 @@
-import { newId, pageClause, type Queryable } from "@evalp/kit";
+import { newId, pageClause, preparedStatement, type Queryable } from "@evalp/kit";
 import type { PageRequest } from "@evalp/proto/common/v1/page";
 import { sha256 } from "../credentials.js";
 import {
@@ -27,26 +27,32 @@ export async function findOrganization(
   return found.rows[0];
 }
 
+/** Prepared: `GET APP`, the hottest read. */
+const FIND_APP = preparedStatement(
+  "control.find_app",
+  `SELECT ${APP_COLUMNS} FROM apps WHERE id = $1 AND organization_id = $2`,
+);
+
 export async function findApp(
   db: Queryable,
   organizationId: string,
   appId: string,
 ): Promise<AppRow | undefined> {
-  const found = await db.query<AppRow>(
-    `SELECT ${APP_COLUMNS} FROM apps WHERE id = $1 AND organization_id = $2`,
-    [appId, organizationId],
-  );
+  const found = await db.query<AppRow>(FIND_APP([appId, organizationId]));
   return found.rows[0];
 }
+
+/** Prepared: every request on an environment's path resolves it. */
+const FIND_ENVIRONMENT = preparedStatement(
+  "control.find_environment",
+  `SELECT ${ENVIRONMENT_COLUMNS} FROM environments WHERE id = $1`,
+);
 
 export async function findEnvironment(
   db: Queryable,
   environmentId: string | undefined,
 ): Promise<EnvironmentRow | undefined> {
-  const found = await db.query<EnvironmentRow>(
-    `SELECT ${ENVIRONMENT_COLUMNS} FROM environments WHERE id = $1`,
-    [environmentId],
-  );
+  const found = await db.query<EnvironmentRow>(FIND_ENVIRONMENT([environmentId]));
   return found.rows[0];
 }
 

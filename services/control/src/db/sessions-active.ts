@@ -19,3 +19,20 @@ export async function activeOrganization(db: Queryable, accessToken: string): Pr
   if (!row) throw notFound("session");
   return row.organization_id;
 }
+
+/** The organizations the session's user is an active member of, in the order they joined them. */
+export async function sessionOrganizations(
+  db: Queryable,
+  accessToken: string,
+): Promise<{ organization_id: string; name: string; role: string }[]> {
+  const found = await db.query<{ organization_id: string; name: string; role: string }>(
+    `SELECT o.id AS organization_id, o.name, m.role
+     FROM sessions s
+     JOIN memberships m ON m.user_id = s.user_id AND m.status = 'active'
+     JOIN organizations o ON o.id = m.organization_id
+     WHERE s.token_hash = $1 AND s.revoked_at IS NULL
+     ORDER BY m.created_at, m.id`,
+    [sha256(accessToken)],
+  );
+  return found.rows;
+}

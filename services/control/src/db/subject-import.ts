@@ -2,10 +2,11 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import {
   type AuditRecord,
   isUuid,
+  noteOutboxRow,
   notFound,
-  OUTBOX_CHANNEL,
   OUTBOX_COLUMNS,
   type OutboxValues,
+  preparedStatement,
   type Queryable,
 } from "@evalp/kit";
 import { AUDIT_COLUMNS, auditValues } from "./audit.js";
@@ -35,6 +36,18 @@ export type ImportWrite = {
   event: OutboxValues;
 };
 
+/** Prepared: every import runs it (kit's preparedStatement). */
+const READ_IMPORT_STATE = preparedStatement(
+  "control.read_import_state",
+  `SELECT q.active_subjects AS limit, COALESCE(c.subjects, 0) AS subjects,
+          COALESCE((SELECT json_object_agg(external_id, id) FROM subjects
+                    WHERE environment_id = $1 AND external_id = ANY($4) AND erased_at IS NULL), '{}') AS known
+   FROM environments e JOIN apps a ON a.id = e.app_id
+   JOIN quotas q ON q.environment_id = e.id
+   LEFT JOIN subject_counts c ON c.environment_id = e.id
+   WHERE e.id = $1 AND a.id = $2 AND a.organization_id = $3`,
+);
+
 /**
  * The scope check (organization → app → environment, 404 otherwise) and the import's state, in
  * one statement.
@@ -48,14 +61,7 @@ export async function readImportState(
     throw notFound("environment");
   }
   const found = await db.query<{ limit: number; subjects: string; known: Record<string, string> }>(
-    `SELECT q.active_subjects AS limit, COALESCE(c.subjects, 0) AS subjects,
-            COALESCE((SELECT json_object_agg(external_id, id) FROM subjects
-                      WHERE environment_id = $1 AND external_id = ANY($4) AND erased_at IS NULL), '{}') AS known
-     FROM environments e JOIN apps a ON a.id = e.app_id
-     JOIN quotas q ON q.environment_id = e.id
-     LEFT JOIN subject_counts c ON c.environment_id = e.id
-     WHERE e.id = $1 AND a.id = $2 AND a.organization_id = $3`,
-    [ref.environmentId, ref.appId, ref.organizationId, externalIds],
+    READ_IMPORT_STATE([ref.environmentId, ref.appId, ref.organizationId, externalIds]),
   );
   const row = found.rows[0];
   if (!row) throw notFound("environment");
@@ -69,19 +75,14 @@ const COUNTER = `INSERT INTO subject_counts (environment_id, subjects) VALUES ($
 
 /** Takes the environment's count lock for the rest of the transaction. */
 export async function lockSubjectCount(db: Queryable, environmentId: string): Promise<void> {
-  await db.query(COUNTER, [environmentId]);
+  await db.query(LOCK_SUBJECT_COUNT([environmentId]));
 }
+const LOCK_SUBJECT_COUNT = preparedStatement("control.lock_subject_count", COUNTER);
 
-/**
- * Writes an import in one statement, if the count, locked, still admits its plan: unchanged since
- * the plan was made, or (when the plan refused nothing) with room for every insert. False when it
- * wrote nothing. A subject created meanwhile with one of the inserts' external ids fails the
- * statement (unique violation), which writes nothing either.
- */
-export async function writeImport(db: Queryable, write: ImportWrite): Promise<boolean> {
-  const { planned, updates, inserts } = write;
-  const written = await db.query<{ admitted: boolean }>(
-    `WITH counter AS (${COUNTER}),
+/** Prepared: every import runs it. */
+const WRITE_IMPORT = preparedStatement(
+  "control.write_import",
+  `WITH counter AS (${COUNTER}),
      admitted AS (
        SELECT 1 FROM counter
        WHERE subjects = $2 OR ($3 = 0 AND subjects + cardinality($8::uuid[]) <= $4)
@@ -110,11 +111,20 @@ export async function writeImport(db: Queryable, write: ImportWrite): Promise<bo
        SELECT $24::uuid, $25::text, $26::text, $27::uuid, $28::jsonb,
               COALESCE($29::timestamptz, date_trunc('milliseconds', clock_timestamp())), $30::jsonb
        WHERE EXISTS (SELECT 1 FROM admitted)
-       RETURNING 1
      )
-     SELECT EXISTS (SELECT 1 FROM admitted) AS admitted,
-            (SELECT count(pg_notify($31, current_schema())) FROM announced) AS announced`,
-    [
+     SELECT EXISTS (SELECT 1 FROM admitted) AS admitted`,
+);
+
+/**
+ * Writes an import in one statement, if the count, locked, still admits its plan: unchanged since
+ * the plan was made, or (when the plan refused nothing) with room for every insert. False when it
+ * wrote nothing. A subject created meanwhile with one of the inserts' external ids fails the
+ * statement (unique violation), which writes nothing either.
+ */
+export async function writeImport(db: Queryable, write: ImportWrite): Promise<boolean> {
+  const { planned, updates, inserts } = write;
+  const written = await db.query<{ admitted: boolean }>(
+    WRITE_IMPORT([
       write.environmentId,
       planned.subjects,
       planned.refused,
@@ -128,8 +138,10 @@ export async function writeImport(db: Queryable, write: ImportWrite): Promise<bo
       inserts.map((i) => JSON.stringify(i.profile)),
       ...auditValues(write.audit),
       ...write.event,
-      OUTBOX_CHANNEL,
-    ],
+    ]),
   );
-  return written.rows[0]?.admitted === true;
+  const admitted = written.rows[0]?.admitted === true;
+  // Published by the process's relay once the import's transaction commits.
+  if (admitted) noteOutboxRow(db, write.event);
+  return admitted;
 }

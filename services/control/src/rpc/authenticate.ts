@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { AppError, isScope, LEGACY_SCOPES, type Queryable, ROLE_SCOPES } from "@evalp/kit";
+import { AppError, isScope, type Queryable, ROLE_SCOPES } from "@evalp/kit";
 import {
   type AuthenticateRequest,
   type AuthenticateResponse,
@@ -14,7 +14,7 @@ import { ACCESS_TOKEN_PREFIX, API_KEY_PATTERN, API_KEY_PREFIX, sha256 } from "..
 import { environmentOwners, findApiKeyBySecret } from "../db/organizations.js";
 import { activeMemberships, findSession } from "../db/users.js";
 import type { Deps } from "../deps.js";
-import { parseLegacyKeys } from "../legacy-keys.js";
+import { LEGACY_SCOPES, parseLegacyKeys } from "../legacy-keys.js";
 
 const unauthenticated = () => new AppError("unauthenticated", "Missing or unknown credentials.");
 

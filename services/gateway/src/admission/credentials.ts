@@ -42,7 +42,8 @@ export function presentedCredential(request: FastifyRequest): string | null {
   return request.cookies[SESSION_COOKIE] ?? null;
 }
 
-function toPrincipal(wire: WirePrincipal): Principal {
+/** The gateway's principal of control's answer to `authenticate`. */
+export function toPrincipal(wire: WirePrincipal): Principal {
   const kind = KINDS[wire.kind];
   if (!kind) throw new Error("upstream returned a principal of no kind");
   const isKey = kind !== "session";

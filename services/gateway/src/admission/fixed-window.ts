@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../redis.js";
 
 /** One fixed window's count and how long the window has left (ms). */
 export type Window = { count: number; resetMs: number };
@@ -24,10 +24,10 @@ local count, ttl = hit(KEYS[1], tonumber(ARGV[1]))
 return {count, ttl}
 `;
 
-type WindowRedis = Redis & { fixedWindowHit(...args: Array<string | number>): Promise<number[]> };
+type WindowRedis = RedisClient & { fixedWindowHit(...args: Array<string | number>): Promise<number[]> };
 
 /** Counts hits in fixed windows of `windowMs` on `redis` (one script definition per client). */
-export function fixedWindows(redis: Redis, windowMs: number) {
+export function fixedWindows(redis: RedisClient, windowMs: number) {
   const client = redis as WindowRedis;
   if (typeof client.fixedWindowHit !== "function") client.defineCommand("fixedWindowHit", { lua: HIT });
   return {

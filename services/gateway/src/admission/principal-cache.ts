@@ -1,8 +1,8 @@
 import { hash } from "node:crypto";
-import type { Redis } from "ioredis";
 import { LRUCache } from "lru-cache";
 import type { Logger } from "pino";
 import type { Principal } from "../http/principal.js";
+import { type RedisClient, subscriberOf } from "../redis.js";
 
 /** At most this many credentials are remembered per gateway; the least recently used go first. */
 const MAX_ENTRIES = 10_000;
@@ -53,7 +53,7 @@ export type PrincipalCache = {
 };
 
 export function createPrincipalCache(options: {
-  redis: Redis;
+  redis: RedisClient;
   channel: string;
   ttlMs: number;
   logger: Logger;
@@ -83,7 +83,7 @@ export function createPrincipalCache(options: {
   // gateway at start-up) must still turn the cache on, where a timed-out one left it off for good
   // although Redis had subscribed. A connection that fails closes, and its next `ready` subscribes
   // again.
-  const subscriber = ttlMs > 0 ? redis.duplicate({ lazyConnect: true, commandTimeout: undefined }) : null;
+  const subscriber = ttlMs > 0 ? subscriberOf(redis) : null;
   if (subscriber) {
     subscriber.on("error", () => {});
     subscriber.on("message", (from: string, text: string) => {

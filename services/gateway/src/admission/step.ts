@@ -1,9 +1,10 @@
 import { hash, randomUUID } from "node:crypto";
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import type { Redis } from "ioredis";
 import { type KeyTarget, keyTarget } from "../idempotency/keys.js";
 import type { Claim } from "../idempotency/records.js";
 import type { RateLimitName } from "../metrics.js";
+import type { RedisClient } from "../redis.js";
+import { redisKeys } from "../redis-keys.js";
 import { addressKey } from "./client-address.js";
 import { type Identity, identityAsked, identityAtOnce, type Provers } from "./credentials.js";
 import type { Window } from "./fixed-window.js";
@@ -70,7 +71,7 @@ declare module "fastify" {
  */
 export function registerAdmission(
   app: FastifyInstance,
-  redis: Redis,
+  redis: RedisClient,
   options: { limits: RateLimits; prefix: string; lockMs: number; provers: Provers },
 ): void {
   const { limits, prefix, lockMs, provers } = options;
@@ -98,7 +99,8 @@ export function registerAdmission(
       identity.kind === "operator" || identity.kind === "participant" || identity.kind === "agent"
         ? identity.credential
         : undefined;
-    const credential = proven && `${prefix}rl:cred:${hash("sha256", proven, "hex").slice(0, 32)}`;
+    const credential =
+      proven && redisKeys(prefix).credentialWindow(hash("sha256", proven, "hex").slice(0, 32));
     // Only a request that may do what it asks claims its key: whom the key belongs to is known then.
     const authorized = identity.kind !== "refused" && !(identity.kind === "operator" && identity.refusal);
     const target = authorized ? keyTarget(request, prefix, identity) : undefined;
@@ -124,7 +126,8 @@ export function registerAdmission(
 /** The client address's window and its refusals' window (IPv6 clients by their /64: one host may send from any address of it). */
 export function addressWindows(prefix: string, request: FastifyRequest) {
   const address = addressKey(request.ip);
-  return { window: `${prefix}rl:ip:${address}`, refusals: `${prefix}rl:refused:${address}` };
+  const keys = redisKeys(prefix);
+  return { window: keys.addressWindow(address), refusals: keys.addressRefusals(address) };
 }
 
 /** Notes what `counted` found on `admission`: the window to show, and the first limit it is past. */

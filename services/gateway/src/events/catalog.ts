@@ -1,7 +1,8 @@
+import type { JsonObject } from "@bufbuild/protobuf";
 import { QUOTA_COUNTERS, ROLES } from "@evalp/kit";
 import { type TObject, type TProperties, Type } from "@sinclair/typebox";
 import { MEMBERSHIP_STATUSES } from "../routes/control/wire.js";
-import { REPORT_FIELDS } from "../routes/interview/resources.js";
+import { REPORT_FIELDS } from "../routes/interview/wire-schemas.js";
 import { BUNDLE_STATUSES } from "../routes/platform/wire.js";
 import { DateTime, Uuid } from "../routes/schemas.js";
 import type { EVENT_TYPES } from "../routes/webhooks/wire.js";
@@ -29,7 +30,8 @@ export type EventSample = {
   type: EventType;
   timestamp: string;
   environment_id: string;
-  data: Record<string, unknown>;
+  /** JSON throughout, as the event is emitted with it (`evalp trigger`). */
+  data: JsonObject;
 };
 
 /** Ids the samples share, so that one sample's subject is the next one's. */
@@ -48,7 +50,7 @@ const SAMPLE_IDS = {
 } as const;
 
 /** A sample body of `type` with this `data`, its envelope the same for every sample but its id. */
-function sample(type: EventType, id: string, data: Record<string, unknown>): EventSample {
+function sample(type: EventType, id: string, data: JsonObject): EventSample {
   return { id, type, timestamp: "2026-11-25T10:00:00.000Z", environment_id: SAMPLE_IDS.environment, data };
 }
 

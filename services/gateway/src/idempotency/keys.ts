@@ -1,6 +1,7 @@
 import { hash } from "node:crypto";
 import type { FastifyRequest } from "fastify";
 import type { Identity } from "../admission/credentials.js";
+import { redisKeys } from "../redis-keys.js";
 
 const HEADER = "idempotency-key";
 const MAX_KEY_LENGTH = 255;
@@ -51,5 +52,6 @@ export function keyTarget(
     return undefined;
   const scope = keyScope(request, identity);
   const id = idempotencyId(scope, request.method, request.routeOptions.url ?? request.url, key);
-  return { id, recordKey: `${prefix}idem:rec:${id}`, lockKey: `${prefix}idem:lock:${id}` };
+  const keys = redisKeys(prefix);
+  return { id, recordKey: keys.idempotencyRecord(id), lockKey: keys.idempotencyLock(id) };
 }

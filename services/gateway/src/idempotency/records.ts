@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../redis.js";
 
 /**
  * A key's record and its in-flight lock, as a Lua function for scripts: the stored record if there
@@ -48,7 +48,7 @@ export function claimOf(found: unknown, sealed: unknown): Claim | undefined {
   return undefined;
 }
 
-type RecordsRedis = Redis & {
+type RecordsRedis = RedisClient & {
   idempotencyClaim(
     recordKey: string,
     lockKey: string,
@@ -65,7 +65,7 @@ type RecordsRedis = Redis & {
 };
 
 /** Claims idempotency keys and stores their answers on `redis` (one definition of each script per client). */
-export function idempotencyRecords(redis: Redis) {
+export function idempotencyRecords(redis: RedisClient) {
   const client = redis as RecordsRedis;
   if (typeof client.idempotencyClaim !== "function") {
     client.defineCommand("idempotencyClaim", { numberOfKeys: 2, lua: CLAIM });

@@ -1,10 +1,10 @@
 import { createHash } from "node:crypto";
 import { AppError } from "@evalp/kit";
 import type { FastifyInstance } from "fastify";
-import type { Redis } from "ioredis";
 import { addressKey } from "../admission/client-address.js";
 import { fixedWindows } from "../admission/fixed-window.js";
 import type { RateLimitName } from "../metrics.js";
+import type { RedisClient } from "../redis.js";
 
 /** Login and password reset: 5 attempts a minute per email and per IP (docs/authentication.md). */
 export const ATTEMPTS_PER_MINUTE = 5;
@@ -43,7 +43,7 @@ export type AttemptLimiter = {
 
 /** `refused` is told of each refusal, with the limit that refused. */
 export function createAttemptLimiter(
-  redis: Redis,
+  redis: RedisClient,
   prefix: string,
   refused?: (limit: RateLimitName) => void,
 ): AttemptLimiter {

@@ -3,10 +3,10 @@ import { ConnectError } from "@connectrpc/connect";
 import { AppError, fromConnectError } from "@evalp/kit";
 import canonicalize from "canonicalize";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { Redis } from "ioredis";
 import { idempotencyRecords } from "../idempotency/records.js";
 import type { Seal } from "../idempotency/seal.js";
 import type { GatewayMetrics } from "../metrics.js";
+import type { RedisClient } from "../redis.js";
 
 /** Records live 24 h (docs/idempotency.md). */
 const RECORD_TTL_SECONDS = 24 * 60 * 60;
@@ -78,7 +78,7 @@ const KEY_REFUSALS = new Set(["idempotency_key_in_use", "idempotency_key_reused"
  */
 export function registerIdempotency(
   app: FastifyInstance,
-  redis: Redis,
+  redis: RedisClient,
   options: { seal: Seal; lockMs: number },
   metrics?: Pick<GatewayMetrics, "idempotencyReplayed" | "idempotencyConflict">,
 ): void {

@@ -1,8 +1,15 @@
 import type { Server } from "node:http";
-import { createOpsServer, METRICS, metricConfig, type ReadinessCheck, type Registry } from "@evalp/kit";
+import {
+  createOpsServer,
+  METRICS,
+  metricConfig,
+  PLANES,
+  type ReadinessCheck,
+  type Registry,
+} from "@evalp/kit";
 import type { FastifyInstance } from "fastify";
 import { Histogram } from "prom-client";
-import { PLANES, type Upstreams } from "../upstream.js";
+import type { Upstreams } from "../upstream.js";
 
 /**
  * The gateway's ops server (OPS_PORT, not the public port: neither readiness, which asks every

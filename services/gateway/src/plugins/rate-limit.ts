@@ -1,10 +1,10 @@
 import { AppError } from "@evalp/kit";
 import type { FastifyInstance } from "fastify";
-import type { Redis } from "ioredis";
 import { presentedCredential } from "../admission/credentials.js";
 import { fixedWindows } from "../admission/fixed-window.js";
 import { addressWindows, WINDOW_MS } from "../admission/step.js";
 import type { RateLimitName } from "../metrics.js";
+import type { RedisClient } from "../redis.js";
 
 /**
  * The edge limiter (docs/configuration.md), as the admission step counted it (admission/step.ts):
@@ -15,7 +15,7 @@ import type { RateLimitName } from "../metrics.js";
  */
 export function registerRateLimit(
   app: FastifyInstance,
-  redis: Redis,
+  redis: RedisClient,
   options: {
     prefix: string;
     /** Told of each refusal, with the limit that refused. */

@@ -1,7 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { AppError } from "@evalp/kit";
-import type { Redis } from "ioredis";
+import { Cluster } from "ioredis";
 import type { RateLimitName } from "../metrics.js";
+import type { RedisClient } from "../redis.js";
+import { redisKeys } from "../redis-keys.js";
 
 /** How long a socket counts without its gateway renewing it: a gateway that died stops counting then. */
 export const SLOT_LEASE_MS = 30_000;
@@ -11,21 +13,21 @@ const UPGRADE_WAIT_MS = 10_000;
 const RETRY_AFTER_SECONDS = 5;
 
 /**
- * Claims one slot in each of two sorted sets (KEYS[1] the session's, KEYS[2] the address's), whose
+ * Claims one slot in each of the sorted sets KEYS (the session's, then the address's), whose
  * members are sockets scored by their lease's end on Redis's clock (so gateways' clocks never
- * disagree): lapsed leases are dropped, then either set at its cap (ARGV[3], ARGV[4]) refuses
- * (returns 1 or 2) and nothing is added, else the socket ARGV[1] is added to both (returns 0).
+ * disagree): lapsed leases are dropped, then a set at its cap (ARGV[2 + i]) refuses (returns i)
+ * and nothing is added, else the socket ARGV[1] is added to every set (returns 0). On a Cluster the
+ * two sets lie in different slots: each is claimed by a call of its own (`claimKeys`).
  */
 const CLAIM = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local lease = tonumber(ARGV[2])
-local caps = {tonumber(ARGV[3]), tonumber(ARGV[4])}
-for i = 1, 2 do
+for i = 1, #KEYS do
   redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now)
-  if redis.call('ZCARD', KEYS[i]) >= caps[i] then return i end
+  if redis.call('ZCARD', KEYS[i]) >= tonumber(ARGV[2 + i]) then return i end
 end
-for i = 1, 2 do
+for i = 1, #KEYS do
   redis.call('ZADD', KEYS[i], now + lease, ARGV[1])
   redis.call('PEXPIRE', KEYS[i], lease)
 end
@@ -48,7 +50,19 @@ end
 return 0
 `;
 
-type SlotRedis = Redis & {
+/** The participant realtime door's refusals (docs/interview.md#participant-sessions). */
+const PARTICIPANT_REFUSALS = {
+  perSession: {
+    reason: "sockets_per_session",
+    message: "This participant session has as many realtime sockets open as it may.",
+  },
+  perAddress: {
+    reason: "sockets_per_address",
+    message: "This address has as many realtime sockets open as it may.",
+  },
+} as const;
+
+type SlotRedis = RedisClient & {
   socketSlotClaim(...args: Array<string | number>): Promise<number>;
   socketSlotRenew(...args: Array<string | number>): Promise<number>;
 };
@@ -76,7 +90,7 @@ export type SocketSlots = {
 };
 
 export function createSocketSlots(
-  redis: Redis,
+  redis: RedisClient,
   options: {
     prefix: string;
     perSession: number;
@@ -85,22 +99,56 @@ export function createSocketSlots(
     onError?: (error: unknown) => void;
     /** SLOT_LEASE_MS unless given (tests); renewed every third of it. */
     leaseMs?: number;
+    /** How a refusal names its cap and says it (default: the participant realtime door's words). */
+    refusals?: Record<"perSession" | "perAddress", { reason: RateLimitName; message: string }>;
   },
 ): SocketSlots {
+  const refusals = options.refusals ?? PARTICIPANT_REFUSALS;
   const leaseMs = options.leaseMs ?? SLOT_LEASE_MS;
   const client = redis as SlotRedis;
   if (typeof client.socketSlotClaim !== "function") {
-    client.defineCommand("socketSlotClaim", { numberOfKeys: 2, lua: CLAIM });
+    client.defineCommand("socketSlotClaim", { lua: CLAIM });
     client.defineCommand("socketSlotRenew", { lua: RENEW });
   }
+  const split = redis instanceof Cluster;
+  const keys = redisKeys(options.prefix);
+  /**
+   * Claims `slot` in its sets, as CLAIM answers: in one call, or on a Cluster one set after the
+   * other, the session's taken back when the address's refuses.
+   */
+  const claimKeys = async (slot: SocketSlot): Promise<number> => {
+    const { member } = slot;
+    const [sessionKey, addressKey] = slot.keys;
+    if (!split)
+      return client.socketSlotClaim(
+        2,
+        sessionKey,
+        addressKey,
+        member,
+        leaseMs,
+        options.perSession,
+        options.perAddress,
+      );
+    if ((await client.socketSlotClaim(1, sessionKey, member, leaseMs, options.perSession)) === 1) return 1;
+    if ((await client.socketSlotClaim(1, addressKey, member, leaseMs, options.perAddress)) === 0) return 0;
+    await redis.zrem(sessionKey, member);
+    return 2;
+  };
   const held = new Set<SocketSlot>();
   const waiting = new Map<SocketSlot, NodeJS.Timeout>();
   const renewal = setInterval(() => {
     const slots = [...held];
     if (slots.length === 0) return;
+    // A missed renewal (Redis down) is caught up by the next one: leases outlast two misses.
+    if (split) {
+      // A Cluster: one call per set, each to its slot's node.
+      for (const slot of slots)
+        for (const key of slot.keys)
+          client.socketSlotRenew(1, key, slot.member, leaseMs).catch(options.onError);
+      return;
+    }
     const keys = slots.flatMap((slot) => slot.keys);
     const members = slots.map((slot) => slot.member);
-    // A missed renewal (Redis down) is caught up by the next one: leases outlast two misses.
     client.socketSlotRenew(keys.length, ...keys, ...members, leaseMs).catch(options.onError);
   }, leaseMs / 3);
   renewal.unref();
@@ -120,28 +168,21 @@ export function createSocketSlots(
   return {
     async claim(sessionId, address) {
       const slot: SocketSlot = {
-        keys: [
-          `${options.prefix}sockets:session:${sessionId}`,
-          `${options.prefix}sockets:address:${address}`,
-        ],
+        keys: [keys.sessionSockets(sessionId), keys.addressSockets(address)],
         member: randomUUID(),
       };
-      const refusedBy = await client
-        .socketSlotClaim(...slot.keys, slot.member, leaseMs, options.perSession, options.perAddress)
-        .catch((error: unknown) => {
-          throw new AppError("unavailable", undefined, {}, { cause: error });
-        });
+      const refusedBy = await claimKeys(slot).catch((error: unknown) => {
+        throw new AppError("unavailable", undefined, {}, { cause: error });
+      });
       if (refusedBy === 1 || refusedBy === 2) {
-        const [limit, reason] =
+        const [limit, { reason, message }] =
           refusedBy === 1
-            ? ([options.perSession, "sockets_per_session"] as const)
-            : ([options.perAddress, "sockets_per_address"] as const);
+            ? [options.perSession, refusals.perSession]
+            : [options.perAddress, refusals.perAddress];
         options.refused?.(reason);
         throw new AppError(
           "rate_limited",
-          refusedBy === 1
-            ? "This participant session has as many realtime sockets open as it may."
-            : "This address has as many realtime sockets open as it may.",
+          message,
           { limit, reason, retry_after_seconds: RETRY_AFTER_SECONDS },
           { headers: { "Retry-After": String(RETRY_AFTER_SECONDS) } },
         );

@@ -23,4 +23,6 @@ export type RouteDeps = {
   hub: InterviewHub;
   /** Open participant sockets per session and per address, counted across every gateway. */
   sockets: SocketSlots;
+  /** Open event streams (`GET ENV/events/stream`) per credential and per address, counted the same way. */
+  eventStreams: SocketSlots;
 };

@@ -11,7 +11,7 @@ import type {
 } from "fastify";
 import { callOptions } from "../http/call.js";
 import type { RouteAccess } from "../http/principal.js";
-import { errorResponses, successResponse } from "./responses.js";
+import { errorResponses, successResponse, textResponse } from "./responses.js";
 import { IdempotentHeaders, OptionalIdempotencyHeaders } from "./schemas.js";
 
 /** What the document says of one operation: prose, kept apart from the route that declares the rest. */
@@ -27,13 +27,13 @@ export type Prose = {
  * `prose.ts`, by operationId). A route's `id` is one of `Id`, so the compiler refuses a route
  * whose operation has no prose.
  */
-export type Plane<Id extends string = string> = {
+export type PlaneProse<Id extends string = string> = {
   tag: string;
   prose: Record<Id, Prose>;
 };
 
 /** The plane tagged `tag` whose operations are described by `prose`. */
-export function plane<Id extends string>(tag: string, prose: Record<Id, Prose>): Plane<Id> {
+export function plane<Id extends string>(tag: string, prose: Record<Id, Prose>): PlaneProse<Id> {
   return { tag, prose };
 }
 
@@ -101,6 +101,11 @@ export type RouteSpec<
    */
   status?: 200 | 201 | 202 | 204;
   answer?: R;
+  /**
+   * The answer's media type when its body is not JSON (an event stream): the handler returns the
+   * body (a stream) and the document shows it as text of this type; no `answer` then.
+   */
+  media?: string;
   /** Error statuses beyond the common ones (401, 403, 404, 422, 429, 503), e.g. 409 or 410. */
   errors?: number[];
   /** What an error status means on this route, where it says more than the common meaning. */
@@ -196,7 +201,7 @@ export function route<
   A = unknown,
 >(
   app: Api<Prefix>,
-  plane: Plane<Id>,
+  plane: PlaneProse<Id>,
   spec: { id: NoInfer<Id>; method: Method; path: Path } & RouteSpec<
     PathParams<`${Prefix}${Path}`>,
     Q,
@@ -232,7 +237,9 @@ export function route<
         ...Object.fromEntries(
           Object.entries(responses).map(([code, meaning = ""]) => [
             code,
-            successResponse(meaning, spec.answer, idempotent),
+            spec.media
+              ? textResponse(meaning, spec.media)
+              : successResponse(meaning, spec.answer, idempotent),
           ]),
         ),
         ...errorResponses(

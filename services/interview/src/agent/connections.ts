@@ -1,23 +1,5 @@
-import { create } from "@bufbuild/protobuf";
-import { createWakeLoop, isUuid, type PoolClient, type WakeLoop, withTransaction } from "@evalp/kit";
-import {
-  type CloseAgentConnectionRequest,
-  type CloseAgentConnectionResponse,
-  CloseAgentConnectionResponseSchema,
-  type OpenAgentConnectionRequest,
-  type OpenAgentConnectionResponse,
-  OpenAgentConnectionResponseSchema,
-  type RenewAgentConnectionsRequest,
-  type RenewAgentConnectionsResponse,
-  RenewAgentConnectionsResponseSchema,
-} from "@evalp/proto/interview/v1/agent";
-import {
-  closeConnection,
-  liveConnections,
-  openConnection,
-  removeLapsed,
-  renewConnections,
-} from "../db/agent-connections.js";
+import { createWakeLoop, type PoolClient, type WakeLoop, withTransaction } from "@evalp/kit";
+import { liveConnections, removeLapsed } from "../db/agent-connections.js";
 import { appendEntries } from "../db/entries.js";
 import {
   clearAgentPause,
@@ -30,8 +12,6 @@ import {
 import type { InterviewRow } from "../db/rows.js";
 import type { Deps } from "../deps.js";
 import { participantStatus } from "../flow/statuses.js";
-import { snapshotOfRow } from "../steps.js";
-import { runAgentStep } from "./scope.js";
 
 /** docs/interview.md#the-agent-protocol: the pause an agent socket that stays closed causes. */
 export const AGENT_DISCONNECTED = "agent_disconnected";
@@ -43,81 +23,10 @@ export const AGENT_DISCONNECTED = "agent_disconnected";
 export const AGENT_LEASE_MS = 6_000;
 
 /**
- * An agent socket opened (docs/interview.md#the-agent-protocol): the agent owns the voice, the stored pause is called off,
- * and an interview paused because its agent went away resumes. A new revision only when
- * something the snapshot shows changed.
- */
-export function openAgentConnection(deps: Deps) {
-  return async (req: OpenAgentConnectionRequest): Promise<OpenAgentConnectionResponse> => {
-    if (!isUuid(req.connectionId)) throw new Error("the gateway sent a connection id that is no UUID");
-    const interview = await runAgentStep(deps, req.agent, async (step, agent) => {
-      const { tx, interview, now } = step;
-      await openConnection(tx, {
-        id: req.connectionId,
-        interviewId: interview.id,
-        agentSessionId: agent.agentSessionId,
-        leaseMs: AGENT_LEASE_MS,
-      });
-      await clearAgentPause(tx, interview.id);
-      const resumes = interview.status === "paused" && interview.paused_reason === AGENT_DISCONNECTED;
-      if (interview.agent.connected === true && !resumes) return interview;
-      interview.agent = { ...interview.agent, connected: true };
-      if (resumes) {
-        interview.status = "active";
-        interview.paused_reason = null;
-        await appendEntries(
-          tx,
-          interview,
-          [
-            {
-              kind: "status_changed",
-              actor: "system",
-              payload: { from: "paused", to: "active", reason: "agent_reconnected" },
-            },
-          ],
-          now,
-        );
-      }
-      interview.revision += 1;
-      await saveInterview(tx, interview, now);
-      return interview;
-    });
-    return create(OpenAgentConnectionResponseSchema, { interview: snapshotOfRow(interview) });
-  };
-}
-
-/** Leases renewed by the gateway that holds the sockets; it is told which it should no longer hold. */
-export function renewAgentConnections(deps: Deps) {
-  return async (req: RenewAgentConnectionsRequest): Promise<RenewAgentConnectionsResponse> => {
-    const ids = req.connectionIds.filter(isUuid);
-    const known = new Set(await renewConnections(deps.pool, ids, AGENT_LEASE_MS));
-    return create(RenewAgentConnectionsResponseSchema, {
-      unknownConnectionIds: req.connectionIds.filter((id) => !known.has(id)),
-    });
-  };
-}
-
-/** An agent socket closed: when it was the interview's last, the pause is scheduled. */
-export function closeAgentConnection(deps: Deps, published: (interview: InterviewRow) => void) {
-  return async (req: CloseAgentConnectionRequest): Promise<CloseAgentConnectionResponse> => {
-    const sessionId = req.agent?.agentSessionId ?? "";
-    if (!isUuid(req.connectionId) || !isUuid(sessionId)) return create(CloseAgentConnectionResponseSchema);
-    // A superseded or expired session still closes what it opened: no agent check here, but a
-    // connection is closed only by the session that opened it.
-    const interviewId = await closeConnection(deps.pool, req.connectionId, sessionId);
-    if (interviewId) {
-      const changed = await connectionLost(deps, interviewId);
-      if (changed) published(changed);
-    }
-    return create(CloseAgentConnectionResponseSchema);
-  };
-}
-
-/**
  * The interview lost an agent connection: with none left, `agent_connected` turns false and the
  * pause is due AGENT_DISCONNECT_PAUSE_MS from now. The changed interview, or null.
  */
-async function connectionLost(deps: Deps, interviewId: string): Promise<InterviewRow | null> {
+export async function connectionLost(deps: Deps, interviewId: string): Promise<InterviewRow | null> {
   return withTransaction(deps.pool, async (tx) => {
     const evaluationId = await evaluationOfInterview(tx, interviewId);
     const interview = evaluationId ? await findInterview(tx, evaluationId, true) : null;

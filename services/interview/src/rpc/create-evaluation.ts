@@ -1,6 +1,14 @@
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
-import { AppError, enforceQuota, lockSubjectData, refuseErasedSubject, withTransaction } from "@evalp/kit";
+import {
+  AppError,
+  enforceQuota,
+  forwardedCall,
+  lockSubjectData,
+  type RequireEnvironment,
+  refuseErasedSubject,
+  withTransaction,
+} from "@evalp/kit";
 import {
   type CreateEvaluationRequest,
   type CreateEvaluationResponse,
@@ -9,7 +17,6 @@ import {
 import { countEvaluations, insertEvaluation } from "../db/evaluations.js";
 import { evaluationMessage } from "../db/rows.js";
 import type { Deps } from "../deps.js";
-import { forwardedCall, type RequireEnvironment } from "../environment-scope.js";
 
 /**
  * A new evaluation: a subject (and optionally a program) of the environment, a `published`

@@ -1,7 +1,15 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext } from "@connectrpc/connect";
-import { enforceQuota, MAX_TOKEN_SECONDS, newId, signParticipantToken, withTransaction } from "@evalp/kit";
+import {
+  enforceQuota,
+  forwardedCall,
+  MAX_TOKEN_SECONDS,
+  newId,
+  type RequireEnvironment,
+  signParticipantToken,
+  withTransaction,
+} from "@evalp/kit";
 import {
   type CreateParticipantSessionRequest,
   type CreateParticipantSessionResponse,
@@ -15,7 +23,6 @@ import {
   supersedeParticipantSessions,
 } from "../db/evaluations.js";
 import type { Deps } from "../deps.js";
-import { forwardedCall, type RequireEnvironment } from "../environment-scope.js";
 import { invalidTransition, participantStatus } from "../flow/statuses.js";
 
 /** docs/interview.md: `ttl_seconds` defaults to 900. */

@@ -1,6 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext } from "@connectrpc/connect";
+import type { RequireEnvironment } from "@evalp/kit";
 import {
   type GetEvaluationInterviewRequest,
   type GetEvaluationInterviewResponse,
@@ -13,7 +14,6 @@ import { requireInterview } from "../db/interviews.js";
 import { interviewMetrics } from "../db/metrics.js";
 import { entryMessage } from "../db/rows.js";
 import type { Deps } from "../deps.js";
-import type { RequireEnvironment } from "../environment-scope.js";
 
 /** docs/paging.md: interview pages default to 100 entries. */
 export const DEFAULT_ENTRY_PAGE = 100;

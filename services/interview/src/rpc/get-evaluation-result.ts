@@ -1,5 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
+import type { RequireEnvironment } from "@evalp/kit";
 import { AppError } from "@evalp/kit";
 import {
   type GetEvaluationResultRequest,
@@ -9,7 +10,6 @@ import {
 import { findEvaluation } from "../db/evaluations.js";
 import { latestResult, resultMessage } from "../db/results.js";
 import type { Deps } from "../deps.js";
-import type { RequireEnvironment } from "../environment-scope.js";
 
 /** 409 `result_not_ready`: the evaluation has no result yet (its interview has not ended, or is being scored). */
 export function resultNotReady(status: string): AppError {

@@ -1,5 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
+import type { RequireEnvironment } from "@evalp/kit";
 import {
   type GetEvaluationRequest,
   type GetEvaluationResponse,
@@ -8,7 +9,6 @@ import {
 import { findEvaluation } from "../db/evaluations.js";
 import { evaluationMessage } from "../db/rows.js";
 import type { Deps } from "../deps.js";
-import type { RequireEnvironment } from "../environment-scope.js";
 
 /** An evaluation of the environment, with its status (`pending` until the participant starts). */
 export function getEvaluation(deps: Deps, requireEnvironment: RequireEnvironment) {

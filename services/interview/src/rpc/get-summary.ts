@@ -1,6 +1,7 @@
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext } from "@connectrpc/connect";
+import type { RequireEnvironment } from "@evalp/kit";
 import {
   type GetSummaryRequest,
   type GetSummaryResponse,
@@ -8,7 +9,6 @@ import {
 } from "@evalp/proto/interview/v1/analytics";
 import { axisMetrics, questionMetrics, summaryTotals } from "../db/analytics.js";
 import type { Deps } from "../deps.js";
-import type { RequireEnvironment } from "../environment-scope.js";
 
 /** docs/interview.md: below this many started interviews, nothing per question and no medians. */
 export const PRIVACY_FLOOR = 5;

@@ -1,6 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext } from "@connectrpc/connect";
+import type { RequireEnvironment } from "@evalp/kit";
 import { pageResult } from "@evalp/kit";
 import {
   BehavioralEventSchema,
@@ -11,7 +12,6 @@ import {
 import { listEventRows } from "../db/behavioral-events.js";
 import { findEvaluation } from "../db/evaluations.js";
 import type { Deps } from "../deps.js";
-import type { RequireEnvironment } from "../environment-scope.js";
 
 /** The staff view of an evaluation's behavioral events, newest first (BehavioralEventPage). */
 export function listBehavioralEvents(deps: Deps, requireEnvironment: RequireEnvironment) {

@@ -1,5 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
+import type { RequireEnvironment } from "@evalp/kit";
 import {
   type ListEvaluationResultsRequest,
   type ListEvaluationResultsResponse,
@@ -8,7 +9,6 @@ import {
 import { findEvaluation } from "../db/evaluations.js";
 import { listResults, resultMessage } from "../db/results.js";
 import type { Deps } from "../deps.js";
-import type { RequireEnvironment } from "../environment-scope.js";
 
 /** `GET ENV/evaluations/{id}/results`: every result of the evaluation, oldest first (none before it is scored). */
 export function listEvaluationResults(deps: Deps, requireEnvironment: RequireEnvironment) {

@@ -1,6 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext } from "@connectrpc/connect";
+import type { RequireEnvironment } from "@evalp/kit";
 import { pageResult } from "@evalp/kit";
 import {
   type ListEvaluationsRequest,
@@ -10,7 +11,6 @@ import {
 import { listEvaluationRows } from "../db/evaluations.js";
 import { evaluationMessage } from "../db/rows.js";
 import type { Deps } from "../deps.js";
-import type { RequireEnvironment } from "../environment-scope.js";
 
 /**
  * `GET ENV/evaluations` (docs/results.md#listing-evaluations): the environment's evaluations,

@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext } from "@connectrpc/connect";
-import { AppError, withTransaction } from "@evalp/kit";
+import { AppError, forwardedCall, withTransaction } from "@evalp/kit";
 import {
   type RecordEventsRequest,
   type RecordEventsResponse,
@@ -9,7 +9,6 @@ import {
 } from "@evalp/proto/interview/v1/participant";
 import { insertEventBatch } from "../db/behavioral-events.js";
 import type { Deps } from "../deps.js";
-import { forwardedCall } from "../environment-scope.js";
 import { requireSession } from "../participant-scope.js";
 
 /**

@@ -1,6 +1,13 @@
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
-import { AppError, newId, refuseErasedSubject, withTransaction } from "@evalp/kit";
+import {
+  AppError,
+  forwardedCall,
+  newId,
+  type RequireEnvironment,
+  refuseErasedSubject,
+  withTransaction,
+} from "@evalp/kit";
 import {
   type RescoreEvaluationRequest,
   type RescoreEvaluationResponse,
@@ -9,7 +16,6 @@ import {
 import { findEvaluation } from "../db/evaluations.js";
 import { endResult, resultMessage } from "../db/results.js";
 import type { Deps } from "../deps.js";
-import { forwardedCall, type RequireEnvironment } from "../environment-scope.js";
 import { scoreAgainst, storeResult } from "../scoring/score.js";
 import { resultNotReady } from "./get-evaluation-result.js";
 

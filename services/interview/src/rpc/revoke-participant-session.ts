@@ -1,5 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
+import type { RequireEnvironment } from "@evalp/kit";
 import { notFound, withTransaction } from "@evalp/kit";
 import {
   type RevokeParticipantSessionRequest,
@@ -8,7 +9,6 @@ import {
 } from "@evalp/proto/interview/v1/evaluation";
 import { findEvaluation, revokeParticipantSession as revokeRow } from "../db/evaluations.js";
 import type { Deps } from "../deps.js";
-import type { RequireEnvironment } from "../environment-scope.js";
 
 /**
  * `DELETE ENV/evaluations/{evaluation_id}/participant-sessions/{session_id}`

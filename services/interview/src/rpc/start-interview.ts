@@ -2,6 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext } from "@connectrpc/connect";
 import {
+  forwardedCall,
   MAX_TOKEN_SECONDS,
   type PoolClient,
   signParticipantToken,
@@ -18,7 +19,6 @@ import { appendEntries } from "../db/entries.js";
 import { findInterview, insertInterview, saveInterview } from "../db/interviews.js";
 import type { InterviewRow } from "../db/rows.js";
 import type { Deps } from "../deps.js";
-import { forwardedCall } from "../environment-scope.js";
 import type { Components } from "../flow/flow.js";
 import { requireSession, type SessionContext } from "../participant-scope.js";
 import { eventBase, snapshotOfRow } from "../steps.js";

@@ -6,7 +6,7 @@ import {
   type AddDefinitionResponse,
   AddDefinitionResponseSchema,
 } from "@evalp/proto/platform/v1/template";
-import type { RequireApp } from "../app-scope.js";
+import type { RequireApp } from "../app-check.js";
 import { contentKind, insertDefinition, lockTemplate } from "../db/definitions.js";
 import { definitionMessage } from "../db/rows.js";
 import { findTemplate } from "../db/templates.js";

@@ -7,7 +7,7 @@ import {
   type ChangeBundleStatusResponse,
   ChangeBundleStatusResponseSchema,
 } from "@evalp/proto/platform/v1/bundle";
-import type { RequireApp } from "../app-scope.js";
+import type { RequireApp } from "../app-check.js";
 import { bundleContents, findBundle, moveBundle } from "../db/bundles.js";
 import { stampPublished } from "../db/definitions.js";
 import { bundleMessage, COMPONENT_FIELDS } from "../db/rows.js";

@@ -6,7 +6,7 @@ import {
   type CloneTemplateResponse,
   CloneTemplateResponseSchema,
 } from "@evalp/proto/platform/v1/template";
-import type { RequireApp } from "../app-scope.js";
+import type { RequireApp } from "../app-check.js";
 import { copyDefinition, latestDefinitions } from "../db/definitions.js";
 import { type DefinitionRow, definitionMessage } from "../db/rows.js";
 import { findTemplate, insertTemplate } from "../db/templates.js";

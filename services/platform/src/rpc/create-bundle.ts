@@ -14,7 +14,7 @@ import {
   type CreateBundleResponse,
   CreateBundleResponseSchema,
 } from "@evalp/proto/platform/v1/bundle";
-import type { RequireApp } from "../app-scope.js";
+import type { RequireApp } from "../app-check.js";
 import { bundleFingerprint } from "../content-hash.js";
 import { insertBundle } from "../db/bundles.js";
 import { definitionKinds } from "../db/definitions.js";

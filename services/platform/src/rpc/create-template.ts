@@ -6,7 +6,7 @@ import {
   type CreateTemplateResponse,
   CreateTemplateResponseSchema,
 } from "@evalp/proto/platform/v1/template";
-import type { RequireApp } from "../app-scope.js";
+import type { RequireApp } from "../app-check.js";
 import { contentKind, insertDefinition } from "../db/definitions.js";
 import { type DefinitionRow, templateMessage } from "../db/rows.js";
 import { insertTemplate } from "../db/templates.js";

@@ -5,7 +5,7 @@ import {
   type GetBundleContentsResponse,
   GetBundleContentsResponseSchema,
 } from "@evalp/proto/platform/v1/bundle";
-import type { RequireApp } from "../app-scope.js";
+import type { RequireApp } from "../app-check.js";
 import { bundleContents, findBundle } from "../db/bundles.js";
 import { bundleMessage } from "../db/rows.js";
 import type { Deps } from "../deps.js";

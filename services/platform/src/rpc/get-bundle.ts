@@ -5,7 +5,7 @@ import {
   type GetBundleResponse,
   GetBundleResponseSchema,
 } from "@evalp/proto/platform/v1/bundle";
-import type { RequireApp } from "../app-scope.js";
+import type { RequireApp } from "../app-check.js";
 import { findBundle } from "../db/bundles.js";
 import { bundleMessage } from "../db/rows.js";
 import type { Deps } from "../deps.js";

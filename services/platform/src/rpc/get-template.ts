@@ -5,7 +5,7 @@ import {
   type GetTemplateResponse,
   GetTemplateResponseSchema,
 } from "@evalp/proto/platform/v1/template";
-import type { RequireApp } from "../app-scope.js";
+import type { RequireApp } from "../app-check.js";
 import { templateMessage } from "../db/rows.js";
 import { findTemplate, templateDefinitions } from "../db/templates.js";
 import type { Deps } from "../deps.js";

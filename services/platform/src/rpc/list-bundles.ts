@@ -6,7 +6,7 @@ import {
   type ListBundlesResponse,
   ListBundlesResponseSchema,
 } from "@evalp/proto/platform/v1/bundle";
-import type { RequireApp } from "../app-scope.js";
+import type { RequireApp } from "../app-check.js";
 import { listBundleRows } from "../db/bundles.js";
 import { bundleMessage } from "../db/rows.js";
 import type { Deps } from "../deps.js";

@@ -7,7 +7,7 @@ import {
   type PreviewBundleResponse,
   PreviewBundleResponseSchema,
 } from "@evalp/proto/platform/v1/bundle";
-import type { RequireApp } from "../app-scope.js";
+import type { RequireApp } from "../app-check.js";
 import { bundleContents, findBundle } from "../db/bundles.js";
 import type { Deps } from "../deps.js";
 import { scoreContents } from "../report.js";

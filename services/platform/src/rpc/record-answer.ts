@@ -3,6 +3,7 @@ import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext } from "@connectrpc/connect";
 import {
   AppError,
+  forwardedCall,
   lockSubjectData,
   refuseErasedSubject,
   requestContext,
@@ -15,7 +16,6 @@ import {
   type RecordAnswerResponse,
   RecordAnswerResponseSchema,
 } from "@evalp/proto/platform/v1/continuous";
-import { forwardedCall } from "../app-scope.js";
 import { sameJson } from "../content-hash.js";
 import { findAnswer, insertAnswer } from "../db/answers.js";
 import type { Deps } from "../deps.js";

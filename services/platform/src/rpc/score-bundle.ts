@@ -6,7 +6,7 @@ import {
   type ScoreBundleResponse,
   ScoreBundleResponseSchema,
 } from "@evalp/proto/platform/v1/bundle";
-import type { RequireApp } from "../app-scope.js";
+import type { RequireApp } from "../app-check.js";
 import { bundleContents, findBundle } from "../db/bundles.js";
 import { bundleMessage } from "../db/rows.js";
 import type { Deps } from "../deps.js";

@@ -242,15 +242,15 @@ export async function endpointsWaiting(db: Queryable, since: Map<string, Date>):
 export async function listDeliveryRows(
   db: Queryable,
   environmentId: string,
-  filter: { status: string | null; endpointId: string | null },
+  filter: { status: string | null; endpointId: string | null; eventType: string | null },
   page: PageRequest | undefined,
 ): Promise<DeliveryRow[]> {
-  const clause = pageClause(page, 4);
+  const clause = pageClause(page, 5);
   const found = await db.query<DeliveryRow>(
     `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries
      WHERE environment_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::uuid IS NULL OR endpoint_id = $3)
-       AND ${clause.where} ${clause.tail}`,
-    [environmentId, filter.status, filter.endpointId, ...clause.params],
+       AND ($4::text IS NULL OR event_type = $4) AND ${clause.where} ${clause.tail}`,
+    [environmentId, filter.status, filter.endpointId, filter.eventType, ...clause.params],
   );
   return found.rows;
 }

@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
-import { enforceQuota, newId, withTransaction } from "@evalp/kit";
+import { enforceQuota, forwardedCall, newId, withTransaction } from "@evalp/kit";
 import {
   type CreateEndpointRequest,
   type CreateEndpointResponse,
@@ -9,7 +9,6 @@ import {
 import { auditWebhooks } from "../audit.js";
 import { countEndpoints, endpointMessage, insertEndpoint } from "../db/endpoints.js";
 import type { Deps } from "../deps.js";
-import { forwardedCall } from "../environment-scope.js";
 import { generateSecret, secretProblem } from "../secrets.js";
 import { eventTypesOf, fieldError, requireTarget } from "../target.js";
 
@@ -20,7 +19,7 @@ import { eventTypesOf, fieldError, requireTarget } from "../target.js";
  */
 export function createEndpoint(deps: Deps) {
   return async (req: CreateEndpointRequest, ctx: HandlerContext): Promise<CreateEndpointResponse> => {
-    const environmentId = await deps.requireEnvironment(req.environment, ctx);
+    const environmentId = await deps.requireEnvironmentId(req.environment, ctx);
     if (req.secret !== undefined) {
       const problem = secretProblem(req.secret);
       if (problem) throw fieldError("secret", req.secret, problem);

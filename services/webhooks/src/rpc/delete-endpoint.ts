@@ -17,7 +17,7 @@ import type { Deps } from "../deps.js";
  */
 export function deleteEndpoint(deps: Deps) {
   return async (req: DeleteEndpointRequest, ctx: HandlerContext): Promise<DeleteEndpointResponse> => {
-    const environmentId = await deps.requireEnvironment(req.environment, ctx);
+    const environmentId = await deps.requireEnvironmentId(req.environment, ctx);
     await withTransaction(deps.pool, async (tx) => {
       await requireEndpoint(tx, environmentId, req.endpointId, true);
       await markDeleted(tx, req.endpointId);

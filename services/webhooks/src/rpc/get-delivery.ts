@@ -11,7 +11,7 @@ import type { Deps } from "../deps.js";
 /** A delivery with every attempt made, oldest first. */
 export function getDelivery(deps: Deps) {
   return async (req: GetDeliveryRequest, ctx: HandlerContext): Promise<GetDeliveryResponse> => {
-    const environmentId = await deps.requireEnvironment(req.environment, ctx);
+    const environmentId = await deps.requireEnvironmentId(req.environment, ctx);
     const row = await requireDelivery(deps.pool, environmentId, req.deliveryId);
     return create(GetDeliveryResponseSchema, {
       delivery: deliveryMessage(row, await attemptsOf(deps.pool, row.id)),

@@ -10,7 +10,7 @@ import type { Deps } from "../deps.js";
 
 export function getEndpoint(deps: Deps) {
   return async (req: GetEndpointRequest, ctx: HandlerContext): Promise<GetEndpointResponse> => {
-    const environmentId = await deps.requireEnvironment(req.environment, ctx);
+    const environmentId = await deps.requireEnvironmentId(req.environment, ctx);
     const row = await requireEndpoint(deps.pool, environmentId, req.endpointId);
     return create(GetEndpointResponseSchema, { endpoint: endpointMessage(row) });
   };

@@ -12,7 +12,7 @@ import type { Deps } from "../deps.js";
 /** #12: the environment's endpoints (not deleted), newest first; never their secrets. */
 export function listEndpoints(deps: Deps) {
   return async (req: ListEndpointsRequest, ctx: HandlerContext): Promise<ListEndpointsResponse> => {
-    const environmentId = await deps.requireEnvironment(req.environment, ctx);
+    const environmentId = await deps.requireEnvironmentId(req.environment, ctx);
     const found = await listEndpointRows(deps.pool, environmentId, req.page);
     const { rows, info } = pageResult(found, req.page);
     return create(ListEndpointsResponseSchema, { items: rows.map(endpointMessage), page: info });

@@ -19,7 +19,7 @@ import type { Deps } from "../deps.js";
  */
 export function recoverEndpoint(deps: Deps) {
   return async (req: RecoverEndpointRequest, ctx: HandlerContext): Promise<RecoverEndpointResponse> => {
-    const environmentId = await deps.requireEnvironment(req.environment, ctx);
+    const environmentId = await deps.requireEnvironmentId(req.environment, ctx);
     await requireEndpoint(deps.pool, environmentId, req.endpointId);
     const since = req.since ? timestampDate(req.since) : new Date(0);
     if (req.dryRun) {

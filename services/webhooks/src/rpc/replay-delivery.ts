@@ -17,7 +17,7 @@ import type { Deps } from "../deps.js";
  */
 export function replayDelivery(deps: Deps) {
   return async (req: ReplayDeliveryRequest, ctx: HandlerContext): Promise<ReplayDeliveryResponse> => {
-    const environmentId = await deps.requireEnvironment(req.environment, ctx);
+    const environmentId = await deps.requireEnvironmentId(req.environment, ctx);
     await requireDelivery(deps.pool, environmentId, req.deliveryId);
     const updated = await withTransaction(deps.pool, async (tx) => {
       const replayed = await replayDeliveryRow(tx, req.deliveryId);

@@ -18,7 +18,7 @@ import { generateSecret, ROTATION_OVERLAP_MS } from "../secrets.js";
  */
 export function rotateSecret(deps: Deps) {
   return async (req: RotateSecretRequest, ctx: HandlerContext): Promise<RotateSecretResponse> => {
-    const environmentId = await deps.requireEnvironment(req.environment, ctx);
+    const environmentId = await deps.requireEnvironmentId(req.environment, ctx);
     const secret = generateSecret();
     const row = await withTransaction(deps.pool, async (tx) => {
       await requireEndpoint(tx, environmentId, req.endpointId, true);

@@ -18,7 +18,7 @@ import type { Deps } from "../deps.js";
  */
 export function testEndpoint(deps: Deps) {
   return async (req: TestEndpointRequest, ctx: HandlerContext): Promise<TestEndpointResponse> => {
-    const environmentId = await deps.requireEnvironment(req.environment, ctx);
+    const environmentId = await deps.requireEnvironmentId(req.environment, ctx);
     const row = await withTransaction(deps.pool, async (tx) => {
       await requireEndpoint(tx, environmentId, req.endpointId);
       const event = {

@@ -25,7 +25,7 @@ import { eventTypesOf, requireTarget } from "../target.js";
  */
 export function updateEndpoint(deps: Deps) {
   return async (req: UpdateEndpointRequest, ctx: HandlerContext): Promise<UpdateEndpointResponse> => {
-    const environmentId = await deps.requireEnvironment(req.environment, ctx);
+    const environmentId = await deps.requireEnvironmentId(req.environment, ctx);
     if (req.url !== undefined) await requireTarget(deps, req.url);
     const row = await withTransaction(deps.pool, async (tx) => {
       await requireEndpoint(tx, environmentId, req.endpointId, true);

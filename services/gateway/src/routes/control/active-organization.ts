@@ -3,9 +3,17 @@ import type { RouteDeps } from "../deps.js";
 import { type Api, route } from "../route.js";
 import { ref, Uuid } from "../schemas.js";
 import { CONTROL } from "./prose.js";
-import { ActiveOrganization, activeOrganizationJson } from "./wire.js";
+import {
+  ActiveOrganization,
+  activeOrganizationJson,
+  SessionOrganizations,
+  sessionOrganizationsJson,
+} from "./wire.js";
 
-/** `GET/PUT /v1/session/active-organization`: which organization a session acts in (sessions only). */
+/**
+ * `GET/PUT /v1/session/active-organization`: which organization a session acts in, and `GET
+ * /v1/session/organizations`: those it may switch to (sessions only).
+ */
 export function activeOrganizationRoutes(app: Api<"/v1">, deps: RouteDeps): void {
   const auth = deps.upstreams.auth;
 
@@ -35,6 +43,18 @@ export function activeOrganizationRoutes(app: Api<"/v1">, deps: RouteDeps): void
         call,
       );
       return activeOrganizationJson(answer);
+    },
+  });
+
+  route(app, CONTROL, {
+    id: "listSessionOrganizations",
+    method: "GET",
+    path: "/session/organizations",
+    access: { auth: "session" },
+    answer: ref(SessionOrganizations),
+    handler: async ({ request, call }) => {
+      const answer = await auth.listSessionOrganizations({ accessToken: request.credential ?? "" }, call);
+      return sessionOrganizationsJson(answer);
     },
   });
 }

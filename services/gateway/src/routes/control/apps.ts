@@ -4,8 +4,8 @@ import type { RouteDeps } from "../deps.js";
 import { pageOfItems, pageQuery } from "../lists.js";
 import { type Api, reads, route, writes } from "../route.js";
 import { Name, ref } from "../schemas.js";
-import { type ORG_PREFIX, organizationRef } from "./organization.js";
 import { CONTROL } from "./prose.js";
+import { type ORG_PREFIX, organizationRef } from "./requests.js";
 import { Application, appJson, EnvironmentBody, environmentJson, Slug } from "./wire.js";
 
 /** `ORG/apps` and `APP/environments` (docs/endpoints.md): an organization's apps and their environments. */

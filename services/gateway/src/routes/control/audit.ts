@@ -3,8 +3,8 @@ import { pageOf } from "../../http/paging.js";
 import type { RouteDeps } from "../deps.js";
 import { pageOfItems, pageQuery } from "../lists.js";
 import { type Api, reads, route } from "../route.js";
-import { type ORG_PREFIX, organizationRef } from "./organization.js";
 import { CONTROL } from "./prose.js";
+import { type ORG_PREFIX, organizationRef } from "./requests.js";
 import { AuditEventBody, auditEventJson } from "./wire.js";
 
 /** An audit list's filters: one action, one kind of resource. */

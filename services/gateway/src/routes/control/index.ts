@@ -8,16 +8,16 @@ import { appRoutes } from "./apps.js";
 import { auditRoutes } from "./audit.js";
 import { authSessionRoutes } from "./auth-session.js";
 import { invitationRoutes, membershipRoutes } from "./memberships.js";
-import { ORG_PREFIX } from "./organization.js";
 import { organizationRoutes } from "./organizations.js";
 import { passwordResetRoutes } from "./password-reset.js";
 import { principalRoutes } from "./principal.js";
 import { quotaRoutes } from "./quotas.js";
+import { ORG_PREFIX } from "./requests.js";
 import { SubjectExport } from "./subject-export.js";
 import { subjectLifecycleRoutes } from "./subject-lifecycle.js";
-import { SUBJECT_ERASURE_SCHEMAS } from "./subject-wire.js";
 import { subjectRoutes } from "./subjects.js";
 import { CONTROL_SCHEMAS } from "./wire.js";
+import { SUBJECT_ERASURE_SCHEMAS } from "./wire-erasures.js";
 
 /** The control plane's routes, and the sign-up, log-in and reset routes that lead to it. */
 export async function registerControlRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {

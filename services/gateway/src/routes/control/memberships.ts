@@ -6,8 +6,8 @@ import type { RouteDeps } from "../deps.js";
 import { pageOfItems, pageQuery } from "../lists.js";
 import { type Api, reads, route } from "../route.js";
 import { ref } from "../schemas.js";
-import { type ORG_PREFIX, organizationRef } from "./organization.js";
 import { CONTROL } from "./prose.js";
+import { type ORG_PREFIX, organizationRef } from "./requests.js";
 import {
   InvitationAcceptance,
   invitationAcceptanceJson,

@@ -1,4 +1,4 @@
-import { type Plane, type Prose, plane } from "../route.js";
+import { type PlaneProse, type Prose, plane } from "../route.js";
 import prose from "./prose.json" with { type: "json" };
 
 /** The control plane's operations, by operationId: each is one route of the plane. */
@@ -13,7 +13,7 @@ export type ControlOperationId = keyof typeof prose;
 export const CONTROL_PROSE = prose satisfies Record<ControlOperationId, Prose>;
 
 /** The control plane's tag, and its operations' prose (above). */
-export const CONTROL: Plane<ControlOperationId> = plane("control", CONTROL_PROSE);
+export const CONTROL: PlaneProse<ControlOperationId> = plane("control", CONTROL_PROSE);
 
 /** The auth routes (sign-up, log-in, password resets): the control plane's, under their own tag. */
-export const AUTH: Plane<ControlOperationId> = { ...CONTROL, tag: "auth" };
+export const AUTH: PlaneProse<ControlOperationId> = { ...CONTROL, tag: "auth" };

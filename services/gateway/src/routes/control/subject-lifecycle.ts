@@ -9,13 +9,13 @@ import { type Api, reads, route, writes } from "../route.js";
 import { ref } from "../schemas.js";
 import { CONTROL } from "./prose.js";
 import { exportBody, SUBJECT_EXPORT_ID } from "./subject-export.js";
+import { SubjectBody, subjectJson } from "./wire.js";
 import {
   erasureAcceptedJson,
   erasureJson,
   SubjectErasureAccepted,
   SubjectErasureState,
-} from "./subject-wire.js";
-import { SubjectBody, subjectJson } from "./wire.js";
+} from "./wire-erasures.js";
 
 /** How long an export's streams may run: long enough for a subject with many thousands of rows. */
 const EXPORT_TIMEOUT_MS = 10 * 60 * 1000;

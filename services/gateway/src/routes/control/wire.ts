@@ -220,6 +220,15 @@ export const ActiveOrganization = Type.Object(
 
 export const activeOrganizationJson = wireOf(ActiveOrganization);
 
+export const SessionOrganizations = Type.Object(
+  {
+    items: Type.Array(Type.Object({ organization_id: Uuid, name: Type.String(), role: Type.String() })),
+  },
+  named("SessionOrganizations", "The organizations a session's user belongs to: those it may switch to."),
+);
+
+export const sessionOrganizationsJson = wireOf(SessionOrganizations);
+
 export const SignupResult = Type.Object(
   { user_id: Uuid, organization_id: Uuid, access_token: Type.String(), expires_at: DateTime },
   named("SignupResult", "The new user, their organization and a first access token."),
@@ -263,6 +272,7 @@ export const CONTROL_SCHEMAS = [
   ProgramBody,
   AuthPrincipal,
   ActiveOrganization,
+  SessionOrganizations,
   SignupResult,
   AccessToken,
 ];

@@ -8,8 +8,8 @@ import { ref } from "../schemas.js";
 import { CommandHead, commandProblems, commandRunner } from "./commands.js";
 import { INTERVIEW } from "./prose.js";
 import { agentRef, Name, SeqPageQuery, SessionBody, sessionRequest } from "./requests.js";
-import { AgentAck, AgentPrices, AgentSession, InterviewState, TranscriptPage } from "./resources.js";
 import { agentSessionJson, interviewJson, priceJson, transcriptJson } from "./wire.js";
+import { AgentAck, AgentPrices, AgentSession, InterviewState, TranscriptPage } from "./wire-schemas.js";
 
 /**
  * The operator's side of the agent (docs/interview.md#the-agent-protocol), under ENV: agent sessions and the price table

@@ -7,8 +7,8 @@ import { environmentRef } from "../environment.js";
 import { type Api, reads, route } from "../route.js";
 import { DateTime, ref } from "../schemas.js";
 import { INTERVIEW } from "./prose.js";
-import { AnalyticsSummary } from "./resources.js";
 import { summaryJson } from "./wire.js";
+import { AnalyticsSummary } from "./wire-schemas.js";
 
 /** docs/interview.md: a summary spans at most 366 days. */
 export const MAX_SPAN_DAYS = 366;

@@ -11,6 +11,14 @@ import { DateTime, ref, Uuid } from "../schemas.js";
 import { INTERVIEW } from "./prose.js";
 import { evaluationRef, SeqPageQuery, SessionBody, sessionRequest } from "./requests.js";
 import {
+  behavioralEventJson,
+  evaluationJson,
+  listedEvaluationJson,
+  operatorInterviewJson,
+  participantSessionJson,
+  resultJson,
+} from "./wire.js";
+import {
   BehavioralEvent,
   EVALUATION_STATUSES,
   Evaluation,
@@ -19,15 +27,7 @@ import {
   EvaluationResultList,
   ListedEvaluation,
   ParticipantSession,
-} from "./resources.js";
-import {
-  behavioralEventJson,
-  evaluationJson,
-  listedEvaluationJson,
-  operatorInterviewJson,
-  participantSessionJson,
-  resultJson,
-} from "./wire.js";
+} from "./wire-schemas.js";
 
 /**
  * `ENV/evaluations` (docs/interview.md): evaluations, their participant sessions, the operator's view

@@ -10,7 +10,7 @@ import { participantRoutes } from "./participant.js";
 import { proposalRoutes } from "./proposals.js";
 import { realtimeRoutes } from "./realtime.js";
 import { type OpenApiComponents, realtimeDocument } from "./realtime-document.js";
-import { INTERVIEW_SCHEMAS } from "./resources.js";
+import { INTERVIEW_SCHEMAS } from "./wire-schemas.js";
 
 /** The interview plane's routes: evaluations, participants, agents, analytics and the realtime doors. */
 export async function registerInterviewRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {

@@ -6,9 +6,9 @@ import { type Api, route } from "../route.js";
 import { DateTime, ref } from "../schemas.js";
 import { INTERVIEW } from "./prose.js";
 import { Name, participantRef, SeqPageQuery } from "./requests.js";
-import { BehavioralEventReceipt, InterviewStart, TranscriptPage } from "./resources.js";
 import { INTERVIEW_STEP, STEP, STEP_ERRORS, step } from "./steps.js";
 import { connectionJson, interviewJson, transcriptJson } from "./wire.js";
+import { BehavioralEventReceipt, InterviewStart, TranscriptPage } from "./wire-schemas.js";
 
 /** The participant's own event: `question_id` and `elapsed_ms` may be null or left out. */
 const BehavioralEventIn = Type.Object(

@@ -1,4 +1,4 @@
-import { type Plane, type Prose, plane } from "../route.js";
+import { type PlaneProse, type Prose, plane } from "../route.js";
 import prose from "./prose.json" with { type: "json" };
 
 /** The interview plane's operations, by operationId: each is one route of the plane. */
@@ -13,4 +13,4 @@ export type InterviewOperationId = keyof typeof prose;
 export const INTERVIEW_PROSE = prose satisfies Record<InterviewOperationId, Prose>;
 
 /** The interview plane's tag, and its operations' prose (above). */
-export const INTERVIEW: Plane<InterviewOperationId> = plane("interview", INTERVIEW_PROSE);
+export const INTERVIEW: PlaneProse<InterviewOperationId> = plane("interview", INTERVIEW_PROSE);

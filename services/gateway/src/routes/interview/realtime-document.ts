@@ -1,8 +1,15 @@
 import { ERROR_CATALOG } from "@evalp/kit";
 import type { TSchema } from "@sinclair/typebox";
+import {
+  EVENT_SCHEMA_NAMES,
+  EVENT_STREAM_SECURITY,
+  eventStreamChannel,
+  eventStreamMessages,
+  eventStreamOperation,
+} from "../webhooks/events-document.js";
 import { COMMAND_SCHEMAS } from "./commands.js";
 import { UtteranceFrame } from "./realtime.js";
-import { AgentAck, Interview, TranscriptEntry } from "./resources.js";
+import { AgentAck, Interview, TranscriptEntry } from "./wire-schemas.js";
 
 // The realtime doors as an AsyncAPI 3 document (`/asyncapi.json`): both sockets, every frame each
 // way, and the credential each door takes. The frames' schemas are the ones that validate them
@@ -170,10 +177,15 @@ export function realtimeDocument(openapi: OpenApiComponents, realtimeUrl: string
     ErrorFrame: ERROR_FRAME,
     ...Object.fromEntries(commands.map(({ name, schema }) => [name, schema])),
   };
-  const schemas = withReferenced(frames, [named(AgentAck)], openapi);
+  const schemas = withReferenced(
+    frames,
+    [named(AgentAck), ...EVENT_SCHEMA_NAMES, "ApplicationError"],
+    openapi,
+  );
   const messages: Record<string, JsonObject> = {
     ...Object.fromEntries(Object.entries(frames).map(([name, schema]) => [name, message(name, schema)])),
     AgentAck: message(named(AgentAck), schemas[named(AgentAck)] as JsonObject),
+    ...eventStreamMessages(schemas),
   };
   const messageRefs = (names: string[]) =>
     Object.fromEntries(names.map((name) => [name, { $ref: `#/components/messages/${name}` }]));
@@ -206,7 +218,8 @@ export function realtimeDocument(openapi: OpenApiComponents, realtimeUrl: string
       description:
         "The two WebSockets of an interview: the participant's (opened with the connection token that " +
         "starting the interview hands out) and the agent's (opened with an agent session's token). Every " +
-        "frame is one JSON object with a `type`. The HTTP API is described at `/openapi.json`.",
+        "frame is one JSON object with a `type`. Beside them, an environment's events as Server-Sent Events. " +
+        "The HTTP API is described at `/openapi.json`.",
     },
     defaultContentType: "application/json",
     servers: {
@@ -215,6 +228,12 @@ export function realtimeDocument(openapi: OpenApiComponents, realtimeUrl: string
         protocol: door.protocol === "wss:" ? "wss" : "ws",
         pathname: base,
         description: "The gateway: the same host as the HTTP API.",
+      },
+      api: {
+        host: door.host,
+        protocol: door.protocol === "wss:" ? "https" : "http",
+        pathname: base,
+        description: "The gateway's HTTP API, where the event stream is opened.",
       },
     },
     channels: {
@@ -228,6 +247,7 @@ export function realtimeDocument(openapi: OpenApiComponents, realtimeUrl: string
           "with 429 `rate_limited`. When the participant session is revoked or superseded by a newer one, " +
           "the socket closes with 4401 after an error frame `unauthenticated` or `session_superseded`. " +
           `Frames are handled one at a time, in order. ${closes}`,
+        servers: [{ $ref: "#/servers/gateway" }],
         messages: messageRefs(["UtteranceFrame", "EntryFrame", "StateFrame", "ErrorFrame"]),
         bindings: upgrade("connection token"),
       },
@@ -240,9 +260,11 @@ export function realtimeDocument(openapi: OpenApiComponents, realtimeUrl: string
           "it idempotent (the same id again answers the first ack). While the socket is open the agent owns " +
           "the voice; a newer agent session closes it with an error frame `session_superseded` and 4401. " +
           closes,
+        servers: [{ $ref: "#/servers/gateway" }],
         messages: messageRefs([...commandNames, "AgentAck", "StateFrame", "ErrorFrame"]),
         bindings: upgrade("agent token"),
       },
+      events: eventStreamChannel("api"),
     },
     operations: {
       receiveUtterance: operation("receive", "participant", "The participant sends an utterance.", [
@@ -267,6 +289,7 @@ export function realtimeDocument(openapi: OpenApiComponents, realtimeUrl: string
         "The platform pushes each new revision of the interview, and ends a superseded session.",
         [["StateFrame", "ErrorFrame"]],
       ),
+      sendEnvironmentEvents: eventStreamOperation("events"),
     },
     components: {
       schemas,
@@ -282,6 +305,7 @@ export function realtimeDocument(openapi: OpenApiComponents, realtimeUrl: string
           scheme: "bearer",
           description: "An agent session's token: bound to one interview, refused once superseded.",
         },
+        ...EVENT_STREAM_SECURITY,
       },
     },
   };

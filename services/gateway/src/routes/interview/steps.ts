@@ -3,8 +3,8 @@ import type { FastifyRequest } from "fastify";
 import type { InterviewHub } from "../../realtime/hub.js";
 import { ref } from "../schemas.js";
 import { participantRef } from "./requests.js";
-import { InterviewState } from "./resources.js";
 import { interviewJson } from "./wire.js";
+import { InterviewState } from "./wire-schemas.js";
 
 /** Participant POSTs honour an Idempotency-Key when sent, scoped to the session (docs/idempotency.md). */
 export const STEP = { auth: "participant", idempotency: "optional" } as const;

@@ -26,9 +26,9 @@ import {
   type Scenario,
   type ScoreReport,
   TranscriptEntry,
-} from "./resources.js";
+} from "./wire-schemas.js";
 
-// The interview plane's RPC messages as the API shows them (the schemas of `resources.ts`). An
+// The interview plane's RPC messages as the API shows them (the schemas of `wire-schemas.ts`). An
 // optional field the message lacks is left undefined: the serializer (and a socket's JSON) leaves
 // it out.
 

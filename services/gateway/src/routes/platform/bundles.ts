@@ -6,9 +6,9 @@ import { pageOfItems, pageQuery } from "../lists.js";
 import { type Api, reads, route, writes } from "../route.js";
 import { Name, ref } from "../schemas.js";
 import { FreeObject } from "../wire.js";
-import type { APP_PREFIX } from "./app.js";
-import { appRef, authoredBy, bundleRef } from "./app.js";
 import { PLATFORM } from "./prose.js";
+import type { APP_PREFIX } from "./requests.js";
+import { appRef, authoredBy, bundleRef } from "./requests.js";
 import {
   BUNDLE_STATUSES,
   Bundle,

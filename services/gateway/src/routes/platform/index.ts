@@ -2,9 +2,9 @@ import type { FastifyInstance } from "fastify";
 import type { RouteDeps } from "../deps.js";
 import { ENV_PREFIX } from "../environment.js";
 import { under } from "../route.js";
-import { APP_PREFIX } from "./app.js";
 import { bundleRoutes } from "./bundles.js";
 import { continuousRoutes } from "./continuous.js";
+import { APP_PREFIX } from "./requests.js";
 import { templateRoutes } from "./templates.js";
 import { PLATFORM_SCHEMAS } from "./wire.js";
 

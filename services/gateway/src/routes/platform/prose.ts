@@ -1,4 +1,4 @@
-import { type Plane, type Prose, plane } from "../route.js";
+import { type PlaneProse, type Prose, plane } from "../route.js";
 import prose from "./prose.json" with { type: "json" };
 
 /** The platform plane's operations, by operationId: each is one route of the plane. */
@@ -13,4 +13,4 @@ export type PlatformOperationId = keyof typeof prose;
 export const PLATFORM_PROSE = prose satisfies Record<PlatformOperationId, Prose>;
 
 /** The platform plane's tag, and its operations' prose (above). */
-export const PLATFORM: Plane<PlatformOperationId> = plane("platform", PLATFORM_PROSE);
+export const PLATFORM: PlaneProse<PlatformOperationId> = plane("platform", PLATFORM_PROSE);

@@ -4,10 +4,10 @@ import { RequestValidationError } from "../../validation/json-body.js";
 import type { RouteDeps } from "../deps.js";
 import { type Api, reads, route, writes } from "../route.js";
 import { Name, ref } from "../schemas.js";
-import type { APP_PREFIX } from "./app.js";
-import { appRef, authoredBy, templateRef } from "./app.js";
 import { ContentInput } from "./contents.js";
 import { PLATFORM } from "./prose.js";
+import type { APP_PREFIX } from "./requests.js";
+import { appRef, authoredBy, templateRef } from "./requests.js";
 import { definitionJson, Template, TemplateClone, TemplateDefinition, templateJson } from "./wire.js";
 
 /** Business ids: lower-case words joined by `.`, `_` or `-` (clones prefix them with `prefix.`). */

@@ -7,8 +7,8 @@ import { environmentRef } from "../environment.js";
 import { pageOfItems, pageQuery } from "../lists.js";
 import { type Api, reads, route, writes } from "../route.js";
 import { ref, Uuid } from "../schemas.js";
-import { deliveryRef } from "./paths.js";
 import { WEBHOOKS } from "./prose.js";
+import { deliveryRef } from "./requests.js";
 import {
   DELIVERY_STATUSES,
   deliveryJson,
@@ -17,7 +17,7 @@ import {
   WebhookDeliveryWithAttempts,
 } from "./wire.js";
 
-/** `ENV/webhook-deliveries`: #13 list (by `status`, `endpoint_id`), get with attempts, #14 replay. */
+/** `ENV/webhook-deliveries`: #13 list (by `status`, `endpoint_id`, `event_type`), get with attempts, #14 replay. */
 export async function webhookDeliveryRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): Promise<void> {
   const { deliveries } = deps.upstreams.webhooks;
   route(app, WEBHOOKS, {
@@ -28,6 +28,7 @@ export async function webhookDeliveryRoutes(app: Api<typeof ENV_PREFIX>, deps: R
     query: pageQuery({
       status: Type.Optional(StringEnum(DELIVERY_STATUSES)),
       endpoint_id: Type.Optional(Uuid),
+      event_type: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
     }),
     answer: pageOfItems(WebhookDelivery),
     handler: ({ request, call }) =>
@@ -41,6 +42,7 @@ export async function webhookDeliveryRoutes(app: Api<typeof ENV_PREFIX>, deps: R
               page,
               status: request.query.status,
               endpointId: request.query.endpoint_id,
+              eventType: request.query.event_type,
             },
             call,
           ),

@@ -4,8 +4,8 @@ import type { RouteDeps } from "../deps.js";
 import type { ENV_PREFIX } from "../environment.js";
 import { type Api, route, writes } from "../route.js";
 import { DateTime, ref } from "../schemas.js";
-import { endpointRef } from "./paths.js";
 import { WEBHOOKS } from "./prose.js";
+import { endpointRef } from "./requests.js";
 import {
   deliveryJson,
   endpointWithSecretJson,

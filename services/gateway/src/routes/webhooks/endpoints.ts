@@ -8,8 +8,8 @@ import { pageOfItems, pageQuery } from "../lists.js";
 import { type Api, reads, route, writes } from "../route.js";
 import { ref } from "../schemas.js";
 import { refusingFields } from "./field-refusals.js";
-import { endpointRef } from "./paths.js";
 import { WEBHOOKS } from "./prose.js";
+import { endpointRef } from "./requests.js";
 import {
   EVENT_TYPES,
   endpointJson,

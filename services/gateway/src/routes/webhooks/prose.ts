@@ -1,4 +1,4 @@
-import { type Plane, type Prose, plane } from "../route.js";
+import { type PlaneProse, type Prose, plane } from "../route.js";
 import prose from "./prose.json" with { type: "json" };
 
 /** The webhooks plane's operations, by operationId: each is one route of the plane. */
@@ -13,4 +13,4 @@ export type WebhooksOperationId = keyof typeof prose;
 export const WEBHOOKS_PROSE = prose satisfies Record<WebhooksOperationId, Prose>;
 
 /** The webhooks plane's tag, and its operations' prose (above). */
-export const WEBHOOKS: Plane<WebhooksOperationId> = plane("webhooks", WEBHOOKS_PROSE);
+export const WEBHOOKS: PlaneProse<WebhooksOperationId> = plane("webhooks", WEBHOOKS_PROSE);

@@ -1,0 +1,2 @@
+export * from "./idempotency-interceptor.js";
+export * from "./idempotency-keys.js";

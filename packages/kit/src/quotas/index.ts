@@ -1,0 +1,2 @@
+export * from "./quota-counters.js";
+export * from "./quota-guard.js";

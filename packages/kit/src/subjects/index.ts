@@ -1,0 +1,2 @@
+export * from "./subject-erasure-consumer.js";
+export * from "./subject-export.js";

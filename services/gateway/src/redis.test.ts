@@ -1,0 +1,58 @@
+import type { Socket } from "node:net";
+import { Redis } from "ioredis";
+import { afterAll, describe, expect, it } from "vitest";
+import { createRedis } from "./redis.js";
+
+// Real Redis (the run's, as every test finds it): what is counted is the socket's writes to it.
+const url = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+const clients: Array<{ disconnect(): void }> = [];
+afterAll(() => {
+  for (const client of clients) client.disconnect();
+});
+
+/** Counts the writes `socket` hands to the operating system (one per `_write`/`_writev`). */
+function countWrites(socket: Socket): { count: number } {
+  const counted = { count: 0 };
+  const write = socket._write.bind(socket);
+  socket._write = (chunk, encoding, callback) => {
+    counted.count += 1;
+    write(chunk, encoding, callback);
+  };
+  const writev = socket._writev?.bind(socket);
+  if (writev) {
+    socket._writev = (chunks, callback) => {
+      counted.count += 1;
+      writev(chunks, callback);
+    };
+  }
+  return counted;
+}
+
+async function ready(redis: Redis): Promise<Socket> {
+  if (redis.status !== "ready") await new Promise((done) => redis.once("ready", done));
+  const socket = redis.stream;
+  if (!socket || !("cork" in socket)) throw new Error("no socket");
+  return socket as Socket;
+}
+
+describe("createRedis on one server", () => {
+  it("sends the commands of one turn of the event loop in one write, and the next turn's in another", async () => {
+    const redis = createRedis(url);
+    clients.push(redis);
+    if (!(redis instanceof Redis)) throw new Error("a single server's URL makes a Redis, not a Cluster");
+    const writes = countWrites(await ready(redis));
+    const first = await Promise.all(Array.from({ length: 20 }, (_, i) => redis.echo(`turn-1-${i}`)));
+    expect(first[19]).toBe("turn-1-19");
+    expect(writes.count).toBe(1);
+    await Promise.all(Array.from({ length: 5 }, (_, i) => redis.echo(`turn-2-${i}`)));
+    expect(writes.count).toBe(2);
+  });
+
+  it("writes once per command without it: what the batching saves is real", async () => {
+    const plain = new Redis(url);
+    clients.push(plain);
+    const writes = countWrites(await ready(plain));
+    await Promise.all(Array.from({ length: 20 }, (_, i) => plain.echo(`plain-${i}`)));
+    expect(writes.count).toBe(20);
+  });
+});
