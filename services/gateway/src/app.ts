@@ -16,21 +16,22 @@ import Fastify, {
   LogController,
 } from "fastify";
 import type { Logger } from "pino";
+import { createPrincipalCache } from "./admission/principal-cache.js";
+import { registerAdmission } from "./admission/step.js";
 import { createCursorCodec } from "./http/cursor.js";
-import { createSeal } from "./idempotency-seal.js";
+import { createSeal } from "./idempotency/seal.js";
 import { gatewayMetrics } from "./metrics.js";
 import { createAttemptLimiter, registerPasswordHashLimit } from "./plugins/attempt-limit.js";
-import { cachedOperator, registerAuth } from "./plugins/auth.js";
+import { registerAuth } from "./plugins/auth.js";
 import { legacyKeyHeaders, registerDeprecation } from "./plugins/deprecation.js";
 import { answerUnroutablePath, registerErrorHandling } from "./plugins/errors.js";
-import { countClaiming, lockTtlMs, registerIdempotency } from "./plugins/idempotency.js";
+import { lockTtlMs, registerIdempotency } from "./plugins/idempotency.js";
 import { registerOpenApi } from "./plugins/openapi.js";
 import { registerOps } from "./plugins/ops.js";
 import { registerPages } from "./plugins/pages.js";
 import { registerRateLimit } from "./plugins/rate-limit.js";
 import { clientRequestId, registerRequestLog } from "./plugins/request-log.js";
 import { BODY_LIMIT_BYTES, NO_FASTIFY_VALIDATION, registerValidation } from "./plugins/validation.js";
-import { createPrincipalCache } from "./principal-cache.js";
 import { InterviewHub } from "./realtime/hub.js";
 import { selectProtocol } from "./realtime/protocol.js";
 import { createSocketSlots } from "./realtime/socket-slots.js";
@@ -57,9 +58,11 @@ export type GatewayDeps = {
 
 /**
  * The public door, built from its dependencies and not listening (tests call `inject` or
- * listen on port 0). Hook order is the request's path: request id → rate limit → auth (401,
- * 404 across organizations, 403 scope) → body parsing (415, 413, JSON errors) → idempotency
- * (replay, 409 in use, 422 reused) → validation (422, every problem at once) → handler.
+ * listen on port 0). Hook order is the request's path (docs/architecture.md): request id →
+ * deadline → admission (credential proven, windows counted, key claimed) → rate limit (429) →
+ * auth (401, 404 across organizations, 403 scope) → body parsing (415, 413, JSON errors) →
+ * idempotency (replay, 409 in use, 422 reused) → validation (422, every problem at once) →
+ * handler.
  */
 export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   const registry = deps.metrics ?? createMetricsRegistry("gateway");
@@ -105,34 +108,26 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     logger: deps.logger,
   });
   app.addHook("onClose", async () => principals.close());
-  // A request whose principal is cached is counted (address, credential) and claims its
-  // Idempotency-Key in one round trip to Redis, made by the auth plugin.
-  const limiter = registerRateLimit(app, deps.redis, {
+  // One step fills `request.admission` (admission/step.ts): the credential proven, the rate
+  // limit's windows counted and the Idempotency-Key claimed, in one round trip to Redis; the
+  // rate limit, auth and idempotency plugins only read it.
+  registerAdmission(app, deps.redis, {
     limits: {
       perCredential: deps.config.RATE_LIMIT_PER_MINUTE,
       perAddress: deps.config.RATE_LIMIT_PER_ADDRESS_PER_MINUTE ?? 10 * deps.config.RATE_LIMIT_PER_MINUTE,
       refusalsPerAddress: deps.config.RATE_LIMIT_PER_MINUTE,
     },
     prefix: deps.config.REDIS_KEY_PREFIX,
-    refused: measured.rateLimited,
-    provenAtOnce: cachedOperator(principals),
+    lockMs: lockTtlMs(REQUEST_TIMEOUT_MS),
+    provers: { upstreams: deps.upstreams, principals, jwtSecret: deps.config.JWT_SECRET },
   });
-  registerAuth(app, {
-    upstreams: deps.upstreams,
-    principals,
-    jwtSecret: deps.config.JWT_SECRET,
-    countCredential: countClaiming(
-      deps.config.REDIS_KEY_PREFIX,
-      lockTtlMs(REQUEST_TIMEOUT_MS),
-      limiter.countCredential,
-    ),
-  });
+  registerRateLimit(app, deps.redis, { prefix: deps.config.REDIS_KEY_PREFIX, refused: measured.rateLimited });
+  registerAuth(app, { principals });
   registerDeprecation(app, legacyKeyHeaders(deps.config));
   registerIdempotency(
     app,
     deps.redis,
     {
-      prefix: deps.config.REDIS_KEY_PREFIX,
       seal: createSeal(deps.config.JWT_SECRET),
       lockMs: lockTtlMs(REQUEST_TIMEOUT_MS),
     },

@@ -1,7 +1,6 @@
 import type { Server } from "node:http";
 import type { IdempotencyMetadata } from "@evalp/kit";
-import type { Claim } from "../idempotency-records.js";
-import type { Access, ParticipantAccess, Principal, RouteAccess } from "./principal.js";
+import type { Access, ParticipantAccess, RouteAccess } from "./principal.js";
 
 /** What the gateway's plugins attach to Fastify's request and route config. */
 declare module "fastify" {
@@ -21,8 +20,6 @@ declare module "fastify" {
     agent?: ParticipantAccess;
     /** The credential as presented, for logout; never logged. */
     credential?: string;
-    /** The credential once the auth plugin proved it (any kind): the rate limit counts against it. */
-    provenCredential?: string;
     /**
      * Set by the idempotency plugin when this request holds a key's lock (`owner` is the lock's
      * token): what the planes are told of the key (`plane`), and `final` false once a plane
@@ -41,18 +38,5 @@ declare module "fastify" {
      * upstream call may take at most (UPSTREAM_TIMEOUT_MS): `callOptions` gives each call the less.
      */
     deadline?: { at: number; callMs: number };
-    /**
-     * A key claimed with the rate limit's count, before the body was read (idempotency.ts's
-     * `claimWithCount`): the plugin answers it once the body is parsed, or releases its lock.
-     */
-    idempotencyClaim?: {
-      id: string;
-      recordKey: string;
-      lockKey: string;
-      owner: string;
-      outcome: Claim | { kind: "unavailable"; cause: unknown } | undefined;
-    };
-    /** A principal the cache held when the request came in, which the auth plugin takes as is. */
-    principalAtOnce?: Principal;
   }
 }

@@ -3,11 +3,10 @@ import { ConnectError } from "@connectrpc/connect";
 import { AppError, fromConnectError } from "@evalp/kit";
 import canonicalize from "canonicalize";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { type Claim, idempotencyRecords } from "../idempotency-records.js";
-import type { Seal } from "../idempotency-seal.js";
+import { idempotencyRecords } from "../idempotency/records.js";
+import type { Seal } from "../idempotency/seal.js";
 import type { GatewayMetrics } from "../metrics.js";
 import type { RedisClient } from "../redis.js";
-import { redisKeys } from "../redis-keys.js";
 
 /** Records live 24 h (docs/idempotency.md). */
 const RECORD_TTL_SECONDS = 24 * 60 * 60;
@@ -22,8 +21,6 @@ const LOCK_MARGIN_MS = 5_000;
 export function lockTtlMs(requestTimeoutMs: number): number {
   return requestTimeoutMs + LOCK_MARGIN_MS;
 }
-const HEADER = "idempotency-key";
-const MAX_KEY_LENGTH = 255;
 /**
  * The largest answer a record keeps (sealed, its JSON): a larger one is still answered, but not
  * stored: its key is released and a retry runs again (logged). No answer of the API's
@@ -40,33 +37,6 @@ const REPLAYED_HEADERS = ["location", "retry-after"];
 export function requestFingerprint(method: string, path: string, body: unknown): string {
   const canonical = body === undefined ? "" : (canonicalize(body) ?? "");
   return hash("sha256", `${method}\n${path}\n${canonical}`, "hex");
-}
-
-/** The Redis identity of one key in its scope (docs/idempotency.md: caller, method, route). */
-export function idempotencyId(scope: string, method: string, route: string, key: string): string {
-  return hash("sha256", `${scope}\n${method}\n${route}\n${key}`, "hex");
-}
-
-/**
- * The scope of an operator's keys: the caller (an API key, or a signed-in user: the principal's
- * kind and id) in the organization it acts in. Another credential of the same organization that
- * sends the same key and body makes another request, and never sees this caller's answer (which
- * can hold a secret that only this caller may read).
- */
-export function operatorScope(kind: string, principalId: string, organizationId: string | null): string {
-  return `${kind}:${principalId}@${organizationId ?? ""}`;
-}
-
-/**
- * Whom a key belongs to: the participant session, the operator (`operatorScope`), an anonymous
- * caller by its address, so that one client's keys never meet another's.
- */
-function keyScope(request: FastifyRequest): string {
-  const access = request.access;
-  if (request.participant) return `participant:${request.participant.sessionId}`;
-  if (access)
-    return operatorScope(access.principal.kind, access.principal.principalId, access.organizationId);
-  return `anonymous:${request.ip}`;
 }
 
 /** A replayed body says so where its shape has `idempotent_replay` (docs/idempotency.md). */
@@ -86,56 +56,15 @@ function unavailable(cause: unknown): AppError {
   return new AppError("unavailable", undefined, {}, { cause });
 }
 
-/** A claim's outcome, or Redis unreachable when it was made. */
-export type ClaimOutcome = Claim | { kind: "unavailable"; cause: unknown };
-
-/** Where the key of a request lives in Redis, if it carries one that its route honours. */
-function claimTarget(
-  request: FastifyRequest,
-  prefix: string,
-): { id: string; recordKey: string; lockKey: string } | undefined {
-  const mode = request.routeOptions.config.access?.idempotency ?? "none";
-  const key = request.headers[HEADER];
-  if (mode === "none" || typeof key !== "string" || key.length === 0 || key.length > MAX_KEY_LENGTH)
-    return undefined;
-  const id = idempotencyId(keyScope(request), request.method, request.routeOptions.url ?? request.url, key);
-  const keys = redisKeys(prefix);
-  return { id, recordKey: keys.idempotencyRecord(id), lockKey: keys.idempotencyLock(id) };
-}
-
-/**
- * The auth plugin's count of a proven credential, with the request's Idempotency-Key claimed in
- * the same round trip by `count` (the rate limit's) once the request is authorized: whom the key
- * belongs to is known then, and a request of an idempotent route claims its key anyway. The
- * outcome waits on the request (`idempotencyClaim`) until the body is parsed, so that every
- * error the request would meet before the key is looked at still comes first; a lock claimed
- * for a request that ends before (a body refused) is released unused. The lock's owner is a
- * token of this claim's own (not the request id, which a client may choose).
- */
-export function countClaiming(
-  prefix: string,
-  lockMs: number,
-  count: (
-    request: FastifyRequest,
-    claim?: { recordKey: string; lockKey: string; owner: string; ttlMs: number },
-  ) => Promise<ClaimOutcome | undefined>,
-): (request: FastifyRequest, authorized: boolean) => Promise<void> {
-  return async (request, authorized) => {
-    const target = authorized ? claimTarget(request, prefix) : undefined;
-    const owner = randomUUID();
-    const outcome = await count(request, target && { ...target, owner, ttlMs: lockMs });
-    if (target) request.idempotencyClaim = { ...target, owner, outcome };
-  };
-}
-
 /** Codes a plane answers about the key itself, not the request: never a key's final answer. */
 const KEY_REFUSALS = new Set(["idempotency_key_in_use", "idempotency_key_reused"]);
 
 /**
  * Idempotency-Key (docs/idempotency.md): a Redis lock (`SET NX PX`, owned by a token of its own)
  * admits one execution per key, taken in the same script that looks for a stored record (one
- * round trip), usually together with the rate limit's count (`countClaiming`); the final response
- * (< 500) is stored with the request fingerprint, sealed (`idempotency-seal.ts`) and at most
+ * round trip), claimed by the admission step with the rate limit's windows (admission/step.ts) and
+ * only read here; the final response
+ * (< 500) is stored with the request fingerprint, sealed (`idempotency/seal.ts`) and at most
  * MAX_RECORD_BYTES, and replayed verbatim. Answered after authentication (keys are scoped to the
  * caller) and body parsing, and before validation, so that a stored 422 replays too.
  *
@@ -150,18 +79,19 @@ const KEY_REFUSALS = new Set(["idempotency_key_in_use", "idempotency_key_reused"
 export function registerIdempotency(
   app: FastifyInstance,
   redis: RedisClient,
-  options: { prefix: string; seal: Seal; lockMs: number },
+  options: { seal: Seal; lockMs: number },
   metrics?: Pick<GatewayMetrics, "idempotencyReplayed" | "idempotencyConflict">,
 ): void {
-  const { prefix, seal, lockMs } = options;
+  const { seal, lockMs } = options;
   const records = idempotencyRecords(redis);
+  // Requests whose claim this plugin took up: any other claimed lock is released unused.
+  const taken = new WeakSet<FastifyRequest>();
   app.addHook("preValidation", async (request, reply) => {
-    const early = request.idempotencyClaim;
-    request.idempotencyClaim = undefined;
-    const target = early ?? claimTarget(request, prefix);
-    if (!target) return undefined;
-    const { id, recordKey, lockKey } = target;
-    let owner = early?.owner ?? randomUUID();
+    const claim = request.admission?.claim;
+    if (!claim) return undefined;
+    taken.add(request);
+    const { id, recordKey, lockKey, outcome } = claim;
+    let owner = claim.owner;
     const fingerprint = requestFingerprint(request.method, request.url.split("?")[0] ?? "", request.body);
 
     const inUse = () => {
@@ -174,13 +104,6 @@ export function registerIdempotency(
       );
     };
 
-    // The record, or else the lock, in one round trip (idempotency-records.ts), unless the rate
-    // limit's count already claimed it.
-    const outcome =
-      early?.outcome ??
-      (await records.claim(recordKey, lockKey, owner, lockMs).catch((error: unknown) => {
-        throw unavailable(error);
-      }));
     if (outcome.kind === "unavailable") throw unavailable(outcome.cause);
     if (outcome.kind === "busy") throw inUse();
     if (outcome.kind === "stored") {
@@ -218,9 +141,9 @@ export function registerIdempotency(
 
   /** Releases the lock of a key claimed early for a request that ended before it was answered. */
   const releaseUnused = async (request: FastifyRequest) => {
-    const unused = request.idempotencyClaim;
-    request.idempotencyClaim = undefined;
-    if (unused?.outcome?.kind !== "claimed") return;
+    const unused = request.admission?.claim;
+    if (taken.has(request) || unused?.outcome.kind !== "claimed") return;
+    taken.add(request);
     await records
       .finish(unused.recordKey, unused.lockKey, unused.owner, null, RECORD_TTL_SECONDS)
       .catch((error: unknown) => request.log.error({ err: error }, "idempotency lock release failed"));

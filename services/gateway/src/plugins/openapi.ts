@@ -2,9 +2,9 @@ import { readFileSync } from "node:fs";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { FastifyInstance } from "fastify";
+import { SESSION_COOKIE } from "../admission/credentials.js";
 import { eventWebhooks, registerEventSchemas } from "../events/webhooks.js";
 import { GUIDES, GUIDES_PATH } from "../routes/guides.js";
-import { SESSION_COOKIE } from "./auth.js";
 
 /**
  * The document's `info.version`: the gateway package's version, which CHANGELOG.md's newest

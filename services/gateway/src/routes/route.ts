@@ -1,3 +1,4 @@
+import type { Scope } from "@evalp/kit";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { type Static, type TObject, type TSchema, type TString, Type } from "@sinclair/typebox";
 import type {
@@ -10,9 +11,31 @@ import type {
 } from "fastify";
 import { callOptions } from "../http/call.js";
 import type { RouteAccess } from "../http/principal.js";
-import type { PlaneProse } from "./operations.js";
-import { errorResponses, successResponse } from "./responses.js";
+import { errorResponses, successResponse, textResponse } from "./responses.js";
 import { IdempotentHeaders, OptionalIdempotencyHeaders } from "./schemas.js";
+
+/** What the document says of one operation: prose, kept apart from the route that declares the rest. */
+export type Prose = {
+  summary: string;
+  description: string;
+  /** What each success status means, by status. */
+  responses: Partial<Record<number, string>>;
+};
+
+/**
+ * A plane of the API as its routes declare it: the tag of its operations and their prose (its
+ * `prose.ts`, by operationId). A route's `id` is one of `Id`, so the compiler refuses a route
+ * whose operation has no prose.
+ */
+export type PlaneProse<Id extends string = string> = {
+  tag: string;
+  prose: Record<Id, Prose>;
+};
+
+/** The plane tagged `tag` whose operations are described by `prose`. */
+export function plane<Id extends string>(tag: string, prose: Record<Id, Prose>): PlaneProse<Id> {
+  return { tag, prose };
+}
 
 /**
  * The gateway's Fastify instance with request and reply types inferred from TypeBox schemas, in
@@ -26,10 +49,7 @@ export type Api<Prefix extends string = string> = FastifyInstance<
   TypeBoxTypeProvider
 > & { readonly prefix: Prefix };
 
-type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
-
-/** Where a route is: its method and its path, relative to its plugin's prefix (`"GET /apps/:app_id"`). */
-export type At = `${Method} /${string}`;
+export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
 /** The names of a path's `:name` parameters. */
 type ParamNames<Path extends string> = Path extends `${string}:${infer Name}/${infer Rest}`
@@ -41,11 +61,6 @@ type ParamNames<Path extends string> = Path extends `${string}:${infer Name}/${i
 /** A route's path parameters, every one a string (the auth plugin checks the shape of ids: 404). */
 export type PathParams<Path extends string> = TObject<{ [Name in ParamNames<Path>]: TString }>;
 
-/** The path of a route `at` under `Prefix`. */
-export type FullPath<Prefix extends string, Where extends At> = Where extends `${Method} ${infer Path}`
-  ? `${Prefix}${Path}`
-  : never;
-
 /** What a route's handler is given: its typed request, its reply, and the call options of its RPCs. */
 export type RouteContext<P extends TSchema, Q extends TSchema, B extends TSchema> = {
   request: FastifyRequest<{ Params: Static<P>; Querystring: Static<Q>; Body: Static<B> }>;
@@ -54,11 +69,17 @@ export type RouteContext<P extends TSchema, Q extends TSchema, B extends TSchema
   call: ReturnType<typeof callOptions>;
 };
 
+/** An operator's read under `scope` (a list: any one of them). */
+export const reads = (scope: Scope | readonly Scope[]) => ({ auth: "operator", scope }) as const;
+
+/** An operator's write under `scope`: it takes an Idempotency-Key (docs/idempotency.md). */
+export const writes = (scope: Scope) => ({ auth: "operator", scope, idempotency: "required" }) as const;
+
 /**
- * A route as the API declares it: everything the plugins need, and the few lines that are its
- * own. Its prose (summary, description, what each success means) is its plane's
- * `operations.md`'s, by operationId; `status` and `response` are its success, and the error
- * responses are derived (the ones every route can give, plus `errors`).
+ * A route as the API declares it, as data: its operation (`id`, whose prose is its plane's
+ * `prose.ts`'s), where it is (`method`, and `path` relative to its plugin's prefix), what the
+ * plugins need, and the few lines that are its own. `status` and `answer` are its success, and
+ * the error responses are derived (the ones every route can give, plus `errors`).
  */
 export type RouteSpec<
   P extends TSchema,
@@ -69,17 +90,22 @@ export type RouteSpec<
 > = {
   /** How it is reached; a connection token opens only the realtime door, a WebSocket (no route). */
   access: RouteAccess & { auth: HttpAuth };
-  querystring?: Q;
+  query?: Q;
   body?: B;
   /** Other headers than Idempotency-Key, which the access's `idempotency` declares. */
   headers?: TObject;
   /**
-   * The success status (200 unless given) and its body (none for 204). Other success statuses
-   * the prose gives (e.g. 200 for a repeat of a 201) are sent by the handler itself, with the
-   * same body (`await reply.code(…).send(…)`).
+   * The success status (200 unless given) and its body (`answer`; none for 204). Other success
+   * statuses the prose gives (e.g. 200 for a repeat of a 201) are sent by the handler itself,
+   * with the same body (`await reply.code(…).send(…)`).
    */
   status?: 200 | 201 | 202 | 204;
-  response?: R;
+  answer?: R;
+  /**
+   * The answer's media type when its body is not JSON (an event stream): the handler returns the
+   * body (a stream) and the document shows it as text of this type; no `answer` then.
+   */
+  media?: string;
   /** Error statuses beyond the common ones (401, 403, 404, 422, 429, 503), e.g. 409 or 410. */
   errors?: number[];
   /** What an error status means on this route, where it says more than the common meaning. */
@@ -167,27 +193,32 @@ export function headersOf(spec: { method: Method; access: RouteAccess; headers?:
  */
 export function route<
   Prefix extends string,
-  Where extends At,
+  Id extends string,
+  Path extends `/${string}`,
   Q extends TSchema = TSchema,
   B extends TSchema = TSchema,
   R extends TSchema = TSchema,
   A = unknown,
 >(
   app: Api<Prefix>,
-  plane: PlaneProse,
-  operationId: string,
-  at: Where,
-  spec: RouteSpec<PathParams<FullPath<Prefix, Where>>, Q, B, R, A>,
+  plane: PlaneProse<Id>,
+  spec: { id: NoInfer<Id>; method: Method; path: Path } & RouteSpec<
+    PathParams<`${Prefix}${Path}`>,
+    Q,
+    B,
+    R,
+    A
+  >,
 ): void {
-  const [method, url] = methodAndPath(at);
+  const { id: operationId, method, path: url } = spec;
   const params = pathParams(`${app.prefix}${url}`);
   const status = spec.status ?? 200;
-  const { summary, description, responses } = plane.prose(operationId);
+  const { summary, description, responses } = plane.prose[operationId];
   if (!responses[status]) throw new Error(`${operationId}: its prose has no ${status} response`);
   // Whether an Idempotency-Key is honoured (plugins/idempotency.ts: not declared is "none").
   const idempotent =
     method !== "GET" && (spec.access.idempotency === "required" || spec.access.idempotency === "optional");
-  type Params = PathParams<FullPath<Prefix, Where>>;
+  type Params = PathParams<`${Prefix}${Path}`>;
   app.route<{ Params: Static<Params>; Querystring: Static<Q>; Body: Static<B> }>({
     method,
     url,
@@ -199,14 +230,16 @@ export function route<
       description,
       security: SECURITY[spec.access.auth],
       ...(params ? { params } : {}),
-      ...(spec.querystring ? { querystring: spec.querystring } : {}),
+      ...(spec.query ? { querystring: spec.query } : {}),
       ...(spec.body ? { body: spec.body } : {}),
       ...headersOf({ method, access: spec.access, headers: spec.headers }),
       response: {
         ...Object.fromEntries(
           Object.entries(responses).map(([code, meaning = ""]) => [
             code,
-            successResponse(meaning, spec.response, idempotent),
+            spec.media
+              ? textResponse(meaning, spec.media)
+              : successResponse(meaning, spec.answer, idempotent),
           ]),
         ),
         ...errorResponses(
@@ -229,13 +262,4 @@ export function route<
       return reply.code(status).send(status === 204 ? "" : body);
     },
   });
-}
-
-const METHODS: readonly Method[] = ["GET", "POST", "PUT", "PATCH", "DELETE"];
-
-/** `"GET /apps/:app_id"` as its method and its path. */
-function methodAndPath(at: At): [Method, string] {
-  const method = METHODS.find((candidate) => at.startsWith(`${candidate} `));
-  if (!method) throw new Error(`a route is declared at "${at}": no method`);
-  return [method, at.slice(method.length + 1)];
 }

@@ -2,7 +2,7 @@ import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
 import { type Api, route } from "../route.js";
 import { ref, Uuid } from "../schemas.js";
-import { CONTROL } from "./plane.js";
+import { CONTROL } from "./prose.js";
 import {
   ActiveOrganization,
   activeOrganizationJson,
@@ -17,20 +17,26 @@ import {
 export function activeOrganizationRoutes(app: Api<"/v1">, deps: RouteDeps): void {
   const auth = deps.upstreams.auth;
 
-  route(app, CONTROL, "getActiveOrganization", "GET /session/active-organization", {
+  route(app, CONTROL, {
+    id: "getActiveOrganization",
+    method: "GET",
+    path: "/session/active-organization",
     access: { auth: "session" },
-    response: ref(ActiveOrganization),
+    answer: ref(ActiveOrganization),
     handler: async ({ request, call }) => {
       const answer = await auth.getActiveOrganization({ accessToken: request.credential ?? "" }, call);
       return activeOrganizationJson(answer);
     },
   });
 
-  route(app, CONTROL, "setActiveOrganization", "PUT /session/active-organization", {
+  route(app, CONTROL, {
+    id: "setActiveOrganization",
+    method: "PUT",
+    path: "/session/active-organization",
     // The session's scopes are its role in the active organization: what it had cached goes.
     access: { auth: "session", idempotency: "optional", changesPrincipals: "credential" },
     body: Type.Object({ organization_id: Uuid }, { additionalProperties: false }),
-    response: ref(ActiveOrganization),
+    answer: ref(ActiveOrganization),
     handler: async ({ request, call }) => {
       const answer = await auth.setActiveOrganization(
         { accessToken: request.credential ?? "", organizationId: request.body.organization_id },
@@ -40,9 +46,12 @@ export function activeOrganizationRoutes(app: Api<"/v1">, deps: RouteDeps): void
     },
   });
 
-  route(app, CONTROL, "listSessionOrganizations", "GET /session/organizations", {
+  route(app, CONTROL, {
+    id: "listSessionOrganizations",
+    method: "GET",
+    path: "/session/organizations",
     access: { auth: "session" },
-    response: ref(SessionOrganizations),
+    answer: ref(SessionOrganizations),
     handler: async ({ request, call }) => {
       const answer = await auth.listSessionOrganizations({ accessToken: request.credential ?? "" }, call);
       return sessionOrganizationsJson(answer);

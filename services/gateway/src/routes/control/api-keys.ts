@@ -1,14 +1,15 @@
 import { AGENT_SCOPE, AppError, grants, SCOPES, type Scope } from "@evalp/kit";
 import { Type } from "@sinclair/typebox";
+import { pageOf } from "../../http/paging.js";
 import { RequestValidationError } from "../../validation/json-body.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
 import type { ENV_PREFIX } from "../environment.js";
 import { environmentRef } from "../environment.js";
-import { resources } from "../resource.js";
-import { type Api, route } from "../route.js";
+import { pageOfItems, pageQuery } from "../lists.js";
+import { type Api, reads, route, writes } from "../route.js";
 import { ref } from "../schemas.js";
-import { CONTROL } from "./plane.js";
+import { CONTROL } from "./prose.js";
 import { ApiKeyCreated, ApiKeySummary, apiKeyJson } from "./wire.js";
 
 const CreateApiKeyBody = Type.Object(
@@ -49,13 +50,14 @@ function checkRequestedScopes(held: string[], requested: Scope[]): Scope[] {
 /** `POST/GET ENV/api-keys` and `POST ENV/api-keys/{key_id}/revoke` (under the ENV prefix). */
 export function apiKeyRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): void {
   const apiKeys = deps.upstreams.apiKeys;
-  const { list } = resources(app, CONTROL, deps.cursors);
-
-  route(app, CONTROL, "createApiKey", "POST /api-keys", {
-    access: { auth: "operator", scope: "keys:write", idempotency: "required" },
+  route(app, CONTROL, {
+    id: "createApiKey",
+    method: "POST",
+    path: "/api-keys",
+    access: writes("keys:write"),
     body: CreateApiKeyBody,
     status: 201,
-    response: ref(ApiKeyCreated),
+    answer: ref(ApiKeyCreated),
     handler: async ({ request, call }) => {
       const scopes = checkRequestedScopes(request.access?.scopes ?? [], request.body.scopes);
       const answer = await apiKeys.createApiKey(
@@ -71,18 +73,33 @@ export function apiKeyRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): void
     },
   });
 
-  list("listApiKeys", "GET /api-keys", "keys:write", ApiKeySummary, ({ params }, page, call) =>
-    apiKeys.listApiKeys({ environment: environmentRef(params), page }, call),
-  );
+  route(app, CONTROL, {
+    id: "listApiKeys",
+    method: "GET",
+    path: "/api-keys",
+    access: reads("keys:write"),
+    query: pageQuery({}),
+    answer: pageOfItems(ApiKeySummary),
+    handler: ({ request, call }) =>
+      pageOf(
+        request,
+        deps.cursors,
+        (page) => apiKeys.listApiKeys({ environment: environmentRef(request.params), page }, call),
+        apiKeyJson,
+      ),
+  });
 
-  route(app, CONTROL, "revokeApiKey", "POST /api-keys/:key_id/revoke", {
+  route(app, CONTROL, {
+    id: "revokeApiKey",
+    method: "POST",
+    path: "/api-keys/:key_id/revoke",
     access: {
       auth: "operator",
       scope: "keys:write",
       idempotency: "required",
       changesPrincipals: { param: "key_id" },
     },
-    response: ref(ApiKeySummary),
+    answer: ref(ApiKeySummary),
     rpc: ({ params }, call) =>
       apiKeys.revokeApiKey({ environment: environmentRef(params), keyId: params.key_id }, call),
     json: (answer) => apiKeyJson(answer.apiKey),

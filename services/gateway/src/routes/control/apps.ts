@@ -1,19 +1,21 @@
 import { Type } from "@sinclair/typebox";
+import { pageOf } from "../../http/paging.js";
 import type { RouteDeps } from "../deps.js";
-import { resources } from "../resource.js";
-import { type Api, route } from "../route.js";
+import { pageOfItems, pageQuery } from "../lists.js";
+import { type Api, reads, route, writes } from "../route.js";
 import { Name, ref } from "../schemas.js";
-import { CONTROL } from "./plane.js";
+import { CONTROL } from "./prose.js";
 import { type ORG_PREFIX, organizationRef } from "./requests.js";
 import { Application, appJson, EnvironmentBody, environmentJson, Slug } from "./wire.js";
 
 /** `ORG/apps` and `APP/environments` (docs/endpoints.md): an organization's apps and their environments. */
 export async function appRoutes(app: Api<typeof ORG_PREFIX>, deps: RouteDeps): Promise<void> {
   const organizations = deps.upstreams.organizations;
-  const { list, read } = resources(app, CONTROL, deps.cursors);
-
-  route(app, CONTROL, "createApp", "POST /apps", {
-    access: { auth: "operator", scope: "apps:write", idempotency: "required" },
+  route(app, CONTROL, {
+    id: "createApp",
+    method: "POST",
+    path: "/apps",
+    access: writes("apps:write"),
     body: Type.Object(
       {
         slug: Slug,
@@ -23,7 +25,7 @@ export async function appRoutes(app: Api<typeof ORG_PREFIX>, deps: RouteDeps): P
       { additionalProperties: false },
     ),
     status: 201,
-    response: ref(Application),
+    answer: ref(Application),
     errors: [409],
     rpc: ({ params, body }, call) =>
       organizations.createApp(
@@ -38,21 +40,41 @@ export async function appRoutes(app: Api<typeof ORG_PREFIX>, deps: RouteDeps): P
     json: (answer) => appJson(answer.app),
   });
 
-  list("listApps", "GET /apps", "org:read", Application, ({ params }, page, call) =>
-    organizations.listApps({ ...organizationRef(params), page }, call),
-  );
+  route(app, CONTROL, {
+    id: "listApps",
+    method: "GET",
+    path: "/apps",
+    access: reads("org:read"),
+    query: pageQuery({}),
+    answer: pageOfItems(Application),
+    handler: ({ request, call }) =>
+      pageOf(
+        request,
+        deps.cursors,
+        (page) => organizations.listApps({ ...organizationRef(request.params), page }, call),
+        appJson,
+      ),
+  });
 
-  read("getApp", "GET /apps/:app_id", "org:read", Application, {
+  route(app, CONTROL, {
+    id: "getApp",
+    method: "GET",
+    path: "/apps/:app_id",
+    access: reads("org:read"),
+    answer: ref(Application),
     rpc: ({ params }, call) =>
       organizations.getApp({ ...organizationRef(params), appId: params.app_id }, call),
     json: (answer) => appJson(answer.app),
   });
 
-  route(app, CONTROL, "createEnvironment", "POST /apps/:app_id/environments", {
-    access: { auth: "operator", scope: "apps:write", idempotency: "required" },
+  route(app, CONTROL, {
+    id: "createEnvironment",
+    method: "POST",
+    path: "/apps/:app_id/environments",
+    access: writes("apps:write"),
     body: Type.Object({ slug: Slug, name: Name }, { additionalProperties: false }),
     status: 201,
-    response: ref(EnvironmentBody),
+    answer: ref(EnvironmentBody),
     errors: [409],
     rpc: ({ params, body }, call) =>
       organizations.createEnvironment(
@@ -62,12 +84,23 @@ export async function appRoutes(app: Api<typeof ORG_PREFIX>, deps: RouteDeps): P
     json: (answer) => environmentJson(answer.environment),
   });
 
-  list(
-    "listEnvironments",
-    "GET /apps/:app_id/environments",
-    "org:read",
-    EnvironmentBody,
-    ({ params }, page, call) =>
-      organizations.listEnvironments({ ...organizationRef(params), appId: params.app_id, page }, call),
-  );
+  route(app, CONTROL, {
+    id: "listEnvironments",
+    method: "GET",
+    path: "/apps/:app_id/environments",
+    access: reads("org:read"),
+    query: pageQuery({}),
+    answer: pageOfItems(EnvironmentBody),
+    handler: ({ request, call }) =>
+      pageOf(
+        request,
+        deps.cursors,
+        (page) =>
+          organizations.listEnvironments(
+            { ...organizationRef(request.params), appId: request.params.app_id, page },
+            call,
+          ),
+        environmentJson,
+      ),
+  });
 }

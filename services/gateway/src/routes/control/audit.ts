@@ -1,8 +1,9 @@
 import { Type } from "@sinclair/typebox";
+import { pageOf } from "../../http/paging.js";
 import type { RouteDeps } from "../deps.js";
-import { resources } from "../resource.js";
-import type { Api } from "../route.js";
-import { CONTROL } from "./plane.js";
+import { pageOfItems, pageQuery } from "../lists.js";
+import { type Api, reads, route } from "../route.js";
+import { CONTROL } from "./prose.js";
 import { type ORG_PREFIX, organizationRef } from "./requests.js";
 import { AuditEventBody, auditEventJson } from "./wire.js";
 
@@ -14,18 +15,30 @@ const AuditFilters = {
 
 /** `GET ORG/audit-events` (AuditEventPage), filtered by `action` and `resource_type`. */
 export function auditRoutes(app: Api<typeof ORG_PREFIX>, deps: RouteDeps): void {
-  const { filteredList } = resources(app, CONTROL, deps.cursors);
   const audit = deps.upstreams.audit;
 
-  filteredList(
-    "listAuditEvents",
-    "GET /audit-events",
-    "audit:read",
-    { item: AuditEventBody, filters: AuditFilters, json: auditEventJson },
-    ({ params, query }, page, call) =>
-      audit.listAuditEvents(
-        { ...organizationRef(params), page, action: query.action, resourceType: query.resource_type },
-        call,
+  route(app, CONTROL, {
+    id: "listAuditEvents",
+    method: "GET",
+    path: "/audit-events",
+    access: reads("audit:read"),
+    query: pageQuery(AuditFilters),
+    answer: pageOfItems(AuditEventBody),
+    handler: ({ request, call }) =>
+      pageOf(
+        request,
+        deps.cursors,
+        (page) =>
+          audit.listAuditEvents(
+            {
+              ...organizationRef(request.params),
+              page,
+              action: request.query.action,
+              resourceType: request.query.resource_type,
+            },
+            call,
+          ),
+        auditEventJson,
       ),
-  );
+  });
 }

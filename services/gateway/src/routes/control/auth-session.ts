@@ -2,12 +2,12 @@ import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { AppError } from "@evalp/kit";
 import { Type } from "@sinclair/typebox";
 import type { FastifyReply } from "fastify";
+import { SESSION_COOKIE } from "../../admission/credentials.js";
 import { iso } from "../../http/timestamps.js";
-import { SESSION_COOKIE } from "../../plugins/auth.js";
 import type { RouteDeps } from "../deps.js";
 import { type Api, route } from "../route.js";
 import { Name, ref } from "../schemas.js";
-import { AUTH } from "./plane.js";
+import { AUTH } from "./prose.js";
 import { AccessToken, accessTokenJson, Password, SignupResult, signupJson } from "./wire.js";
 
 /** `/auth/signup`, `/auth/login` and `/auth/logout`: the only routes that create or end sessions. */
@@ -28,7 +28,10 @@ export function authSessionRoutes(app: Api<"/auth">, deps: RouteDeps): void {
     return expiresAt;
   }
 
-  route(app, AUTH, "signUp", "POST /signup", {
+  route(app, AUTH, {
+    id: "signUp",
+    method: "POST",
+    path: "/signup",
     access: { auth: "none", idempotency: "optional", hashesPassword: true },
     body: Type.Object(
       {
@@ -39,7 +42,7 @@ export function authSessionRoutes(app: Api<"/auth">, deps: RouteDeps): void {
       { additionalProperties: false },
     ),
     status: 201,
-    response: ref(SignupResult),
+    answer: ref(SignupResult),
     errors: [409],
     handler: async ({ request, reply, call }) => {
       if (!deps.config.SIGNUP_ENABLED)
@@ -50,7 +53,10 @@ export function authSessionRoutes(app: Api<"/auth">, deps: RouteDeps): void {
     },
   });
 
-  route(app, AUTH, "logIn", "POST /login", {
+  route(app, AUTH, {
+    id: "logIn",
+    method: "POST",
+    path: "/login",
     access: { auth: "none", idempotency: "optional" },
     body: Type.Object(
       {
@@ -59,7 +65,7 @@ export function authSessionRoutes(app: Api<"/auth">, deps: RouteDeps): void {
       },
       { additionalProperties: false },
     ),
-    response: ref(AccessToken),
+    answer: ref(AccessToken),
     errors: [401],
     handler: async ({ request, reply, call }) => {
       await deps.attempts.check("login", request.body.email, request.ip);
@@ -68,7 +74,10 @@ export function authSessionRoutes(app: Api<"/auth">, deps: RouteDeps): void {
     },
   });
 
-  route(app, AUTH, "logOut", "POST /logout", {
+  route(app, AUTH, {
+    id: "logOut",
+    method: "POST",
+    path: "/logout",
     access: { auth: "session", idempotency: "optional", changesPrincipals: "credential" },
     status: 204,
     handler: async ({ request, reply, call }) => {

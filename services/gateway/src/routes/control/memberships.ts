@@ -1,11 +1,12 @@
 import { ROLES } from "@evalp/kit";
 import { Type } from "@sinclair/typebox";
+import { pageOf } from "../../http/paging.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
-import { resources } from "../resource.js";
-import { type Api, route } from "../route.js";
+import { pageOfItems, pageQuery } from "../lists.js";
+import { type Api, reads, route } from "../route.js";
 import { ref } from "../schemas.js";
-import { CONTROL } from "./plane.js";
+import { CONTROL } from "./prose.js";
 import { type ORG_PREFIX, organizationRef } from "./requests.js";
 import {
   InvitationAcceptance,
@@ -21,9 +22,10 @@ import {
  */
 export function membershipRoutes(app: Api<typeof ORG_PREFIX>, deps: RouteDeps): void {
   const memberships = deps.upstreams.memberships;
-  const { list } = resources(app, CONTROL, deps.cursors);
-
-  route(app, CONTROL, "createMembership", "POST /memberships", {
+  route(app, CONTROL, {
+    id: "createMembership",
+    method: "POST",
+    path: "/memberships",
     // No principal changes here: an `invited` membership reaches nothing until it is accepted
     // (acceptInvitation forgets the principals then).
     access: { auth: "session", scope: "org:admin", idempotency: "required" },
@@ -35,7 +37,7 @@ export function membershipRoutes(app: Api<typeof ORG_PREFIX>, deps: RouteDeps): 
       { additionalProperties: false },
     ),
     status: 201,
-    response: ref(MembershipBody),
+    answer: ref(MembershipBody),
     errors: [409],
     handler: async ({ request, call }) => {
       const { params, body, access } = request;
@@ -58,19 +60,34 @@ export function membershipRoutes(app: Api<typeof ORG_PREFIX>, deps: RouteDeps): 
     },
   });
 
-  list("listMemberships", "GET /memberships", "org:read", MembershipBody, ({ params }, page, call) =>
-    memberships.listMemberships({ ...organizationRef(params), page }, call),
-  );
+  route(app, CONTROL, {
+    id: "listMemberships",
+    method: "GET",
+    path: "/memberships",
+    access: reads("org:read"),
+    query: pageQuery({}),
+    answer: pageOfItems(MembershipBody),
+    handler: ({ request, call }) =>
+      pageOf(
+        request,
+        deps.cursors,
+        (page) => memberships.listMemberships({ ...organizationRef(request.params), page }, call),
+        membershipJson,
+      ),
+  });
 }
 
 /** #3 `POST /v1/invitations/accept`: an invited user joins with the token mailed to them. */
 export function invitationRoutes(app: Api<"/v1">, deps: RouteDeps): void {
   const memberships = deps.upstreams.memberships;
 
-  route(app, CONTROL, "acceptInvitation", "POST /invitations/accept", {
+  route(app, CONTROL, {
+    id: "acceptInvitation",
+    method: "POST",
+    path: "/invitations/accept",
     access: { auth: "none", idempotency: "required", changesPrincipals: "all", hashesPassword: true },
     body: TokenAndPassword,
-    response: ref(InvitationAcceptance),
+    answer: ref(InvitationAcceptance),
     // 401: an existing account's invitation accepted with another password than the account's.
     errors: [401, 410],
     rpc: ({ body }, call) => memberships.acceptInvitation(body, call),

@@ -1,13 +1,16 @@
 import { type Api, route } from "../route.js";
 import { ref } from "../schemas.js";
-import { CONTROL } from "./plane.js";
+import { CONTROL } from "./prose.js";
 import { AuthPrincipal, principalJson } from "./wire.js";
 
 /** `GET /v1/auth/principal`: who the caller is and what it may do. */
 export function principalRoutes(app: Api<"/v1">): void {
-  route(app, CONTROL, "getAuthPrincipal", "GET /auth/principal", {
+  route(app, CONTROL, {
+    id: "getAuthPrincipal",
+    method: "GET",
+    path: "/auth/principal",
     access: { auth: "operator" },
-    response: ref(AuthPrincipal),
+    answer: ref(AuthPrincipal),
     handler: async ({ request }) => {
       const principal = request.access?.principal;
       if (!principal) throw new Error("auth plugin did not run");

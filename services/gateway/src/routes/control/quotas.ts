@@ -3,26 +3,32 @@ import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
 import type { ENV_PREFIX } from "../environment.js";
 import { environmentRef } from "../environment.js";
-import { type Api, route } from "../route.js";
+import { type Api, reads, route, writes } from "../route.js";
 import { ref } from "../schemas.js";
-import { CONTROL } from "./plane.js";
+import { CONTROL } from "./prose.js";
 import { counters, QuotasBody, quotasJson } from "./wire.js";
 
 /** `GET ENV/quotas` and #6 `PATCH ENV/quotas` (under the ENV prefix; optimistic concurrency). */
 export function quotaRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): void {
   const quotas = deps.upstreams.quotas;
 
-  route(app, CONTROL, "getQuotas", "GET /quotas", {
-    access: { auth: "operator", scope: "org:read" },
-    response: ref(QuotasBody),
+  route(app, CONTROL, {
+    id: "getQuotas",
+    method: "GET",
+    path: "/quotas",
+    access: reads("org:read"),
+    answer: ref(QuotasBody),
     handler: async ({ request, call }) => {
       const answer = await quotas.getQuotas({ environment: environmentRef(request.params) }, call);
       return quotasJson(answer.quotas);
     },
   });
 
-  route(app, CONTROL, "updateQuotas", "PATCH /quotas", {
-    access: { auth: "operator", scope: "quotas:write", idempotency: "required" },
+  route(app, CONTROL, {
+    id: "updateQuotas",
+    method: "PATCH",
+    path: "/quotas",
+    access: writes("quotas:write"),
     body: Type.Object(
       {
         expected_revision: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }),
@@ -32,7 +38,7 @@ export function quotaRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): void 
       },
       { additionalProperties: false },
     ),
-    response: ref(QuotasBody),
+    answer: ref(QuotasBody),
     errors: [409],
     handler: async ({ request, call }) => {
       const answer = await quotas.updateQuotas(

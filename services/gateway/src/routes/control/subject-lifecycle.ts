@@ -1,12 +1,13 @@
 import type { Readable } from "node:stream";
 import { Type } from "@sinclair/typebox";
+import { pageOf } from "../../http/paging.js";
 import type { RouteDeps } from "../deps.js";
 import type { ENV_PREFIX } from "../environment.js";
 import { environmentRef } from "../environment.js";
-import { reads, resources, writes } from "../resource.js";
-import { type Api, route } from "../route.js";
+import { pageOfItems, pageQuery } from "../lists.js";
+import { type Api, reads, route, writes } from "../route.js";
 import { ref } from "../schemas.js";
-import { CONTROL } from "./plane.js";
+import { CONTROL } from "./prose.js";
 import { exportBody, SUBJECT_EXPORT_ID } from "./subject-export.js";
 import { SubjectBody, subjectJson } from "./wire.js";
 import {
@@ -25,28 +26,33 @@ const EXPORT_TIMEOUT_MS = 10 * 60 * 1000;
  */
 export function subjectLifecycleRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): void {
   const subjects = deps.upstreams.subjects;
-  const { filteredList, read } = resources(app, CONTROL, deps.cursors);
-
-  filteredList(
-    "listSubjects",
-    "GET /subjects",
-    "subjects:read",
-    {
-      item: SubjectBody,
-      filters: { external_id: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })) },
-      json: subjectJson,
-    },
-    ({ params, query }, page, call) =>
-      subjects.listSubjects(
-        { environment: environmentRef(params), page, externalId: query.external_id },
-        call,
+  route(app, CONTROL, {
+    id: "listSubjects",
+    method: "GET",
+    path: "/subjects",
+    access: reads("subjects:read"),
+    query: pageQuery({ external_id: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })) }),
+    answer: pageOfItems(SubjectBody),
+    handler: ({ request, call }) =>
+      pageOf(
+        request,
+        deps.cursors,
+        (page) =>
+          subjects.listSubjects(
+            { environment: environmentRef(request.params), page, externalId: request.query.external_id },
+            call,
+          ),
+        subjectJson,
       ),
-  );
+  });
 
-  route(app, CONTROL, "exportSubject", "GET /subjects/:subject_id/export", {
+  route(app, CONTROL, {
+    id: "exportSubject",
+    method: "GET",
+    path: "/subjects/:subject_id/export",
     access: reads("subjects:read"),
     // The body is streamed (a Readable of the document's text); the document describes its JSON.
-    response: Type.Unsafe<Readable>(Type.Ref(SUBJECT_EXPORT_ID)),
+    answer: Type.Unsafe<Readable>(Type.Ref(SUBJECT_EXPORT_ID)),
     handler: async ({ request, reply, call }) => {
       const environment = environmentRef(request.params);
       const subjectId = request.params.subject_id;
@@ -64,16 +70,24 @@ export function subjectLifecycleRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteD
     },
   });
 
-  route(app, CONTROL, "eraseSubject", "DELETE /subjects/:subject_id", {
+  route(app, CONTROL, {
+    id: "eraseSubject",
+    method: "DELETE",
+    path: "/subjects/:subject_id",
     access: writes("subjects:write"),
     status: 202,
-    response: ref(SubjectErasureAccepted),
+    answer: ref(SubjectErasureAccepted),
     rpc: ({ params }, call) =>
       subjects.eraseSubject({ environment: environmentRef(params), subjectId: params.subject_id }, call),
     json: (answer) => erasureAcceptedJson(answer.erasure),
   });
 
-  read("getSubjectErasure", "GET /subjects/:subject_id/erasure", "subjects:read", SubjectErasureState, {
+  route(app, CONTROL, {
+    id: "getSubjectErasure",
+    method: "GET",
+    path: "/subjects/:subject_id/erasure",
+    access: reads("subjects:read"),
+    answer: ref(SubjectErasureState),
     rpc: ({ params }, call) =>
       subjects.getSubjectErasure({ environment: environmentRef(params), subjectId: params.subject_id }, call),
     json: (answer) => erasureJson(answer.erasure),

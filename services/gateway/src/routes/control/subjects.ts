@@ -1,13 +1,14 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import { Type } from "@sinclair/typebox";
+import { pageOf } from "../../http/paging.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
 import type { ENV_PREFIX } from "../environment.js";
 import { environmentRef } from "../environment.js";
-import { resources } from "../resource.js";
-import { type Api, route } from "../route.js";
+import { pageOfItems, pageQuery } from "../lists.js";
+import { type Api, reads, route, writes } from "../route.js";
 import { Name, ref } from "../schemas.js";
-import { CONTROL } from "./plane.js";
+import { CONTROL } from "./prose.js";
 import {
   ProgramBody,
   programJson,
@@ -30,15 +31,16 @@ const SubjectItem = Type.Object(
 /** #5 `POST ENV/subjects/batch`, `GET ENV/subjects/{subject_id}`, `POST/GET ENV/programs` (under ENV). */
 export function subjectRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): void {
   const subjects = deps.upstreams.subjects;
-  const { list, read } = resources(app, CONTROL, deps.cursors);
-
-  route(app, CONTROL, "importSubjects", "POST /subjects/batch", {
-    access: { auth: "operator", scope: "subjects:write", idempotency: "required" },
+  route(app, CONTROL, {
+    id: "importSubjects",
+    method: "POST",
+    path: "/subjects/batch",
+    access: writes("subjects:write"),
     body: Type.Object(
       { items: Type.Array(SubjectItem, { minItems: 1, maxItems: 100 }) },
       { additionalProperties: false },
     ),
-    response: ref(SubjectImport),
+    answer: ref(SubjectImport),
     rpc: ({ params, body }, call) =>
       subjects.importSubjects(
         {
@@ -54,24 +56,44 @@ export function subjectRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): voi
     json: subjectImportJson,
   });
 
-  read("getSubject", "GET /subjects/:subject_id", "subjects:read", SubjectBody, {
+  route(app, CONTROL, {
+    id: "getSubject",
+    method: "GET",
+    path: "/subjects/:subject_id",
+    access: reads("subjects:read"),
+    answer: ref(SubjectBody),
     rpc: ({ params }, call) =>
       subjects.getSubject({ environment: environmentRef(params), subjectId: params.subject_id }, call),
     json: (answer) => subjectJson(answer.subject),
   });
 
-  route(app, CONTROL, "createProgram", "POST /programs", {
-    access: { auth: "operator", scope: "subjects:write", idempotency: "required" },
+  route(app, CONTROL, {
+    id: "createProgram",
+    method: "POST",
+    path: "/programs",
+    access: writes("subjects:write"),
     body: Type.Object({ name: Name }, { additionalProperties: false }),
     status: 201,
-    response: ref(ProgramBody),
+    answer: ref(ProgramBody),
     errors: [409],
     rpc: ({ params, body }, call) =>
       subjects.createProgram({ environment: environmentRef(params), name: body.name }, call),
     json: (answer) => programJson(answer.program),
   });
 
-  list("listPrograms", "GET /programs", "org:read", ProgramBody, ({ params }, page, call) =>
-    subjects.listPrograms({ environment: environmentRef(params), page }, call),
-  );
+  route(app, CONTROL, {
+    id: "listPrograms",
+    method: "GET",
+    path: "/programs",
+    access: reads("org:read"),
+    query: pageQuery({}),
+    answer: pageOfItems(ProgramBody),
+    handler: ({ request, call }) =>
+      pageOf(
+        request,
+        deps.cursors,
+        (page) => subjects.listPrograms({ environment: environmentRef(request.params), page }, call),
+        programJson,
+      ),
+  });
 }

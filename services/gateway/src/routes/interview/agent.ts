@@ -3,10 +3,10 @@ import { iso } from "../../http/timestamps.js";
 import { RequestValidationError } from "../../validation/json-body.js";
 import type { RouteDeps } from "../deps.js";
 import { type ENV_PREFIX, environmentRef } from "../environment.js";
-import { type Api, route } from "../route.js";
+import { type Api, route, writes } from "../route.js";
 import { ref } from "../schemas.js";
 import { CommandHead, commandProblems, commandRunner } from "./commands.js";
-import { INTERVIEW } from "./plane.js";
+import { INTERVIEW } from "./prose.js";
 import { agentRef, Name, SeqPageQuery, SessionBody, sessionRequest } from "./requests.js";
 import { agentSessionJson, interviewJson, priceJson, transcriptJson } from "./wire.js";
 import { AgentAck, AgentPrices, AgentSession, InterviewState, TranscriptPage } from "./wire-schemas.js";
@@ -18,11 +18,14 @@ import { AgentAck, AgentPrices, AgentSession, InterviewState, TranscriptPage } f
 export function agentSetupRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): void {
   const agent = deps.upstreams.interview.agent;
 
-  route(app, INTERVIEW, "createAgentSession", "POST /evaluations/:evaluation_id/agent-sessions", {
-    access: { auth: "operator", scope: "interviews:agent", idempotency: "required" },
+  route(app, INTERVIEW, {
+    id: "createAgentSession",
+    method: "POST",
+    path: "/evaluations/:evaluation_id/agent-sessions",
+    access: writes("interviews:agent"),
     body: SessionBody(900),
     status: 201,
-    response: ref(AgentSession),
+    answer: ref(AgentSession),
     handler: async ({ request, call }) => {
       const answer = await agent.createAgentSession(sessionRequest(request), call);
       deps.hub.supersede(request.params.evaluation_id, answer.supersededSessionIds);
@@ -30,7 +33,10 @@ export function agentSetupRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): 
     },
   });
 
-  route(app, INTERVIEW, "putAgentPrices", "PUT /agent-prices", {
+  route(app, INTERVIEW, {
+    id: "putAgentPrices",
+    method: "PUT",
+    path: "/agent-prices",
     access: { auth: "operator", scope: "evaluations:write", idempotency: "optional" },
     body: Type.Object(
       {
@@ -44,7 +50,7 @@ export function agentSetupRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): 
       },
       { additionalProperties: false },
     ),
-    response: ref(AgentPrices),
+    answer: ref(AgentPrices),
     handler: async ({ request, call }) => {
       const answer = await agent.putAgentPrices(
         {
@@ -68,19 +74,25 @@ export function agentRoutes(app: Api<"/v1/agent">, deps: RouteDeps): void {
   const agent = deps.upstreams.interview.agent;
   const run = commandRunner(deps);
 
-  route(app, INTERVIEW, "getAgentInterview", "GET /interview", {
+  route(app, INTERVIEW, {
+    id: "getAgentInterview",
+    method: "GET",
+    path: "/interview",
     access: { auth: "agent" },
-    response: ref(InterviewState),
+    answer: ref(InterviewState),
     handler: async ({ request, call }) => {
       const answer = await agent.getAgentInterview({ agent: agentRef(request) }, call);
       return { interview: interviewJson(answer.interview) };
     },
   });
 
-  route(app, INTERVIEW, "getAgentTranscript", "GET /interview/transcript", {
+  route(app, INTERVIEW, {
+    id: "getAgentTranscript",
+    method: "GET",
+    path: "/interview/transcript",
     access: { auth: "agent" },
-    querystring: SeqPageQuery,
-    response: ref(TranscriptPage),
+    query: SeqPageQuery,
+    answer: ref(TranscriptPage),
     handler: async ({ request, call }) => {
       const answer = await agent.getAgentTranscript(
         {
@@ -94,10 +106,13 @@ export function agentRoutes(app: Api<"/v1/agent">, deps: RouteDeps): void {
     },
   });
 
-  route(app, INTERVIEW, "runAgentCommand", "POST /interview/commands", {
+  route(app, INTERVIEW, {
+    id: "runAgentCommand",
+    method: "POST",
+    path: "/interview/commands",
     access: { auth: "agent", idempotency: "none" },
     body: CommandHead,
-    response: ref(AgentAck),
+    answer: ref(AgentAck),
     errors: [409],
     handler: async ({ request, reply }) => {
       const receivedAt = new Date();

@@ -4,9 +4,9 @@ import { RequestValidationError } from "../../validation/json-body.js";
 import type { RouteDeps } from "../deps.js";
 import type { ENV_PREFIX } from "../environment.js";
 import { environmentRef } from "../environment.js";
-import { type Api, route } from "../route.js";
+import { type Api, reads, route } from "../route.js";
 import { DateTime, ref } from "../schemas.js";
-import { INTERVIEW } from "./plane.js";
+import { INTERVIEW } from "./prose.js";
 import { summaryJson } from "./wire.js";
 import { AnalyticsSummary } from "./wire-schemas.js";
 
@@ -30,10 +30,13 @@ function windowProblem(startsAt: Date, endsAt: Date, input: string) {
 
 /** `GET ENV/analytics/summary?starts_at&ends_at` (scope `analytics:read`). */
 export function analyticsRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): void {
-  route(app, INTERVIEW, "getAnalyticsSummary", "GET /analytics/summary", {
-    access: { auth: "operator", scope: "analytics:read" },
-    querystring: Type.Object({ starts_at: DateTime, ends_at: DateTime }),
-    response: ref(AnalyticsSummary),
+  route(app, INTERVIEW, {
+    id: "getAnalyticsSummary",
+    method: "GET",
+    path: "/analytics/summary",
+    access: reads("analytics:read"),
+    query: Type.Object({ starts_at: DateTime, ends_at: DateTime }),
+    answer: ref(AnalyticsSummary),
     handler: async ({ request, call }) => {
       const startsAt = new Date(request.query.starts_at);
       const endsAt = new Date(request.query.ends_at);

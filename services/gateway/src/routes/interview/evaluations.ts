@@ -1,15 +1,17 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Type } from "@sinclair/typebox";
+import { pageOf } from "../../http/paging.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
 import type { ENV_PREFIX } from "../environment.js";
 import { environmentRef } from "../environment.js";
-import { resources } from "../resource.js";
-import { type Api, route } from "../route.js";
+import { pageOfItems, pageQuery } from "../lists.js";
+import { type Api, reads, route, writes } from "../route.js";
 import { DateTime, ref, Uuid } from "../schemas.js";
-import { INTERVIEW } from "./plane.js";
+import { INTERVIEW } from "./prose.js";
 import { evaluationRef, SeqPageQuery, SessionBody, sessionRequest } from "./requests.js";
 import {
+  behavioralEventJson,
   evaluationJson,
   listedEvaluationJson,
   operatorInterviewJson,
@@ -33,37 +35,50 @@ import {
  */
 export function evaluationRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): void {
   const evaluations = deps.upstreams.interview.evaluations;
-  const { filteredList, list, read } = resources(app, INTERVIEW, deps.cursors);
-
-  filteredList(
-    "listEvaluations",
-    "GET /evaluations",
-    "evaluations:read",
-    { item: ListedEvaluation, filters: EvaluationFilters, json: listedEvaluationJson },
-    ({ params, query }, page, call) =>
-      evaluations.listEvaluations(
-        {
-          environment: environmentRef(params),
-          page,
-          status: query.status,
-          subjectId: query.subject_id,
-          bundleId: query.bundle_id,
-          programId: query.program_id,
-          createdAfter: query.created_after ? timestampFromDate(new Date(query.created_after)) : undefined,
-          createdBefore: query.created_before ? timestampFromDate(new Date(query.created_before)) : undefined,
-        },
-        call,
+  route(app, INTERVIEW, {
+    id: "listEvaluations",
+    method: "GET",
+    path: "/evaluations",
+    access: reads("evaluations:read"),
+    query: pageQuery(EvaluationFilters),
+    answer: pageOfItems(ListedEvaluation),
+    handler: ({ request, call }) =>
+      pageOf(
+        request,
+        deps.cursors,
+        (page) =>
+          evaluations.listEvaluations(
+            {
+              environment: environmentRef(request.params),
+              page,
+              status: request.query.status,
+              subjectId: request.query.subject_id,
+              bundleId: request.query.bundle_id,
+              programId: request.query.program_id,
+              createdAfter: request.query.created_after
+                ? timestampFromDate(new Date(request.query.created_after))
+                : undefined,
+              createdBefore: request.query.created_before
+                ? timestampFromDate(new Date(request.query.created_before))
+                : undefined,
+            },
+            call,
+          ),
+        listedEvaluationJson,
       ),
-  );
+  });
 
-  route(app, INTERVIEW, "createEvaluation", "POST /evaluations", {
-    access: { auth: "operator", scope: "evaluations:write", idempotency: "required" },
+  route(app, INTERVIEW, {
+    id: "createEvaluation",
+    method: "POST",
+    path: "/evaluations",
+    access: writes("evaluations:write"),
     body: Type.Object(
       { subject_id: Uuid, bundle_id: Uuid, program_id: Type.Optional(Uuid) },
       { additionalProperties: false },
     ),
     status: 201,
-    response: ref(Evaluation),
+    answer: ref(Evaluation),
     errors: [409],
     rpc: ({ params, body }, call) =>
       evaluations.createEvaluation(
@@ -78,17 +93,25 @@ export function evaluationRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): 
     json: (answer) => evaluationJson(answer.evaluation),
   });
 
-  read("getEvaluation", "GET /evaluations/:evaluation_id", "evaluations:read", Evaluation, {
+  route(app, INTERVIEW, {
+    id: "getEvaluation",
+    method: "GET",
+    path: "/evaluations/:evaluation_id",
+    access: reads("evaluations:read"),
+    answer: ref(Evaluation),
     rpc: ({ params }, call) => evaluations.getEvaluation(evaluationRef(params), call),
     json: (answer) => evaluationJson(answer.evaluation),
   });
 
-  route(app, INTERVIEW, "createParticipantSession", "POST /evaluations/:evaluation_id/participant-sessions", {
-    access: { auth: "operator", scope: "evaluations:write", idempotency: "required" },
+  route(app, INTERVIEW, {
+    id: "createParticipantSession",
+    method: "POST",
+    path: "/evaluations/:evaluation_id/participant-sessions",
+    access: writes("evaluations:write"),
     // A JSON body is required, as FastAPI requires a body model: `{}` takes the default TTL.
     body: SessionBody(3600),
     status: 201,
-    response: ref(ParticipantSession),
+    answer: ref(ParticipantSession),
     errors: [409],
     handler: async ({ request, call }) => {
       const answer = await evaluations.createParticipantSession(sessionRequest(request), call);
@@ -100,30 +123,30 @@ export function evaluationRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): 
     },
   });
 
-  route(
-    app,
-    INTERVIEW,
-    "revokeParticipantSession",
-    "DELETE /evaluations/:evaluation_id/participant-sessions/:session_id",
-    {
-      access: { auth: "operator", scope: "evaluations:write", idempotency: "required" },
-      status: 204,
-      handler: async ({ request, call }) => {
-        const { params } = request;
-        await evaluations.revokeParticipantSession(
-          { ...evaluationRef(params), sessionId: params.session_id },
-          call,
-        );
-        deps.hub.revokeParticipants(params.evaluation_id, [params.session_id], "revoked");
-        return undefined;
-      },
+  route(app, INTERVIEW, {
+    id: "revokeParticipantSession",
+    method: "DELETE",
+    path: "/evaluations/:evaluation_id/participant-sessions/:session_id",
+    access: writes("evaluations:write"),
+    status: 204,
+    handler: async ({ request, call }) => {
+      const { params } = request;
+      await evaluations.revokeParticipantSession(
+        { ...evaluationRef(params), sessionId: params.session_id },
+        call,
+      );
+      deps.hub.revokeParticipants(params.evaluation_id, [params.session_id], "revoked");
+      return undefined;
     },
-  );
+  });
 
-  route(app, INTERVIEW, "getEvaluationInterview", "GET /evaluations/:evaluation_id/interview", {
-    access: { auth: "operator", scope: "evaluations:read" },
-    querystring: SeqPageQuery,
-    response: ref(EvaluationInterview),
+  route(app, INTERVIEW, {
+    id: "getEvaluationInterview",
+    method: "GET",
+    path: "/evaluations/:evaluation_id/interview",
+    access: reads("evaluations:read"),
+    query: SeqPageQuery,
+    answer: ref(EvaluationInterview),
     rpc: ({ params, query }, call) =>
       evaluations.getEvaluationInterview(
         { ...evaluationRef(params), afterSeq: BigInt(query.after_seq ?? 0), limit: query.limit ?? 100 },
@@ -132,13 +155,21 @@ export function evaluationRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): 
     json: (answer) => operatorInterviewJson(answer.interview),
   });
 
-  list(
-    "listBehavioralEvents",
-    "GET /evaluations/:evaluation_id/behavioral-events",
-    "evaluations:read",
-    BehavioralEvent,
-    ({ params }, page, call) => evaluations.listBehavioralEvents({ ...evaluationRef(params), page }, call),
-  );
+  route(app, INTERVIEW, {
+    id: "listBehavioralEvents",
+    method: "GET",
+    path: "/evaluations/:evaluation_id/behavioral-events",
+    access: reads("evaluations:read"),
+    query: pageQuery({}),
+    answer: pageOfItems(BehavioralEvent),
+    handler: ({ request, call }) =>
+      pageOf(
+        request,
+        deps.cursors,
+        (page) => evaluations.listBehavioralEvents({ ...evaluationRef(request.params), page }, call),
+        behavioralEventJson,
+      ),
+  });
 }
 
 /** The filters of `GET ENV/evaluations` (docs/results.md#listing-evaluations), each optional. */
@@ -157,32 +188,35 @@ const EvaluationFilters = {
  */
 export function resultRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): void {
   const evaluations = deps.upstreams.interview.evaluations;
-  const { read } = resources(app, INTERVIEW, deps.cursors);
-
-  route(app, INTERVIEW, "getEvaluationResult", "GET /evaluations/:evaluation_id/result", {
-    access: { auth: "operator", scope: "evaluations:read" },
-    response: ref(EvaluationResult),
+  route(app, INTERVIEW, {
+    id: "getEvaluationResult",
+    method: "GET",
+    path: "/evaluations/:evaluation_id/result",
+    access: reads("evaluations:read"),
+    answer: ref(EvaluationResult),
     errors: [409],
     rpc: ({ params }, call) => evaluations.getEvaluationResult(evaluationRef(params), call),
     json: (answer) => resultJson(answer.result),
   });
 
-  read(
-    "listEvaluationResults",
-    "GET /evaluations/:evaluation_id/results",
-    "evaluations:read",
-    EvaluationResultList,
-    {
-      rpc: ({ params }, call) => evaluations.listEvaluationResults(evaluationRef(params), call),
-      json: (answer) => ({ items: answer.items.map(resultJson) }),
-    },
-  );
+  route(app, INTERVIEW, {
+    id: "listEvaluationResults",
+    method: "GET",
+    path: "/evaluations/:evaluation_id/results",
+    access: reads("evaluations:read"),
+    answer: ref(EvaluationResultList),
+    rpc: ({ params }, call) => evaluations.listEvaluationResults(evaluationRef(params), call),
+    json: (answer) => ({ items: answer.items.map(resultJson) }),
+  });
 
-  route(app, INTERVIEW, "rescoreEvaluation", "POST /evaluations/:evaluation_id/rescore", {
-    access: { auth: "operator", scope: "evaluations:write", idempotency: "required" },
+  route(app, INTERVIEW, {
+    id: "rescoreEvaluation",
+    method: "POST",
+    path: "/evaluations/:evaluation_id/rescore",
+    access: writes("evaluations:write"),
     body: Type.Object({ bundle_id: Uuid }, { additionalProperties: false }),
     status: 201,
-    response: ref(EvaluationResult),
+    answer: ref(EvaluationResult),
     errors: [409],
     rpc: ({ params, body }, call) =>
       evaluations.rescoreEvaluation({ ...evaluationRef(params), bundleId: body.bundle_id }, call),

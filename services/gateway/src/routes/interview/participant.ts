@@ -4,9 +4,9 @@ import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
 import { type Api, route } from "../route.js";
 import { DateTime, ref } from "../schemas.js";
-import { INTERVIEW } from "./plane.js";
+import { INTERVIEW } from "./prose.js";
 import { Name, participantRef, SeqPageQuery } from "./requests.js";
-import { interviewStep, STEP, STEP_ERRORS } from "./steps.js";
+import { INTERVIEW_STEP, STEP, STEP_ERRORS, step } from "./steps.js";
 import { connectionJson, interviewJson, transcriptJson } from "./wire.js";
 import { BehavioralEventReceipt, InterviewStart, TranscriptPage } from "./wire-schemas.js";
 
@@ -25,9 +25,12 @@ const BehavioralEventIn = Type.Object(
 export function participantRoutes(app: Api<"/v1/participant">, deps: RouteDeps): void {
   const participant = deps.upstreams.interview.participant;
 
-  route(app, INTERVIEW, "startInterview", "POST /interview/start", {
+  route(app, INTERVIEW, {
+    id: "startInterview",
+    method: "POST",
+    path: "/interview/start",
     access: STEP,
-    response: ref(InterviewStart),
+    answer: ref(InterviewStart),
     errors: STEP_ERRORS,
     handler: async ({ request, call }) => {
       const answer = await participant.startInterview({ participant: participantRef(request) }, call);
@@ -35,40 +38,62 @@ export function participantRoutes(app: Api<"/v1/participant">, deps: RouteDeps):
     },
   });
 
-  interviewStep(app, deps.hub, "consentToInterview", "/interview/consent", {
+  route(app, INTERVIEW, {
+    id: "consentToInterview",
+    path: "/interview/consent",
+    ...INTERVIEW_STEP,
     body: Type.Object({ consented: Type.Literal(true) }, { additionalProperties: false }),
-    take: ({ request, call }) => participant.consent({ participant: participantRef(request) }, call),
+    handler: async ({ request, call }) =>
+      step(deps.hub, request, await participant.consent({ participant: participantRef(request) }, call)),
   });
 
-  interviewStep(app, deps.hub, "submitAnswer", "/interview/answers", {
+  route(app, INTERVIEW, {
+    id: "submitAnswer",
+    path: "/interview/answers",
+    ...INTERVIEW_STEP,
     body: Type.Object(
       // Any JSON object: the interview plane checks it against the question's input.
       { question_id: Name, answer: Type.Unsafe<JsonObject>(Type.Record(Type.String(), Type.Unknown())) },
       { additionalProperties: false },
     ),
-    take: ({ request, call }) =>
-      participant.submitAnswer(
-        {
-          participant: participantRef(request),
-          questionId: request.body.question_id,
-          answer: request.body.answer,
-        },
-        call,
+    handler: async ({ request, call }) =>
+      step(
+        deps.hub,
+        request,
+        await participant.submitAnswer(
+          {
+            participant: participantRef(request),
+            questionId: request.body.question_id,
+            answer: request.body.answer,
+          },
+          call,
+        ),
       ),
   });
 
-  interviewStep(app, deps.hub, "finishInterview", "/interview/finish", {
-    take: ({ request, call }) => participant.finishInterview({ participant: participantRef(request) }, call),
+  route(app, INTERVIEW, {
+    id: "finishInterview",
+    path: "/interview/finish",
+    ...INTERVIEW_STEP,
+    handler: async ({ request, call }) =>
+      step(
+        deps.hub,
+        request,
+        await participant.finishInterview({ participant: participantRef(request) }, call),
+      ),
   });
 
-  route(app, INTERVIEW, "recordBehavioralEvents", "POST /interview/events", {
+  route(app, INTERVIEW, {
+    id: "recordBehavioralEvents",
+    method: "POST",
+    path: "/interview/events",
     access: STEP,
     body: Type.Object(
       { events: Type.Array(BehavioralEventIn, { minItems: 1 }) },
       { additionalProperties: false },
     ),
     status: 202,
-    response: ref(BehavioralEventReceipt),
+    answer: ref(BehavioralEventReceipt),
     errors: STEP_ERRORS,
     handler: async ({ request, call }) => {
       const answer = await participant.recordEvents(
@@ -87,10 +112,13 @@ export function participantRoutes(app: Api<"/v1/participant">, deps: RouteDeps):
     },
   });
 
-  route(app, INTERVIEW, "getTranscript", "GET /interview/transcript", {
+  route(app, INTERVIEW, {
+    id: "getTranscript",
+    method: "GET",
+    path: "/interview/transcript",
     access: { auth: "participant" },
-    querystring: SeqPageQuery,
-    response: ref(TranscriptPage),
+    query: SeqPageQuery,
+    answer: ref(TranscriptPage),
     handler: async ({ request, call }) => {
       const answer = await participant.getTranscript(
         {

@@ -1,11 +1,12 @@
 import { Type } from "@sinclair/typebox";
+import { pageOf } from "../../http/paging.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
-import { resources } from "../resource.js";
-import { type Api, route } from "../route.js";
+import { pageOfItems, pageQuery } from "../lists.js";
+import { type Api, reads, route, writes } from "../route.js";
 import { Name, ref } from "../schemas.js";
 import { FreeObject } from "../wire.js";
-import { PLATFORM } from "./plane.js";
+import { PLATFORM } from "./prose.js";
 import type { APP_PREFIX } from "./requests.js";
 import { appRef, authoredBy, bundleRef } from "./requests.js";
 import {
@@ -20,13 +21,14 @@ import {
 /** `APP/bundles`: create, #8 list, get, #9 status and #10 preview. */
 export async function bundleRoutes(app: Api<typeof APP_PREFIX>, deps: RouteDeps): Promise<void> {
   const bundles = deps.upstreams.platform.bundles;
-  const { filteredList, read } = resources(app, PLATFORM, deps.cursors);
-
-  route(app, PLATFORM, "createBundle", "POST /bundles", {
-    access: { auth: "operator", scope: "bundles:write", idempotency: "required" },
+  route(app, PLATFORM, {
+    id: "createBundle",
+    method: "POST",
+    path: "/bundles",
+    access: writes("bundles:write"),
     body: Type.Object({ name: Name, ...ComponentVersionIds }, { additionalProperties: false }),
     status: 201,
-    response: ref(Bundle),
+    answer: ref(Bundle),
     handler: async ({ request, call }) => {
       // The six version ids, read by their field names.
       const body: Record<string, string> = request.body;
@@ -43,24 +45,40 @@ export async function bundleRoutes(app: Api<typeof APP_PREFIX>, deps: RouteDeps)
     },
   });
 
-  filteredList(
-    "listBundles",
-    "GET /bundles",
-    "bundles:read",
-    { item: Bundle, filters: { status: Type.Optional(StringEnum(BUNDLE_STATUSES)) }, json: bundleJson },
-    ({ params, query }, page, call) =>
-      bundles.listBundles({ app: appRef(params), page, status: query.status }, call),
-  );
+  route(app, PLATFORM, {
+    id: "listBundles",
+    method: "GET",
+    path: "/bundles",
+    access: reads("bundles:read"),
+    query: pageQuery({ status: Type.Optional(StringEnum(BUNDLE_STATUSES)) }),
+    answer: pageOfItems(Bundle),
+    handler: ({ request, call }) =>
+      pageOf(
+        request,
+        deps.cursors,
+        (page) =>
+          bundles.listBundles({ app: appRef(request.params), page, status: request.query.status }, call),
+        bundleJson,
+      ),
+  });
 
-  read("getBundle", "GET /bundles/:bundle_id", "bundles:read", Bundle, {
+  route(app, PLATFORM, {
+    id: "getBundle",
+    method: "GET",
+    path: "/bundles/:bundle_id",
+    access: reads("bundles:read"),
+    answer: ref(Bundle),
     rpc: ({ params }, call) => bundles.getBundle(bundleRef(params), call),
     json: (answer) => bundleJson(answer.bundle),
   });
 
-  route(app, PLATFORM, "changeBundleStatus", "POST /bundles/:bundle_id/status", {
-    access: { auth: "operator", scope: "bundles:write", idempotency: "required" },
+  route(app, PLATFORM, {
+    id: "changeBundleStatus",
+    method: "POST",
+    path: "/bundles/:bundle_id/status",
+    access: writes("bundles:write"),
     body: Type.Object({ status: StringEnum(BUNDLE_STATUSES) }, { additionalProperties: false }),
-    response: ref(Bundle),
+    answer: ref(Bundle),
     errors: [409],
     handler: async ({ request, call }) => {
       const answer = await bundles.changeBundleStatus(
@@ -71,7 +89,10 @@ export async function bundleRoutes(app: Api<typeof APP_PREFIX>, deps: RouteDeps)
     },
   });
 
-  route(app, PLATFORM, "previewBundle", "POST /bundles/:bundle_id/preview", {
+  route(app, PLATFORM, {
+    id: "previewBundle",
+    method: "POST",
+    path: "/bundles/:bundle_id/preview",
     // Preview writes nothing, so it takes no Idempotency-Key (docs/idempotency.md), though one is honoured.
     access: { auth: "operator", scope: "bundles:read", idempotency: "optional" },
     body: Type.Object(
@@ -83,7 +104,7 @@ export async function bundleRoutes(app: Api<typeof APP_PREFIX>, deps: RouteDeps)
       },
       { additionalProperties: false },
     ),
-    response: ref(BundlePreview),
+    answer: ref(BundlePreview),
     errors: [409],
     errorMeanings: {
       413: "The body is larger than 1 MiB, or `answers`, `context` and `signals` together are larger than the preview's limit (256 KiB by default; `context.limit`, `context.size`).",

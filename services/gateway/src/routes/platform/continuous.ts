@@ -3,16 +3,19 @@ import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
 import type { ENV_PREFIX } from "../environment.js";
 import { environmentRef } from "../environment.js";
-import { type Api, route } from "../route.js";
+import { type Api, route, writes } from "../route.js";
 import { DateTime, ref, Uuid } from "../schemas.js";
 import { FreeObject } from "../wire.js";
-import { PLATFORM } from "./plane.js";
+import { PLATFORM } from "./prose.js";
 import { ContinuousAnswerReceipt, receiptJson } from "./wire.js";
 
 /** #7 `POST ENV/continuous-evaluation/answers`: 201 when recorded, 200 with the first receipt when repeated. */
 export async function continuousRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): Promise<void> {
-  route(app, PLATFORM, "recordContinuousAnswer", "POST /continuous-evaluation/answers", {
-    access: { auth: "operator", scope: "continuous:write", idempotency: "required" },
+  route(app, PLATFORM, {
+    id: "recordContinuousAnswer",
+    method: "POST",
+    path: "/continuous-evaluation/answers",
+    access: writes("continuous:write"),
     body: Type.Object(
       {
         answer: FreeObject,
@@ -26,7 +29,7 @@ export async function continuousRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteD
       { additionalProperties: false },
     ),
     status: 201,
-    response: ref(ContinuousAnswerReceipt),
+    answer: ref(ContinuousAnswerReceipt),
     errors: [409],
     handler: async ({ request, reply, call }) => {
       const { body } = request;

@@ -2,11 +2,10 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { Type } from "@sinclair/typebox";
 import { RequestValidationError } from "../../validation/json-body.js";
 import type { RouteDeps } from "../deps.js";
-import { resources } from "../resource.js";
-import { type Api, route } from "../route.js";
+import { type Api, reads, route, writes } from "../route.js";
 import { Name, ref } from "../schemas.js";
 import { ContentInput } from "./contents.js";
-import { PLATFORM } from "./plane.js";
+import { PLATFORM } from "./prose.js";
 import type { APP_PREFIX } from "./requests.js";
 import { appRef, authoredBy, templateRef } from "./requests.js";
 import { definitionJson, Template, TemplateClone, TemplateDefinition, templateJson } from "./wire.js";
@@ -57,15 +56,15 @@ function refuseRepeats(definitions: DefinitionFields[]): void {
   if (items.length > 0) throw new RequestValidationError(items);
 }
 
-const write = { auth: "operator", scope: "templates:write", idempotency: "required" } as const;
-
 /** `APP/templates`: create, get, add a definition's next revision, #11 clone. */
 export async function templateRoutes(app: Api<typeof APP_PREFIX>, deps: RouteDeps): Promise<void> {
-  const { read } = resources(app, PLATFORM, deps.cursors);
   const templates = deps.upstreams.platform.templates;
 
-  route(app, PLATFORM, "createTemplate", "POST /templates", {
-    access: write,
+  route(app, PLATFORM, {
+    id: "createTemplate",
+    method: "POST",
+    path: "/templates",
+    access: writes("templates:write"),
     body: Type.Object(
       {
         name: Name,
@@ -74,7 +73,7 @@ export async function templateRoutes(app: Api<typeof APP_PREFIX>, deps: RouteDep
       { additionalProperties: false },
     ),
     status: 201,
-    response: ref(Template),
+    answer: ref(Template),
     handler: async ({ request, call }) => {
       const { body } = request;
       refuseRepeats(body.definitions);
@@ -91,16 +90,24 @@ export async function templateRoutes(app: Api<typeof APP_PREFIX>, deps: RouteDep
     },
   });
 
-  read("getTemplate", "GET /templates/:template_id", ["bundles:read", "templates:write"], Template, {
+  route(app, PLATFORM, {
+    id: "getTemplate",
+    method: "GET",
+    path: "/templates/:template_id",
+    access: reads(["bundles:read", "templates:write"]),
+    answer: ref(Template),
     rpc: ({ params }, call) => templates.getTemplate(templateRef(params), call),
     json: (answer) => templateJson(answer.template),
   });
 
-  route(app, PLATFORM, "addTemplateDefinition", "POST /templates/:template_id/definitions", {
-    access: write,
+  route(app, PLATFORM, {
+    id: "addTemplateDefinition",
+    method: "POST",
+    path: "/templates/:template_id/definitions",
+    access: writes("templates:write"),
     body: DefinitionInput,
     status: 201,
-    response: ref(TemplateDefinition),
+    answer: ref(TemplateDefinition),
     handler: async ({ request, call }) => {
       const answer = await templates.addDefinition(
         {
@@ -114,14 +121,17 @@ export async function templateRoutes(app: Api<typeof APP_PREFIX>, deps: RouteDep
     },
   });
 
-  route(app, PLATFORM, "cloneTemplate", "POST /templates/:template_id/clone", {
-    access: write,
+  route(app, PLATFORM, {
+    id: "cloneTemplate",
+    method: "POST",
+    path: "/templates/:template_id/clone",
+    access: writes("templates:write"),
     body: Type.Object(
       { business_id_prefix: Type.String({ pattern: "^[a-z0-9](?:[a-z0-9_-]{0,126}[a-z0-9])?$" }) },
       { additionalProperties: false },
     ),
     status: 201,
-    response: ref(TemplateClone),
+    answer: ref(TemplateClone),
     handler: async ({ request, call }) => {
       const answer = await templates.cloneTemplate(
         {

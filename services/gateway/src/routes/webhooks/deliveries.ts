@@ -1,12 +1,13 @@
 import { Type } from "@sinclair/typebox";
+import { pageOf } from "../../http/paging.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
 import type { ENV_PREFIX } from "../environment.js";
 import { environmentRef } from "../environment.js";
-import { resources } from "../resource.js";
-import { type Api, route } from "../route.js";
+import { pageOfItems, pageQuery } from "../lists.js";
+import { type Api, reads, route, writes } from "../route.js";
 import { ref, Uuid } from "../schemas.js";
-import { WEBHOOKS } from "./plane.js";
+import { WEBHOOKS } from "./prose.js";
 import { deliveryRef } from "./requests.js";
 import {
   DELIVERY_STATUSES,
@@ -19,48 +20,52 @@ import {
 /** `ENV/webhook-deliveries`: #13 list (by `status`, `endpoint_id`, `event_type`), get with attempts, #14 replay. */
 export async function webhookDeliveryRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): Promise<void> {
   const { deliveries } = deps.upstreams.webhooks;
-  const { filteredList, read } = resources(app, WEBHOOKS, deps.cursors);
-
-  filteredList(
-    "listWebhookDeliveries",
-    "GET /webhook-deliveries",
-    "webhooks:read",
-    {
-      item: WebhookDelivery,
-      filters: {
-        status: Type.Optional(StringEnum(DELIVERY_STATUSES)),
-        endpoint_id: Type.Optional(Uuid),
-        event_type: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-      },
-      json: deliveryJson,
-    },
-    ({ params, query }, page, call) =>
-      deliveries.listDeliveries(
-        {
-          environment: environmentRef(params),
-          page,
-          status: query.status,
-          endpointId: query.endpoint_id,
-          eventType: query.event_type,
-        },
-        call,
+  route(app, WEBHOOKS, {
+    id: "listWebhookDeliveries",
+    method: "GET",
+    path: "/webhook-deliveries",
+    access: reads("webhooks:read"),
+    query: pageQuery({
+      status: Type.Optional(StringEnum(DELIVERY_STATUSES)),
+      endpoint_id: Type.Optional(Uuid),
+      event_type: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    }),
+    answer: pageOfItems(WebhookDelivery),
+    handler: ({ request, call }) =>
+      pageOf(
+        request,
+        deps.cursors,
+        (page) =>
+          deliveries.listDeliveries(
+            {
+              environment: environmentRef(request.params),
+              page,
+              status: request.query.status,
+              endpointId: request.query.endpoint_id,
+              eventType: request.query.event_type,
+            },
+            call,
+          ),
+        deliveryJson,
       ),
-  );
+  });
 
-  read(
-    "getWebhookDelivery",
-    "GET /webhook-deliveries/:delivery_id",
-    "webhooks:read",
-    WebhookDeliveryWithAttempts,
-    {
-      rpc: ({ params }, call) => deliveries.getDelivery(deliveryRef(params), call),
-      json: (answer) => deliveryWithAttemptsJson(answer.delivery),
-    },
-  );
+  route(app, WEBHOOKS, {
+    id: "getWebhookDelivery",
+    method: "GET",
+    path: "/webhook-deliveries/:delivery_id",
+    access: reads("webhooks:read"),
+    answer: ref(WebhookDeliveryWithAttempts),
+    rpc: ({ params }, call) => deliveries.getDelivery(deliveryRef(params), call),
+    json: (answer) => deliveryWithAttemptsJson(answer.delivery),
+  });
 
-  route(app, WEBHOOKS, "replayWebhookDelivery", "POST /webhook-deliveries/:delivery_id/replay", {
-    access: { auth: "operator", scope: "webhooks:write", idempotency: "required" },
-    response: ref(WebhookDelivery),
+  route(app, WEBHOOKS, {
+    id: "replayWebhookDelivery",
+    method: "POST",
+    path: "/webhook-deliveries/:delivery_id/replay",
+    access: writes("webhooks:write"),
+    answer: ref(WebhookDelivery),
     handler: async ({ request, call }) =>
       deliveryJson((await deliveries.replayDelivery(deliveryRef(request.params), call)).delivery),
   });

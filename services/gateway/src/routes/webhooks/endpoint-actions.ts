@@ -2,10 +2,10 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
 import type { ENV_PREFIX } from "../environment.js";
-import { type Api, route } from "../route.js";
+import { type Api, route, writes } from "../route.js";
 import { DateTime, ref } from "../schemas.js";
-import { WEBHOOKS } from "./plane.js";
-import { endpointRef, WRITE } from "./requests.js";
+import { WEBHOOKS } from "./prose.js";
+import { endpointRef } from "./requests.js";
 import {
   deliveryJson,
   endpointWithSecretJson,
@@ -21,27 +21,36 @@ export async function webhookEndpointActionRoutes(
 ): Promise<void> {
   const endpoints = deps.upstreams.webhooks.endpoints;
 
-  route(app, WEBHOOKS, "rotateWebhookSecret", "POST /webhooks/:id/rotate-secret", {
-    access: WRITE,
-    response: ref(WebhookEndpointCreated),
+  route(app, WEBHOOKS, {
+    id: "rotateWebhookSecret",
+    method: "POST",
+    path: "/webhooks/:id/rotate-secret",
+    access: writes("webhooks:write"),
+    answer: ref(WebhookEndpointCreated),
     handler: async ({ request, call }) =>
       endpointWithSecretJson(await endpoints.rotateSecret(endpointRef(request.params), call)),
   });
 
-  route(app, WEBHOOKS, "testWebhookEndpoint", "POST /webhooks/:id/test", {
-    access: WRITE,
-    response: ref(WebhookDelivery),
+  route(app, WEBHOOKS, {
+    id: "testWebhookEndpoint",
+    method: "POST",
+    path: "/webhooks/:id/test",
+    access: writes("webhooks:write"),
+    answer: ref(WebhookDelivery),
     handler: async ({ request, call }) =>
       deliveryJson((await endpoints.testEndpoint(endpointRef(request.params), call)).delivery),
   });
 
-  route(app, WEBHOOKS, "recoverWebhookDeliveries", "POST /webhooks/:id/recover", {
-    access: WRITE,
+  route(app, WEBHOOKS, {
+    id: "recoverWebhookDeliveries",
+    method: "POST",
+    path: "/webhooks/:id/recover",
+    access: writes("webhooks:write"),
     body: Type.Object(
       { since: DateTime, dry_run: Type.Optional(Type.Boolean({ default: false })) },
       { additionalProperties: false },
     ),
-    response: ref(WebhookRecovery),
+    answer: ref(WebhookRecovery),
     handler: async ({ request, call }) => {
       const answer = await endpoints.recoverEndpoint(
         {

@@ -1,14 +1,15 @@
 import { Type } from "@sinclair/typebox";
+import { pageOf } from "../../http/paging.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
 import type { ENV_PREFIX } from "../environment.js";
 import { environmentRef } from "../environment.js";
-import { resources } from "../resource.js";
-import { type Api, route } from "../route.js";
+import { pageOfItems, pageQuery } from "../lists.js";
+import { type Api, reads, route, writes } from "../route.js";
 import { ref } from "../schemas.js";
 import { refusingFields } from "./field-refusals.js";
-import { WEBHOOKS } from "./plane.js";
-import { endpointRef, WRITE } from "./requests.js";
+import { WEBHOOKS } from "./prose.js";
+import { endpointRef } from "./requests.js";
 import {
   EVENT_TYPES,
   endpointJson,
@@ -23,10 +24,11 @@ const Url = Type.String({ minLength: 1, maxLength: 2048 });
 /** `ENV/webhooks`: create, list, get, change and delete an endpoint. */
 export async function webhookEndpointRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): Promise<void> {
   const endpoints = deps.upstreams.webhooks.endpoints;
-  const { list, read } = resources(app, WEBHOOKS, deps.cursors);
-
-  route(app, WEBHOOKS, "createWebhookEndpoint", "POST /webhooks", {
-    access: WRITE,
+  route(app, WEBHOOKS, {
+    id: "createWebhookEndpoint",
+    method: "POST",
+    path: "/webhooks",
+    access: writes("webhooks:write"),
     body: Type.Object(
       {
         url: Url,
@@ -37,7 +39,7 @@ export async function webhookEndpointRoutes(app: Api<typeof ENV_PREFIX>, deps: R
       { additionalProperties: false },
     ),
     status: 201,
-    response: ref(WebhookEndpointCreated),
+    answer: ref(WebhookEndpointCreated),
     errors: [409],
     handler: async ({ request, call }) => {
       const { url, event_types, enabled, secret } = request.body;
@@ -55,17 +57,37 @@ export async function webhookEndpointRoutes(app: Api<typeof ENV_PREFIX>, deps: R
     },
   });
 
-  list("listWebhookEndpoints", "GET /webhooks", "webhooks:read", WebhookEndpoint, ({ params }, page, call) =>
-    endpoints.listEndpoints({ environment: environmentRef(params), page }, call),
-  );
+  route(app, WEBHOOKS, {
+    id: "listWebhookEndpoints",
+    method: "GET",
+    path: "/webhooks",
+    access: reads("webhooks:read"),
+    query: pageQuery({}),
+    answer: pageOfItems(WebhookEndpoint),
+    handler: ({ request, call }) =>
+      pageOf(
+        request,
+        deps.cursors,
+        (page) => endpoints.listEndpoints({ environment: environmentRef(request.params), page }, call),
+        endpointJson,
+      ),
+  });
 
-  read("getWebhookEndpoint", "GET /webhooks/:id", "webhooks:read", WebhookEndpoint, {
+  route(app, WEBHOOKS, {
+    id: "getWebhookEndpoint",
+    method: "GET",
+    path: "/webhooks/:id",
+    access: reads("webhooks:read"),
+    answer: ref(WebhookEndpoint),
     rpc: ({ params }, call) => endpoints.getEndpoint(endpointRef(params), call),
     json: (answer) => endpointJson(answer.endpoint),
   });
 
-  route(app, WEBHOOKS, "updateWebhookEndpoint", "PATCH /webhooks/:id", {
-    access: WRITE,
+  route(app, WEBHOOKS, {
+    id: "updateWebhookEndpoint",
+    method: "PATCH",
+    path: "/webhooks/:id",
+    access: writes("webhooks:write"),
     body: Type.Object(
       {
         url: Type.Optional(Url),
@@ -74,7 +96,7 @@ export async function webhookEndpointRoutes(app: Api<typeof ENV_PREFIX>, deps: R
       },
       { additionalProperties: false },
     ),
-    response: ref(WebhookEndpoint),
+    answer: ref(WebhookEndpoint),
     handler: async ({ request, call }) => {
       const { url, event_types, enabled } = request.body;
       const updated = endpoints.updateEndpoint(
@@ -92,8 +114,11 @@ export async function webhookEndpointRoutes(app: Api<typeof ENV_PREFIX>, deps: R
     },
   });
 
-  route(app, WEBHOOKS, "deleteWebhookEndpoint", "DELETE /webhooks/:id", {
-    access: WRITE,
+  route(app, WEBHOOKS, {
+    id: "deleteWebhookEndpoint",
+    method: "DELETE",
+    path: "/webhooks/:id",
+    access: writes("webhooks:write"),
     status: 204,
     handler: async ({ request, call }) => {
       await endpoints.deleteEndpoint(endpointRef(request.params), call);

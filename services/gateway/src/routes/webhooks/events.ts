@@ -4,19 +4,17 @@ import { AppError, grants } from "@evalp/kit";
 import type { StreamEventsResponse } from "@evalp/proto/webhooks/v1/live_events";
 import { Type } from "@sinclair/typebox";
 import type { FastifyRequest } from "fastify";
+import { resolveAccess, toPrincipal } from "../../admission/credentials.js";
 import { EVENT_CATALOG, type EventType } from "../../events/catalog.js";
 import { callOptions } from "../../http/call.js";
-import { resolveAccess, toPrincipal } from "../../plugins/auth.js";
 import { errorBody, toAppError } from "../../plugins/errors.js";
 import type { SocketSlot } from "../../realtime/socket-slots.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
 import { type ENV_PREFIX, type EnvPath, environmentRef } from "../environment.js";
-import { errorResponses, textResponse } from "../responses.js";
-import { type Api, route } from "../route.js";
+import { type Api, reads, route, writes } from "../route.js";
 import { ref } from "../schemas.js";
-import { WEBHOOKS } from "./plane.js";
-import { READ, WRITE } from "./requests.js";
+import { WEBHOOKS } from "./prose.js";
 
 /** Every event type of the catalog, in its order: what a listener may filter on and `trigger` emits. */
 export const CATALOG_TYPES = Object.keys(EVENT_CATALOG) as EventType[];
@@ -60,8 +58,11 @@ export function errorMessage(error: AppError, requestId: string): string {
 export async function webhookEventRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): Promise<void> {
   const live = deps.upstreams.webhooks.live;
 
-  route(app, WEBHOOKS, "triggerWebhookEvent", "POST /events/trigger", {
-    access: WRITE,
+  route(app, WEBHOOKS, {
+    id: "triggerWebhookEvent",
+    method: "POST",
+    path: "/events/trigger",
+    access: writes("webhooks:write"),
     status: 202,
     body: Type.Object(
       {
@@ -71,7 +72,7 @@ export async function webhookEventRoutes(app: Api<typeof ENV_PREFIX>, deps: Rout
       },
       { additionalProperties: false },
     ),
-    response: Type.Union(Object.values(EVENT_CATALOG).map((entry) => ref(entry.schema))),
+    answer: Type.Union(Object.values(EVENT_CATALOG).map((entry) => ref(entry.schema))),
     handler: async ({ request, reply, call }) => {
       const sample = EVENT_CATALOG[request.body.type].sample;
       const answer = await live.triggerEvent(
@@ -89,42 +90,25 @@ export async function webhookEventRoutes(app: Api<typeof ENV_PREFIX>, deps: Rout
   app.addHook("preClose", async () => {
     for (const stream of open) stream.abort();
   });
-  const operationId = "streamWebhookEvents";
-  const { summary, description, responses } = WEBHOOKS.prose(operationId);
-  app.route<{ Params: EnvPath; Querystring: { event_types?: string } }>({
+  route(app, WEBHOOKS, {
+    id: "streamWebhookEvents",
     method: "GET",
-    url: "/events/stream",
-    config: { access: READ },
-    schema: {
-      tags: [WEBHOOKS.tag],
-      operationId,
-      summary,
-      description,
-      security: [{ bearer: [] }, { apiKey: [] }, { session: [] }],
-      params: Type.Object({
-        organization_id: Type.String(),
-        app_id: Type.String(),
-        environment_id: Type.String(),
-      }),
-      querystring: Type.Object({
-        event_types: Type.Optional(
-          Type.String({
-            pattern: TYPE_LIST,
-            description: "Only events of these types, comma-separated (no spaces); every type when absent.",
-          }),
-        ),
-      }),
-      response: {
-        200: textResponse(responses[200] ?? "", "text/event-stream"),
-        ...errorResponses(READ, false, [], false),
-      },
-    },
-    handler: async (request, reply) => {
+    path: "/events/stream",
+    access: reads("webhooks:read"),
+    query: Type.Object({
+      event_types: Type.Optional(
+        Type.String({
+          pattern: TYPE_LIST,
+          description: "Only events of these types, comma-separated (no spaces); every type when absent.",
+        }),
+      ),
+    }),
+    media: "text/event-stream",
+    handler: async ({ request, reply, call }) => {
       const access = request.access;
       if (!access) throw new AppError("unauthenticated", "Authentication required.");
       const types = request.query.event_types?.split(",") ?? [];
       const cancel = new AbortController();
-      const call = callOptions(request);
       let events: AsyncIterator<StreamEventsResponse>;
       let slot: SocketSlot;
       try {
@@ -181,15 +165,12 @@ export async function webhookEventRoutes(app: Api<typeof ENV_PREFIX>, deps: Rout
           await deps.eventStreams.release(slot);
         }
       })();
-      return (
-        reply
-          .code(200)
-          .header("cache-control", "no-store")
-          // Proxies that buffer answers (nginx) pass each message on as it comes.
-          .header("x-accel-buffering", "no")
-          .type("text/event-stream; charset=utf-8")
-          .send(out)
-      );
+      reply
+        .header("cache-control", "no-store")
+        // Proxies that buffer answers (nginx) pass each message on as it comes.
+        .header("x-accel-buffering", "no")
+        .type("text/event-stream; charset=utf-8");
+      return out;
     },
   });
 }

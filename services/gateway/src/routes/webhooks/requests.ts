@@ -9,7 +9,3 @@ export function endpointRef(params: EnvPath & { id: string }) {
 export function deliveryRef(params: EnvPath & { delivery_id: string }) {
   return { environment: environmentRef(params), deliveryId: params.delivery_id };
 }
-
-/** The access of the endpoint routes that change something, and of those that read. */
-export const WRITE = { auth: "operator", scope: "webhooks:write", idempotency: "required" } as const;
-export const READ = { auth: "operator", scope: "webhooks:read" } as const;

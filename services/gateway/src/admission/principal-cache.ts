@@ -1,8 +1,8 @@
 import { hash } from "node:crypto";
 import { LRUCache } from "lru-cache";
 import type { Logger } from "pino";
-import type { Principal } from "./http/principal.js";
-import { type RedisClient, subscriberOf } from "./redis.js";
+import type { Principal } from "../http/principal.js";
+import { type RedisClient, subscriberOf } from "../redis.js";
 
 /** At most this many credentials are remembered per gateway; the least recently used go first. */
 const MAX_ENTRIES = 10_000;

@@ -1,18 +1,18 @@
 import { Cluster } from "ioredis";
+import { CLAIM_FUNCTION, type Claim, claimOf, idempotencyRecords } from "../idempotency/records.js";
+import type { RedisClient } from "../redis.js";
 import { fixedWindows, HIT_FUNCTION, type Window } from "./fixed-window.js";
-import { CLAIM_FUNCTION, type Claim, claimOf, idempotencyRecords } from "./idempotency-records.js";
-import type { RedisClient } from "./redis.js";
 
 /**
  * A request's admission in one script, so one round trip to Redis however many of its parts a
  * request needs: its hit in its address's window with a read of the address's refusals; once
  * those pass, its hit in its credential's window; once that passes too, the claim of its
- * Idempotency-Key (the stored record, else the in-flight lock, as idempotency-records.ts's
+ * Idempotency-Key (the stored record, else the in-flight lock, as idempotency/records.ts's
  * claim). A part whose key is empty is skipped. A refused request counts no further and claims
  * nothing, so a 429 never holds a key's lock. Windows are fixed windows as fixed-window.ts counts
  * them (INCR, an expiry set by the window's first hit); a part not reached answers -1.
  *
- * On a Cluster the parts' keys lie in three slots (redis-keys.ts), which one script may not
+ * On a Cluster the parts' keys lie in three slots (../redis-keys.ts), which one script may not
  * touch: there each part is a script of its own (ADDRESS, fixed-window.ts's hit, the claim), one
  * round trip each to the node of its slot, sent only once the part before it passed.
  *

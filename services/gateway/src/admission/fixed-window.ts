@@ -1,4 +1,4 @@
-import type { RedisClient } from "./redis.js";
+import type { RedisClient } from "../redis.js";
 
 /** One fixed window's count and how long the window has left (ms). */
 export type Window = { count: number; resetMs: number };
@@ -6,7 +6,7 @@ export type Window = { count: number; resetMs: number };
 /**
  * Counts a hit in a fixed window, as a Lua function for scripts: INCR, an expiry set by the
  * window's first hit, and what is left of it — with commands Redis 6 has (managed Redis 6 refused
- * `EXPIRE … NX`). Returns the count and the window's remaining ms. admission.ts's script counts
+ * `EXPIRE … NX`). Returns the count and the window's remaining ms. round-trip.ts's script counts
  * the rate limit's windows with it too.
  */
 export const HIT_FUNCTION = `

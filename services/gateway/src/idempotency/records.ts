@@ -1,11 +1,11 @@
-import type { RedisClient } from "./redis.js";
+import type { RedisClient } from "../redis.js";
 
 /**
  * A key's record and its in-flight lock, as a Lua function for scripts: the stored record if there
  * is one (1, the record); else the lock (`SET NX PX`) if no one holds it (0); else 2. Being one
  * script, no request can store its record or release its lock between this one's read and its
  * lock attempt, which three separate commands (read, lock, read again under the lock) had to
- * allow for. admission.ts's script claims with it too; `claimOf` reads its answer.
+ * allow for. the admission's script (admission/round-trip.ts) claims with it too; `claimOf` reads its answer.
  */
 export const CLAIM_FUNCTION = `
 local function claim(recordKey, lockKey, owner, lockMs)

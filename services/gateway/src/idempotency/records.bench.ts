@@ -1,9 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { Type } from "@sinclair/typebox";
 import { test } from "vitest";
-import { createSeal } from "./idempotency-seal.js";
-import { idempotencyId, requestFingerprint } from "./plugins/idempotency.js";
-import { compileRequestValidator } from "./validation/request-validator.js";
+import { requestFingerprint } from "../plugins/idempotency.js";
+import { compileRequestValidator } from "../validation/request-validator.js";
+import { idempotencyId } from "./keys.js";
+import { createSeal } from "./seal.js";
 
 /**
  * What the gateway does per idempotent POST, step by step, on the body of the bench's B1 (a

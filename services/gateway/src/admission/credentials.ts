@@ -1,0 +1,250 @@
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import {
+  AppError,
+  grants,
+  isRole,
+  isUuid,
+  looksLikeJwt,
+  notFound,
+  ROLE_SCOPES,
+  type Scope,
+  verifyParticipantToken,
+} from "@evalp/kit";
+import { PrincipalKind as WireKind, type Principal as WirePrincipal } from "@evalp/proto/control/v1/auth";
+import type { FastifyRequest } from "fastify";
+import { callOptions } from "../http/call.js";
+import type { Access, ParticipantAccess, Principal, PrincipalKind, RouteAccess } from "../http/principal.js";
+import type { Upstreams } from "../upstream.js";
+import type { PrincipalCache } from "./principal-cache.js";
+
+// How the admission step proves a request's credential (docs/authentication.md): which credential
+// it presents, whom it names, and what that one may do on the request's route.
+
+/** The session cookie (docs/authentication.md). */
+export const SESSION_COOKIE = "evp_session";
+
+const KINDS: Record<WireKind, PrincipalKind | null> = {
+  [WireKind.UNSPECIFIED]: null,
+  [WireKind.SESSION]: "session",
+  [WireKind.API_KEY]: "api_key",
+  [WireKind.LEGACY]: "legacy",
+};
+
+/** The credential of a request: `Authorization: Bearer`, then `X-API-Key`, then the session cookie. */
+export function presentedCredential(request: FastifyRequest): string | null {
+  const authorization = request.headers.authorization;
+  if (authorization) {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    return match?.[1] ?? null;
+  }
+  const apiKey = request.headers["x-api-key"];
+  if (typeof apiKey === "string" && apiKey.length > 0) return apiKey;
+  return request.cookies[SESSION_COOKIE] ?? null;
+}
+
+/** The gateway's principal of control's answer to `authenticate`. */
+export function toPrincipal(wire: WirePrincipal): Principal {
+  const kind = KINDS[wire.kind];
+  if (!kind) throw new Error("upstream returned a principal of no kind");
+  const isKey = kind !== "session";
+  return {
+    kind,
+    principalId: wire.principalId,
+    userId: wire.userId || null,
+    email: wire.email ?? null,
+    apiKeyName: wire.apiKeyName ?? null,
+    keyReach: isKey
+      ? { organizationId: wire.organizationId, appId: wire.appId, environmentId: wire.environmentId }
+      : null,
+    roles: new Map(wire.memberships.map((m) => [m.organizationId, m.role])),
+    activeOrganizationId: wire.activeOrganizationId || null,
+    scopes: wire.scopes,
+    expiresAt: wire.expiresAt ? timestampDate(wire.expiresAt) : null,
+  };
+}
+
+/** Path parameters that name resources in the organization → app → environment chain. */
+const PATH_IDS = [
+  ["organization_id", "organization"],
+  ["app_id", "app"],
+  ["environment_id", "environment"],
+] as const;
+
+/**
+ * What the principal may do on this path (docs/authentication.md). Another organization is 404 (its
+ * existence is never revealed); for a key, another app or environment of its own organization
+ * is 403. A session's scopes are its role's in the path's organization.
+ */
+export function resolveAccess(principal: Principal, params: Record<string, string>): Access {
+  const organizationId = params.organization_id;
+  if (organizationId === undefined) {
+    const own = principal.keyReach?.organizationId ?? principal.activeOrganizationId;
+    return { principal, scopes: principal.scopes, organizationId: own };
+  }
+  for (const [param, resource] of PATH_IDS) {
+    const value = params[param];
+    if (value !== undefined && !isUuid(value)) throw notFound(resource);
+  }
+  const reach = principal.keyReach;
+  if (reach) {
+    if (reach.organizationId !== organizationId) throw notFound("organization");
+    const outside =
+      (params.app_id !== undefined && params.app_id !== reach.appId) ||
+      (params.environment_id !== undefined && params.environment_id !== reach.environmentId);
+    if (outside) {
+      throw new AppError("forbidden", "This key does not reach that app or environment.", {
+        reason: "outside_key_reach",
+      });
+    }
+    return { principal, scopes: principal.scopes, organizationId };
+  }
+  const role = principal.roles.get(organizationId);
+  if (!role || !isRole(role)) throw notFound("organization");
+  return { principal, scopes: [...ROLE_SCOPES[role]], organizationId };
+}
+
+/** Browsers cannot set headers on a WebSocket: they offer the token as subprotocol `bearer.<token>`. */
+export const BEARER_SUBPROTOCOL = "bearer.";
+
+/** The connection token of a realtime upgrade: `Authorization: Bearer`, else the subprotocol. */
+function connectionCredential(request: FastifyRequest): string | null {
+  const authorization = request.headers.authorization;
+  if (authorization) return /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1] ?? null;
+  const offered = request.headers["sec-websocket-protocol"] ?? "";
+  const bearer = offered
+    .split(",")
+    .map((protocol) => protocol.trim())
+    .find((protocol) => protocol.startsWith(BEARER_SUBPROTOCOL));
+  return bearer ? bearer.slice(BEARER_SUBPROTOCOL.length) : null;
+}
+
+/**
+ * What an operator principal may do on a route: its access (known once its reach is, so that a
+ * refusal for scope is still logged and answered as the principal's), and the refusal, if any:
+ * 404 across organizations, then 403 for a key on a session's route or a missing scope.
+ */
+function authorize(
+  principal: Principal,
+  declared: RouteAccess,
+  params: Record<string, string>,
+): { access?: Access; refusal?: AppError } {
+  let access: Access;
+  try {
+    // Reach first: another organization is 404 for every credential, on a session-only route too
+    // (`POST ORG/memberships`), so that no answer depends on whether the organization exists.
+    access = resolveAccess(principal, params);
+  } catch (error) {
+    if (error instanceof AppError) return { refusal: error };
+    throw error;
+  }
+  if (declared.auth === "session" && principal.kind !== "session") {
+    const refusal = new AppError("forbidden", "This endpoint takes a user session, not an API key.", {
+      reason: "session_required",
+    });
+    return { access, refusal };
+  }
+  const required = declared.scope === undefined ? [] : ([] as Scope[]).concat(declared.scope);
+  if (required.length > 0 && !required.some((scope) => grants(access.scopes, scope))) {
+    const refusal = new AppError("forbidden", `Requires the ${required.join(" or ")} scope.`, {
+      required_scope: required[0],
+    });
+    return { access, refusal };
+  }
+  return { access };
+}
+
+/**
+ * Who a request's credential is, as far as its route asks: `none` for a public route;
+ * `refused` (401) when it presents no credential of the route's kind or one that proves nothing;
+ * an operator (with what it may do here, or its refusal), a participant or an agent once proven.
+ */
+export type Identity =
+  | { kind: "none" }
+  | { kind: "refused"; refusal: AppError }
+  | { kind: "operator"; credential: string; principal: Principal; access?: Access; refusal?: AppError }
+  | { kind: "participant"; credential: string; participant: ParticipantAccess }
+  | { kind: "agent"; credential: string; agent: ParticipantAccess };
+
+/** What proves credentials: control's principals (cached) and the secret participant tokens are signed with. */
+export type Provers = { upstreams: Upstreams; principals: PrincipalCache; jwtSecret: string };
+
+/**
+ * The request's identity when it is known without asking anyone (a token verified here, a
+ * principal the cache holds), else the operator credential control must be asked about.
+ */
+export async function identityAtOnce(
+  request: FastifyRequest,
+  provers: Provers,
+): Promise<Identity | { kind: "ask"; credential: string }> {
+  const declared = request.routeOptions.config.access;
+  if (!declared || declared.auth === "none") return { kind: "none" };
+  if (declared.auth === "participant" || declared.auth === "connection" || declared.auth === "agent") {
+    // docs/interview.md#the-agent-protocol: an agent token opens only `/v1/agent/*` (header, or the socket's subprotocol).
+    const token =
+      declared.auth === "participant" ? presentedCredential(request) : connectionCredential(request);
+    if (!token) return refused(new AppError("unauthenticated", "Authentication required."));
+    try {
+      if (declared.auth === "agent")
+        return {
+          kind: "agent",
+          credential: token,
+          agent: await verifyParticipantToken(provers.jwtSecret, "agent", token),
+        };
+      const participant = await verifyParticipantToken(provers.jwtSecret, declared.auth, token);
+      return { kind: "participant", credential: token, participant };
+    } catch (error) {
+      if (error instanceof AppError) return refused(error);
+      throw error;
+    }
+  }
+  const credential = presentedCredential(request);
+  if (!credential) return refused(new AppError("unauthenticated", "Authentication required."));
+  if (looksLikeJwt(credential)) {
+    // A participant or connection token is no operator credential (docs/authentication.md).
+    return refused(new AppError("unauthenticated", "This token is accepted only under /v1/participant/."));
+  }
+  const principal = provers.principals.peek(credential);
+  if (!principal) return { kind: "ask", credential };
+  return operator(request, declared, credential, principal);
+}
+
+/** The identity of an operator credential the cache did not hold: control's answer (then cached). */
+export async function identityAsked(
+  request: FastifyRequest,
+  credential: string,
+  provers: Provers,
+): Promise<Identity> {
+  const declared = request.routeOptions.config.access;
+  if (!declared) return { kind: "none" };
+  const principal = await provers.principals.lookup(credential, async () => {
+    const { principal: wire } = await provers.upstreams.auth.authenticate(
+      { credential },
+      callOptions(request),
+    );
+    if (!wire) throw new Error("upstream returned no principal");
+    return toPrincipal(wire);
+  });
+  return operator(request, declared, credential, principal);
+}
+
+function operator(
+  request: FastifyRequest,
+  declared: RouteAccess,
+  credential: string,
+  principal: Principal,
+): Identity {
+  return { kind: "operator", credential, principal, ...authorize(principal, declared, pathParams(request)) };
+}
+
+function refused(refusal: AppError): Identity {
+  return { kind: "refused", refusal };
+}
+
+/** The request's path parameters (Fastify gives them as text, for every route that has any). */
+export function pathParams(request: FastifyRequest): Record<string, string> {
+  const params: unknown = request.params;
+  if (typeof params !== "object" || params === null) return {};
+  return Object.fromEntries(
+    Object.entries(params).filter((entry): entry is [string, string] => typeof entry[1] === "string"),
+  );
+}

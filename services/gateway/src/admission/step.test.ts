@@ -1,0 +1,38 @@
+import { describe, expect, it } from "vitest";
+import { type Admission, judge } from "./step.js";
+
+const limits = { perAddress: 10, refusalsPerAddress: 3, perCredential: 5 };
+const fresh = (): Admission => ({ identity: { kind: "none" } });
+const window = (count: number, resetMs = 30_000) => ({ count, resetMs });
+
+describe("the admission's judgement of the windows it counted", () => {
+  it("shows the credential's window once proven, and refuses nothing within the limits", () => {
+    const admission = fresh();
+    judge(admission, { address: window(4), refusals: window(0), credential: window(5) }, limits);
+    expect(admission.over).toBeUndefined();
+    expect(admission.shown).toEqual({ limit: 5, window: window(5) });
+  });
+
+  it("refuses an address past its refusals before it looks at its count or its credential", () => {
+    const admission = fresh();
+    judge(admission, { address: window(11), refusals: window(3, 2_000) }, limits);
+    expect(admission.over).toEqual({ limit: 3, window: window(3, 2_000), name: "address_refusals" });
+    expect(admission.shown).toEqual({ limit: 3, window: window(3, 2_000) });
+  });
+
+  it("refuses an address past its own limit, then a credential past its own", () => {
+    const address = fresh();
+    judge(address, { address: window(11), refusals: window(0) }, limits);
+    expect(address.over?.name).toBe("address");
+    const credential = fresh();
+    judge(credential, { address: window(1), refusals: window(0), credential: window(6) }, limits);
+    expect(credential.over).toEqual({ limit: 5, window: window(6), name: "credential" });
+  });
+
+  it("keeps the first refusal when a second round trip counts the credential", () => {
+    const admission = fresh();
+    judge(admission, { address: window(11), refusals: window(0) }, limits);
+    judge(admission, { credential: window(1) }, limits);
+    expect(admission.over?.name).toBe("address");
+  });
+});

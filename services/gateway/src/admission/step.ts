@@ -1,0 +1,150 @@
+import { hash, randomUUID } from "node:crypto";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { type KeyTarget, keyTarget } from "../idempotency/keys.js";
+import type { Claim } from "../idempotency/records.js";
+import type { RateLimitName } from "../metrics.js";
+import type { RedisClient } from "../redis.js";
+import { redisKeys } from "../redis-keys.js";
+import { addressKey } from "./client-address.js";
+import { type Identity, identityAsked, identityAtOnce, type Provers } from "./credentials.js";
+import type { Window } from "./fixed-window.js";
+import { type Admitted, createAdmission } from "./round-trip.js";
+
+/** The rate limit's windows are a minute long (docs/configuration.md). */
+export const WINDOW_MS = 60_000;
+
+/** What the limiter allows a minute. */
+export type RateLimits = {
+  /** A proven credential (docs/configuration.md: 600). */
+  perCredential: number;
+  /** Everything from one client address, proven or not. */
+  perAddress: number;
+  /** Requests from one address whose credential was refused; past it the address is not heard. */
+  refusalsPerAddress: number;
+};
+
+/** A limit and its window as counted for this request. */
+export type Counted = { limit: number; window: Window };
+
+/** A claim's outcome, or Redis unreachable when it was made. */
+export type ClaimOutcome = Claim | { kind: "unavailable"; cause: unknown };
+
+/**
+ * What the admission step found of a request, before anything else looked at it: who its
+ * credential is (`identity`), the rate limit's windows it was counted in, and its Idempotency-Key's
+ * claim. The rate limit, auth and idempotency plugins only read it.
+ */
+export type Admission = {
+  identity: Identity;
+  /** The window whose `RateLimit-*` headers the answer carries: the credential's once proven, else the address's. */
+  shown?: Counted;
+  /** The first limit the request is past, in the order they apply: it was counted no further and claimed nothing. */
+  over?: Counted & { name: RateLimitName };
+  /** The key claimed (record, else lock) with the windows; its lock's owner is a token of this claim's own. */
+  claim?: KeyTarget & { owner: string; outcome: ClaimOutcome };
+};
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /** Set by the admission step (admission/step.ts), the first hook of every request. */
+    admission: Admission | null;
+  }
+}
+
+/**
+ * The admission step, in front of everything else the gateway does (docs/architecture.md): one
+ * `onRequest` hook that proves the request's credential, counts it in the rate limit's windows
+ * (docs/configuration.md), shared by every replica through Redis, and claims its Idempotency-Key,
+ * in one round trip to Redis (admission/round-trip.ts's script):
+ * - every request counts against its client address (`request.ip`: the peer, or the client named
+ *   by `X-Forwarded-For` through the proxies TRUSTED_PROXIES names; IPv6 by its /64) —
+ *   `perAddress`; once the address's refusals (credentials refused, counted by the rate limit
+ *   plugin) reach `refusalsPerAddress` in a window, it is refused before its credential is looked at;
+ * - a proven credential counts against itself — `perCredential` (an API key, a session, a
+ *   participant or agent token: hashed, so no secret becomes a Redis key);
+ * - a request that may do what it asks claims its Idempotency-Key, if its route honours one.
+ * A credential is proven without asking anyone when it is a token (verified here) or a principal
+ * the cache holds; else its address is counted first, and control is asked only if the address
+ * passed (a flood of made-up keys costs control nothing): two round trips then. When Redis is
+ * unreachable nothing is counted (availability wins here), and a claim is `unavailable`
+ * (idempotency, which must not double-execute, fails closed with 503).
+ */
+export function registerAdmission(
+  app: FastifyInstance,
+  redis: RedisClient,
+  options: { limits: RateLimits; prefix: string; lockMs: number; provers: Provers },
+): void {
+  const { limits, prefix, lockMs, provers } = options;
+  const roundTrip = createAdmission(redis, WINDOW_MS, limits);
+  app.decorateRequest("admission", null);
+
+  app.addHook("onRequest", async (request) => {
+    const admission: Admission = { identity: { kind: "none" } };
+    request.admission = admission;
+    const address = addressWindows(prefix, request);
+    const atOnce = await identityAtOnce(request, provers);
+    let addressCounted = false;
+    let identity: Identity;
+    if (atOnce.kind === "ask") {
+      addressCounted = true;
+      const counted = await roundTrip.admit({ address }).catch(() => undefined);
+      if (counted) judge(admission, counted, limits);
+      if (admission.over) return;
+      identity = await identityAsked(request, atOnce.credential, provers);
+    } else {
+      identity = atOnce;
+    }
+    admission.identity = identity;
+    const proven =
+      identity.kind === "operator" || identity.kind === "participant" || identity.kind === "agent"
+        ? identity.credential
+        : undefined;
+    const credential =
+      proven && redisKeys(prefix).credentialWindow(hash("sha256", proven, "hex").slice(0, 32));
+    // Only a request that may do what it asks claims its key: whom the key belongs to is known then.
+    const authorized = identity.kind !== "refused" && !(identity.kind === "operator" && identity.refusal);
+    const target = authorized ? keyTarget(request, prefix, identity) : undefined;
+    if (addressCounted && !credential && !target) return;
+    const owner = randomUUID();
+    let counted: Admitted;
+    try {
+      counted = await roundTrip.admit({
+        address: addressCounted ? undefined : address,
+        credential,
+        claim: target && { ...target, owner, ttlMs: lockMs },
+      });
+    } catch (error) {
+      // Unlimited without Redis, but a key cannot be claimed: the idempotency plugin answers 503.
+      if (target) admission.claim = { ...target, owner, outcome: { kind: "unavailable", cause: error } };
+      return;
+    }
+    judge(admission, counted, limits);
+    if (target && counted.claim) admission.claim = { ...target, owner, outcome: counted.claim };
+  });
+}
+
+/** The client address's window and its refusals' window (IPv6 clients by their /64: one host may send from any address of it). */
+export function addressWindows(prefix: string, request: FastifyRequest) {
+  const address = addressKey(request.ip);
+  const keys = redisKeys(prefix);
+  return { window: keys.addressWindow(address), refusals: keys.addressRefusals(address) };
+}
+
+/** Notes what `counted` found on `admission`: the window to show, and the first limit it is past. */
+export function judge(admission: Admission, counted: Admitted, limits: RateLimits): void {
+  const { address, refusals, credential } = counted;
+  const over = (limit: number, window: Window, name: RateLimitName) => {
+    admission.shown = { limit, window };
+    admission.over ??= { limit, window, name };
+  };
+  if (address && refusals) {
+    admission.shown = { limit: limits.perAddress, window: address };
+    if (refusals.count >= limits.refusalsPerAddress)
+      over(limits.refusalsPerAddress, refusals, "address_refusals");
+    else if (address.count > limits.perAddress) over(limits.perAddress, address, "address");
+  }
+  if (credential && !admission.over) {
+    admission.shown = { limit: limits.perCredential, window: credential };
+    if (credential.count > limits.perCredential) over(limits.perCredential, credential, "credential");
+  }
+}
