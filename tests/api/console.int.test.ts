@@ -9,7 +9,7 @@ import {
   openPage,
   PHONE,
   poll,
-  screenshot,
+  screenshotAtBothWidths,
 } from "./support/browser.js";
 import type { ApiClient } from "./support/client.js";
 import { logInToConsole, openSection } from "./support/console.js";
@@ -103,7 +103,7 @@ describe("API keys in the console", () => {
     await poll(() => row.textContent()).toContain("revoked");
     await poll(() => statusText(page)).toContain("The key reporting is revoked: calls with it now get 401.");
     expect((await api.get(`${tenant.env}/evaluations`, { apiKey: key.secret })).status).toBe(401);
-    await screenshot(page, "console-keys-desktop");
+    await screenshotAtBothWidths(page, "console-keys");
     expect(problems).toEqual([]);
     await page.context().close();
   });
@@ -138,7 +138,7 @@ describe("webhooks in the console", () => {
       const card = endpoints.getByRole("listitem", { name: `Endpoint ${endpoint.url}` });
       await poll(() => card.count()).toBe(1);
       await expectAccessible(page);
-      await screenshot(page, "console-webhooks-desktop");
+      await screenshotAtBothWidths(page, "console-webhooks");
 
       // Edited: one more event type.
       await card.getByRole("button", { name: "Edit" }).click();
@@ -175,7 +175,7 @@ describe("webhooks in the console", () => {
       await poll(() => attempts.getByRole("row").count()).toBe(2);
       expect(await attempts.getByRole("row").nth(1).getByRole("cell").nth(1).textContent()).toBe("500");
       await expectAccessible(page);
-      await screenshot(page, "console-delivery-desktop");
+      await screenshotAtBothWidths(page, "console-delivery");
 
       // Rotated: a new secret, shown once.
       await card.getByRole("button", { name: "Rotate the secret" }).click();
@@ -237,7 +237,7 @@ describe("evaluations in the console", () => {
     const result = page.getByRole("region", { name: "Result" });
     await poll(() => result.getByRole("form", { name: "Rescore the evaluation" }).count()).toBe(1);
     await expectAccessible(page);
-    await screenshot(page, "console-rescore-desktop");
+    await screenshotAtBothWidths(page, "console-rescore");
 
     await result.getByRole("button", { name: "Rescore" }).click();
     await poll(async () => (await statusText(page)).join(" ")).toContain("Rescored");
@@ -296,7 +296,7 @@ describe("subjects in the console", () => {
     await confirm.getByLabel(/Type the external id/).fill(externalId);
     await erase.click();
     await poll(() => card.textContent(), { timeout: 30_000 }).toContain("Erased: every plane");
-    await screenshot(page, "console-subjects-desktop");
+    await screenshotAtBothWidths(page, "console-subjects");
     expect((await api.get(`${tenant.env}/subjects/${subjectId}`, { token: tenant.token })).status).toBe(404);
 
     // Erased subjects are not found again.
@@ -335,7 +335,7 @@ describe("analytics in the console", () => {
     const counts = (await bands.first().getByRole("cell").allTextContents()).map(Number);
     expect(counts.reduce((sum, count) => sum + count, 0)).toBeGreaterThan(0);
     await expectAccessible(page);
-    await screenshot(page, "console-analytics-desktop");
+    await screenshotAtBothWidths(page, "console-analytics");
     expect(problems).toEqual([]);
     await page.context().close();
   });
@@ -357,7 +357,7 @@ describe("the organization in the console", () => {
     );
     expect(await quotas.getByRole("meter").count()).toBe(5);
     await expectAccessible(page);
-    await screenshot(page, "console-quotas-phone");
+    await screenshotAtBothWidths(page, "console-quotas");
 
     await page.getByRole("button", { name: "Audit trail" }).click();
     const audit = page.getByRole("region", { name: "Audit trail" });
@@ -367,7 +367,7 @@ describe("the organization in the console", () => {
     await audit.getByLabel("Action").fill("no.such_action");
     await poll(() => audit.getByText("No audit event matches", { exact: false }).count()).toBe(1);
     await expectAccessible(page);
-    await screenshot(page, "console-audit-phone");
+    await screenshotAtBothWidths(page, "console-audit");
     expect(await page.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(
       PHONE.width,
     );
@@ -446,7 +446,7 @@ describe("the hosted interview page with an agent", () => {
         "Interviewer: How many years of experience do you have?",
       ]);
       await expectAccessible(page);
-      await screenshot(page, "interview-agent-phone");
+      await screenshotAtBothWidths(page, "interview-agent");
     } finally {
       await socket.close();
     }

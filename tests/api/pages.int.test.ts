@@ -10,10 +10,12 @@ import {
   PHONE,
   poll,
   screenshot,
+  screenshotAtBothWidths,
   seriousViolations,
   tabTo,
 } from "./support/browser.js";
 import type { ApiClient } from "./support/client.js";
+import { logInToConsole } from "./support/console.js";
 import { createTenant, ik, signUp, type Tenant } from "./support/fixtures.js";
 import {
   consentedInterview,
@@ -82,8 +84,9 @@ describe("the accessibility check", () => {
 });
 
 describe("the invitation page", () => {
-  it("lets a new member set a password from the mail's link, and then log in", async () => {
-    const tenant = await createTenant(api);
+  it("lets a new member set a password from the mail's link, log in to the console, and see the organization", async () => {
+    const organizationName = `Invited Works ${ik().slice(0, 8)}`;
+    const tenant = await createTenant(api, organizationName);
     const email = `new-${ik().slice(0, 8)}@example.com`;
     const link = await invite(tenant, email);
     expect(new URL(link).pathname).toBe("/accept-invitation");
@@ -106,10 +109,15 @@ describe("the invitation page", () => {
     await page.getByLabel("Password").fill("a password of my own");
     await page.getByRole("button", { name: "Join the organization" }).click();
     await poll(() => page.getByRole("status").textContent()).toContain("You have joined");
+
+    // The new member logs in to the console and finds the inviting organization and its app.
+    await logInToConsole(page, stack.url, { email, password: "a password of my own" });
+    await poll(() => page.getByText(`Organization ${organizationName}`, { exact: true }).count()).toBe(1);
+    expect(await page.getByRole("heading", { name: "Survey" }).count()).toBe(1);
+    await expectAccessible(page);
+    await screenshotAtBothWidths(page, "console-new-member");
     expect(problems).toEqual([]);
     await page.context().close();
-
-    expect((await login(email, "a password of my own")).status).toBe(200);
   });
 
   it("asks someone with an account for that account's password, and says when it is not", async () => {
@@ -376,10 +384,8 @@ describe("the hosted interview page", () => {
     await tabTo(page, /^Finish the interview$/);
     await page.keyboard.press("Enter");
     await poll(() => page.getByRole("heading", { name: "Thank you" }).count()).toBe(1);
-    // Nothing wider than the phone's screen.
-    expect(await page.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(
-      PHONE.width,
-    );
+    // Nothing wider than the phone's screen (the screenshot checks it).
+    await screenshot(page, "interview-done-phone");
     expect(problems).toEqual([]);
     await page.context().close();
 
@@ -427,6 +433,8 @@ describe("the console", () => {
 
     await poll(() => page.getByRole("heading", { name: "Survey" }).count()).toBe(1);
     await poll(() => page.getByRole("heading", { name: /Production/ }).count()).toBe(1);
+    await expectAccessible(page);
+    await screenshotAtBothWidths(page, "console-organization");
     await page
       .getByRole("navigation", { name: "Sections of Production" })
       .getByRole("button", { name: "API keys" })
@@ -440,7 +448,7 @@ describe("the console", () => {
     const key = await secret.inputValue();
     expect(key).toMatch(/^evk_/);
     await expectAccessible(page);
-    await screenshot(page, "console-key-desktop");
+    await screenshotAtBothWidths(page, "console-key");
     await page.getByRole("button", { name: "Copy the secret" }).click();
     await poll(() => page.getByText("Copied to the clipboard.").count()).toBe(1);
     expect(await page.evaluate<string>("navigator.clipboard.readText()")).toBe(key);
@@ -530,7 +538,7 @@ describe("the console", () => {
       await evaluations.getByLabel("Evaluation status").selectOption("completed");
       await poll(() => evaluations.getByRole("button", { name: evaluation.id }).count()).toBe(1);
       await expectAccessible(page);
-      await screenshot(page, "console-operations-desktop");
+      await screenshotAtBothWidths(page, "console-evaluations");
 
       // One evaluation's page: every axis with its score and band, and the transcript's lines.
       await evaluations.getByRole("button", { name: evaluation.id }).click();
@@ -549,7 +557,7 @@ describe("the console", () => {
       const shown = await transcript.getByRole("listitem").allTextContents();
       for (const line of lines) expect(shown).toContain(line);
       await expectAccessible(page);
-      await screenshot(page, "console-evaluation-desktop");
+      await screenshotAtBothWidths(page, "console-evaluation");
       await page.getByRole("button", { name: "Back to the console" }).click();
 
       // The failed delivery, replayed from the console: the receiver now accepts it.
@@ -564,7 +572,7 @@ describe("the console", () => {
       const row = deliveries.locator(`tr[data-delivery="${deliveryId}"]`);
       await poll(() => row.locator(".delivery-status").textContent()).toBe("failed");
       await expectAccessible(page);
-      await screenshot(page, "console-deliveries-desktop");
+      await screenshotAtBothWidths(page, "console-deliveries");
       receiver.respond(() => ({ status: 204 }));
       await row.getByRole("button", { name: /^Replay/ }).click();
       await poll(() => row.locator(".delivery-status").textContent()).toBe("pending");

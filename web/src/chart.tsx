@@ -56,7 +56,16 @@ export function Chart(props: {
       [x, ...values],
       element,
     );
-    return () => chart.destroy();
+    // The canvas follows its box: a phone turned sideways, or a window resized, redraws it.
+    const resized = new ResizeObserver(() => {
+      const width = Math.max(280, element.clientWidth);
+      if (width !== chart.width) chart.setSize({ width, height: 220 });
+    });
+    resized.observe(element);
+    return () => {
+      resized.disconnect();
+      chart.destroy();
+    };
   }, [kind, categories, series, values]);
 
   return <div ref={box} className="chart" role="img" aria-label={label} />;

@@ -80,10 +80,53 @@ export async function expectAccessible(page: Page): Promise<void> {
 
 const SCREENSHOTS = fileURLToPath(new URL("../../../var/screenshots/", import.meta.url));
 
-/** A screenshot of the page under var/screenshots/ (git-ignored), for a person to look at. */
+/** How wide the document is: wider than the viewport means a sideways scroll. */
+const documentWidth = (page: Page) => page.evaluate<number>("document.documentElement.scrollWidth");
+
+/** The outermost elements reaching past the screen's right edge, to name what to fix. */
+const PAST_THE_EDGE = `(() => {
+  const edge = document.documentElement.clientWidth + 0.5;
+  // An element's own box, or what it holds (a long unbroken line of text) reaching past it.
+  const past = (element) => {
+    const box = element.getBoundingClientRect();
+    return box.left + Math.max(box.width, element.scrollWidth) > edge;
+  };
+  return [...document.querySelectorAll("body *")]
+    .filter((element) => past(element) && !(element.parentElement && past(element.parentElement)))
+    .map((element) => element.tagName.toLowerCase() + (element.className ? "." + String(element.className).trim().split(/\\s+/).join(".") : "") +
+      " (" + Math.round(Math.max(element.getBoundingClientRect().width, element.scrollWidth)) + " px)");
+})()`;
+
+/**
+ * A screenshot of the page under var/screenshots/ (git-ignored), for a person to look at. At a
+ * phone's width it is also the check that nothing on the page is wider than the phone's screen.
+ */
 export async function screenshot(page: Page, name: string): Promise<void> {
+  if (page.viewportSize()?.width === PHONE.width) {
+    try {
+      // Polled: what redraws itself on a resize (a chart) does so after a frame or two.
+      await poll(() => documentWidth(page), { timeout: 3_000 }).toBeLessThanOrEqual(PHONE.width);
+    } catch (failure) {
+      const wide = await page.evaluate<string[]>(PAST_THE_EDGE);
+      throw new Error(`${name} is wider than a phone's screen: ${wide.join(", ")}`, { cause: failure });
+    }
+  }
   mkdirSync(SCREENSHOTS, { recursive: true });
   await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+}
+
+/**
+ * Screenshots of the page as it stands, `<name>-desktop` and `<name>-phone`: resized to a desktop's
+ * and then to a phone's width, where the accessibility check runs too, and left at the width it had.
+ */
+export async function screenshotAtBothWidths(page: Page, name: string): Promise<void> {
+  const before = page.viewportSize() ?? DESKTOP;
+  await page.setViewportSize(DESKTOP);
+  await screenshot(page, `${name}-desktop`);
+  await page.setViewportSize(PHONE);
+  await expectAccessible(page);
+  await screenshot(page, `${name}-phone`);
+  await page.setViewportSize(before);
 }
 
 /** Presses Tab until the focused element is the named button (a keyboard user's way there). */

@@ -2,8 +2,12 @@ import type { Page } from "playwright-core";
 import { expect } from "vitest";
 import type { Tenant } from "./fixtures.js";
 
-/** Logs the tenant's owner in to the console and waits for the organization's apps. */
-export async function logInToConsole(page: Page, stackUrl: string, tenant: Tenant): Promise<void> {
+/** Logs a person (the tenant's owner, a member) in to the console and waits for the organization's apps. */
+export async function logInToConsole(
+  page: Page,
+  stackUrl: string,
+  tenant: Pick<Tenant, "email" | "password">,
+): Promise<void> {
   await page.goto(`${stackUrl}/console`);
   await page.getByLabel("Email").fill(tenant.email);
   await page.getByLabel("Password").fill(tenant.password);

@@ -34,8 +34,8 @@ export async function signUp(api: ApiClient, name = "Acme") {
   };
 }
 
-export async function createTenant(api: ApiClient): Promise<Tenant> {
-  const user = await signUp(api);
+export async function createTenant(api: ApiClient, organizationName = "Acme"): Promise<Tenant> {
+  const user = await signUp(api, organizationName);
   const org = `/v1/organizations/${user.organizationId}`;
   const app = await api.post(
     `${org}/apps`,
