@@ -226,6 +226,15 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       const found = await options.pool.query<{ schema: string }>("SELECT current_schema() AS schema");
       schema = found.rows[0]?.schema ?? "";
       unsubscribe = onCommittedOutboxRows(options.pool, takeCommitted);
+      // The streams ensured at once where NATS answers, so that rows committed from the start go
+      // out right after their commit; otherwise the loop's first pass ensures them.
+      await ensureStreams(options.nc, options.routes).then(
+        () => {
+          streamsReady = true;
+        },
+        (error: unknown) =>
+          log.warn({ err: error }, "streams not ensured at start: the relay's loop tries again"),
+      );
       loop.start();
     },
     async stop() {
