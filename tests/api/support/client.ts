@@ -44,6 +44,12 @@ export function apiClient(baseUrls: string | readonly string[]) {
       body: payload,
       ...(options.signal ? { signal: options.signal } : {}),
     });
+    // A stream of Server-Sent Events does not end: its answer here is its status and headers,
+    // the stream closed unread (tests that read one open it themselves).
+    if (response.ok && response.headers.get("content-type")?.startsWith("text/event-stream")) {
+      await response.body?.cancel();
+      return { status: response.status, headers: response.headers, body: null as T, text: "" };
+    }
     const text = await response.text();
     let parsed: unknown = null;
     try {
