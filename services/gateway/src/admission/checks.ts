@@ -34,7 +34,8 @@ declare module "fastify" {
  * The checks that act on what the admission step found (`request.admission`, admission/step.ts),
  * registered in the order of docs/architecture.md's hooks: the rate limit (429), auth (401, 404,
  * 403; then the deprecation headers of a legacy key's answers), idempotency (replay, 409, 422,
- * after body parsing). None of them asks Redis before the handler: the admission's round trip did.
+ * after body parsing). They read what the admission's round trip found: Redis is asked again only
+ * once answered (a refusal counted, an answer stored) or to lock a key whose record no longer opens.
  */
 export function registerChecks(
   app: FastifyInstance,
