@@ -9,8 +9,8 @@ import type {
   RawRequestDefaultExpression,
   RawServerDefault,
 } from "fastify";
-import { callOptions } from "../http/call.js";
 import type { RouteAccess } from "../http/principal.js";
+import { callOptions } from "../upstream.js";
 import { errorResponses, successResponse, textResponse } from "./responses.js";
 import { IdempotentHeaders, OptionalIdempotencyHeaders } from "./schemas.js";
 
