@@ -38,23 +38,25 @@ export type RedisKeys = ReturnType<typeof redisKeys>;
 export type Window = { count: number; resetMs: number };
 
 /**
- * Counts a hit in a fixed window, as a Lua function for scripts: INCR, an expiry set by the
+ * Counts `by` hits in a fixed window, as a Lua function for scripts: INCRBY, an expiry set by the
  * window's first hit, and what is left of it — with commands Redis 6 has (managed Redis 6 refused
- * `EXPIRE … NX`). Returns the count and the window's remaining ms. The admission's script (below)
- * counts the rate limit's windows with it too.
+ * `EXPIRE … NX`). Returns the first of the counts taken (the count of a single hit: the window's
+ * count after it) and the window's remaining ms; a gateway takes several counts at once to spend
+ * them itself (admission/leases.ts). The admission's script (below) counts the rate limit's
+ * windows with it too.
  */
 const HIT_FUNCTION = `
-local function hit(key, windowMs)
-  local count = redis.call('INCR', key)
+local function hit(key, windowMs, by)
+  local count = redis.call('INCRBY', key, by)
   local ttl = redis.call('PTTL', key)
   if ttl < 0 then redis.call('PEXPIRE', key, windowMs); ttl = windowMs end
-  return count, ttl
+  return count - by + 1, ttl
 end
 `;
 
-/** One hit in one window: KEYS[1] the window, ARGV[1] its length in ms. */
+/** Hits in one window: KEYS[1] the window, ARGV[1] its length in ms, ARGV[2] how many. */
 const HIT = `${HIT_FUNCTION}
-local count, ttl = hit(KEYS[1], tonumber(ARGV[1]))
+local count, ttl = hit(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]))
 return {count, ttl}
 `;
 
@@ -65,9 +67,9 @@ export function fixedWindows(redis: RedisClient, windowMs: number) {
   const client = redis as WindowRedis;
   if (typeof client.fixedWindowHit !== "function") client.defineCommand("fixedWindowHit", { lua: HIT });
   return {
-    /** Counts a hit on `key`: its window after the hit. */
-    async hit(key: string): Promise<Window> {
-      const [count = 0, resetMs = windowMs] = await client.fixedWindowHit(1, key, windowMs);
+    /** Counts a hit on `key` (`by` hits: the first of them): its window after the hit. */
+    async hit(key: string, by = 1): Promise<Window> {
+      const [count = 0, resetMs = windowMs] = await client.fixedWindowHit(1, key, windowMs, by);
       return { count, resetMs };
     },
   };
@@ -141,12 +143,16 @@ export function keyClaims(redis: RedisClient) {
  * touch: there each part is a script of its own (ADDRESS, `HIT`, the claim), one
  * round trip each to the node of its slot, sent only once the part before it passed.
  *
+ * A window's part may take several counts at once (`counts`: the first is this request's), which
+ * the gateway then spends itself (admission/leases.ts).
+ *
  * KEYS: address window, address refusals, credential window, record, lock.
- * ARGV: window ms, per address, refusals per address, per credential, lock owner, lock ms.
+ * ARGV: window ms, per address, refusals per address, per credential, lock owner, lock ms,
+ * counts taken of the address's window, counts taken of the credential's.
  */
 const ADDRESS_PART = `
-local function address(windowKey, refusalsKey, windowMs)
-  local count, ttl = hit(windowKey, windowMs)
+local function address(windowKey, refusalsKey, windowMs, by)
+  local count, ttl = hit(windowKey, windowMs, by)
   local refusals = tonumber(redis.call('GET', refusalsKey) or '0')
   local refusalsTtl = redis.call('PTTL', refusalsKey)
   if refusalsTtl < 0 then refusalsTtl = windowMs end
@@ -158,11 +164,11 @@ const ADMIT = `${HIT_FUNCTION}${CLAIM_FUNCTION}${ADDRESS_PART}
 local windowMs = tonumber(ARGV[1])
 local out = {-1, -1, -1, -1, -1, -1, -1}
 if KEYS[1] ~= '' then
-  out[1], out[2], out[3], out[4] = address(KEYS[1], KEYS[2], windowMs)
+  out[1], out[2], out[3], out[4] = address(KEYS[1], KEYS[2], windowMs, tonumber(ARGV[7]))
   if out[3] >= tonumber(ARGV[3]) or out[1] > tonumber(ARGV[2]) then return out end
 end
 if KEYS[3] ~= '' then
-  out[5], out[6] = hit(KEYS[3], windowMs)
+  out[5], out[6] = hit(KEYS[3], windowMs, tonumber(ARGV[8]))
   if out[5] > tonumber(ARGV[4]) then return out end
 end
 if KEYS[4] ~= '' then
@@ -171,9 +177,9 @@ end
 return out
 `;
 
-/** The address part alone (a Cluster's): KEYS window and refusals, ARGV[1] window ms. */
+/** The address part alone (a Cluster's): KEYS window and refusals, ARGV window ms and counts taken. */
 const ADMIT_ADDRESS = `${HIT_FUNCTION}${ADDRESS_PART}
-local count, ttl, refusals, refusalsTtl = address(KEYS[1], KEYS[2], tonumber(ARGV[1]))
+local count, ttl, refusals, refusalsTtl = address(KEYS[1], KEYS[2], tonumber(ARGV[1]), tonumber(ARGV[2]))
 return {count, ttl, refusals, refusalsTtl}
 `;
 
@@ -183,6 +189,8 @@ export type AdmissionParts = {
   address?: { window: string; refusals: string };
   /** The proven credential's window. */
   credential?: string;
+  /** How many counts to take of the address's and the credential's window (1 each by default). */
+  counts?: { address: number; credential: number };
   /** The Idempotency-Key to claim: its record and lock, and the lock's owner and lifetime. */
   claim?: { recordKey: string; lockKey: string; owner: string; ttlMs: number };
 };
@@ -217,7 +225,7 @@ export function createAdmission(redis: RedisClient, windowMs: number, limits: Ad
 
   /** One script for every part: the parts' keys may share a node (one server, a Sentinel set). */
   const together = async (parts: AdmissionParts): Promise<Admitted> => {
-    const { address, credential, claim } = parts;
+    const { address, credential, claim, counts } = parts;
     const [addressCount, addressMs, refusals, refusalsMs, credentialCount, credentialMs, claimed, sealed] =
       await client.gatewayAdmit(
         address?.window ?? "",
@@ -231,6 +239,8 @@ export function createAdmission(redis: RedisClient, windowMs: number, limits: Ad
         limits.perCredential,
         claim?.owner ?? "",
         claim?.ttlMs ?? 0,
+        counts?.address ?? 1,
+        counts?.credential ?? 1,
       );
     const admitted: Admitted = {
       address: window(addressCount, addressMs),
@@ -244,17 +254,17 @@ export function createAdmission(redis: RedisClient, windowMs: number, limits: Ad
 
   /** A script per part, each on its slot's node, in order, each only if the one before passed. */
   const inParts = async (parts: AdmissionParts): Promise<Admitted> => {
-    const { address, credential, claim } = parts;
+    const { address, credential, claim, counts } = parts;
     const admitted: Admitted = {};
     if (address) {
       const [count = 0, ms = windowMs, refusals = 0, refusalsMs = windowMs] =
-        await client.gatewayAdmitAddress(address.window, address.refusals, windowMs);
+        await client.gatewayAdmitAddress(address.window, address.refusals, windowMs, counts?.address ?? 1);
       admitted.address = { count, resetMs: ms };
       admitted.refusals = { count: refusals, resetMs: refusalsMs };
       if (refusals >= limits.refusalsPerAddress || count > limits.perAddress) return admitted;
     }
     if (credential) {
-      admitted.credential = await windows.hit(credential);
+      admitted.credential = await windows.hit(credential, counts?.credential ?? 1);
       if (admitted.credential.count > limits.perCredential) return admitted;
     }
     if (claim) admitted.claim = await claims.claim(claim.recordKey, claim.lockKey, claim.owner, claim.ttlMs);

@@ -6,7 +6,15 @@ import { type KeyTarget, keyTarget } from "../idempotency/records.js";
 import type { RateLimitName } from "../metrics.js";
 import type { RedisClient } from "../redis.js";
 import { type Identity, identityAsked, identityAtOnce, type Provers } from "./credentials.js";
-import { type Admitted, type Claim, createAdmission, redisKeys, type Window } from "./round-trip.js";
+import { leaseSize, type WindowLeases, windowLeases } from "./leases.js";
+import {
+  type AdmissionParts,
+  type Admitted,
+  type Claim,
+  createAdmission,
+  redisKeys,
+  type Window,
+} from "./round-trip.js";
 
 /** The rate limit's windows are a minute long (docs/configuration.md). */
 export const WINDOW_MS = 60_000;
@@ -53,7 +61,8 @@ declare module "fastify" {
  * The admission step, in front of everything else the gateway does (docs/architecture.md): one
  * `onRequest` hook that proves the request's credential, counts it in the rate limit's windows
  * (docs/configuration.md), shared by every replica through Redis, and claims its Idempotency-Key,
- * in one round trip to Redis (admission/round-trip.ts's script):
+ * in one round trip to Redis (admission/round-trip.ts's script), or none for a request that claims
+ * no key and whose windows this gateway holds counts of (admission/leases.ts):
  * - every request counts against its client address (`request.ip`: the peer, or the client named
  *   by `X-Forwarded-For` through the proxies TRUSTED_PROXIES names; IPv6 by its /64) —
  *   `perAddress`; once the address's refusals (credentials refused, counted by the rate limit
@@ -74,6 +83,7 @@ export function registerAdmission(
 ): void {
   const { limits, prefix, lockMs, provers } = options;
   const roundTrip = createAdmission(redis, WINDOW_MS, limits);
+  const leased = leasedAdmission(roundTrip.admit, windowLeases(), limits);
   app.decorateRequest("admission", null);
 
   app.addHook("onRequest", async (request) => {
@@ -103,6 +113,12 @@ export function registerAdmission(
     const authorized = identity.kind !== "refused" && !(identity.kind === "operator" && identity.refusal);
     const target = authorized ? keyTarget(request, prefix, identity) : undefined;
     if (addressCounted && !credential && !target) return;
+    if (!addressCounted && !target) {
+      // Nothing to claim: counted from this gateway's share of the windows where it holds one.
+      const counted = await leased({ address, credential }).catch(() => undefined);
+      if (counted) judge(admission, counted, limits);
+      return;
+    }
     const owner = randomUUID();
     let counted: Admitted;
     try {
@@ -119,6 +135,66 @@ export function registerAdmission(
     judge(admission, counted, limits);
     if (target && counted.claim) admission.claim = { ...target, owner, outcome: counted.claim };
   });
+}
+
+/**
+ * Counts a request that claims no key from the windows' leases this gateway holds, asking Redis
+ * only for a window it holds none of, and then for `leaseSize` counts of it at once (the address's
+ * refusals are read with them and held for as long as the address's lease). The address is
+ * judged first: a request it refuses takes nothing of its credential's window, as in the script.
+ */
+function leasedAdmission(
+  admit: (parts: AdmissionParts) => Promise<Admitted>,
+  leases: WindowLeases,
+  limits: RateLimits,
+) {
+  const refusalsOf = new Map<string, Window & { endsAt: number }>();
+  const counts = { address: leaseSize(limits.perAddress), credential: leaseSize(limits.perCredential) };
+  const heldRefusals = (key: string): Window | undefined => {
+    const held = refusalsOf.get(key);
+    const at = Date.now();
+    if (!held || held.endsAt <= at) return undefined;
+    return { count: held.count, resetMs: held.endsAt - at };
+  };
+  const addressPasses = (counted: Admitted) =>
+    counted.address !== undefined &&
+    counted.refusals !== undefined &&
+    counted.refusals.count < limits.refusalsPerAddress &&
+    counted.address.count <= limits.perAddress;
+
+  return async (parts: { address: { window: string; refusals: string }; credential?: string }) => {
+    const { address, credential } = parts;
+    const counted: Admitted = {};
+    const refusals = heldRefusals(address.refusals);
+    const addressHeld = refusals && leases.take(address.window);
+    if (addressHeld) {
+      counted.address = addressHeld;
+      counted.refusals = refusals;
+      if (!addressPasses(counted) || !credential) return counted;
+      counted.credential = leases.take(credential);
+      if (counted.credential) return counted;
+      const asked = await admit({ credential, counts });
+      if (asked.credential)
+        leases.keep(credential, asked.credential, counts.credential, limits.perCredential);
+      counted.credential = asked.credential;
+      return counted;
+    }
+    // The address's window is asked for, with the credential's when this gateway holds none of it.
+    const credentialHeld = credential !== undefined && leases.holds(credential);
+    const asked = await admit({ address, credential: credentialHeld ? undefined : credential, counts });
+    if (asked.address) leases.keep(address.window, asked.address, counts.address, limits.perAddress);
+    // Bounded as the leases are: past it, the addresses' refusals are read again.
+    if (refusalsOf.size >= 100_000) refusalsOf.clear();
+    if (asked.refusals && asked.address)
+      refusalsOf.set(address.refusals, { ...asked.refusals, endsAt: Date.now() + asked.address.resetMs });
+    if (asked.credential && credential)
+      leases.keep(credential, asked.credential, counts.credential, limits.perCredential);
+    counted.address = asked.address;
+    counted.refusals = asked.refusals;
+    if (!credential || !addressPasses(counted)) return counted;
+    counted.credential = asked.credential ?? leases.take(credential);
+    return counted;
+  };
 }
 
 /** The client address's window and its refusals' window (IPv6 clients by their /64: one host may send from any address of it). */
