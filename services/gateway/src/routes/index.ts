@@ -10,6 +10,8 @@ import { registerWebhookRoutes } from "./webhooks/index.js";
 /** Every route of the API, plane by plane, the named schemas they share, and the guides. */
 export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
   for (const schema of [ApplicationError, ValidationError]) app.addSchema(schema);
+  // What every list route pages with (route.ts reads it from the plane's plugin).
+  app.decorate("cursors", deps.cursors);
   await registerControlRoutes(app, deps);
   await registerPlatformRoutes(app, deps);
   await registerInterviewRoutes(app, deps);

@@ -1,4 +1,5 @@
 import type { Scope } from "@evalp/kit";
+import type { PageRequest } from "@evalp/proto/common/v1/page";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { type Static, type TObject, type TSchema, type TString, Type } from "@sinclair/typebox";
 import type {
@@ -10,9 +11,11 @@ import type {
   RawServerDefault,
 } from "fastify";
 import { callOptions } from "../http/call.js";
+import type { CursorCodec } from "../http/cursor.js";
+import { pageOf, type UpstreamPage } from "../http/paging.js";
 import type { RouteAccess } from "../http/principal.js";
 import { errorResponses, successResponse, textResponse } from "./responses.js";
-import { IdempotentHeaders, OptionalIdempotencyHeaders } from "./schemas.js";
+import { IdempotentHeaders, OptionalIdempotencyHeaders, PageQuery } from "./schemas.js";
 
 /** What the document says of one operation: prose, kept apart from the route that declares the rest. */
 export type Prose = {
@@ -47,7 +50,11 @@ export type Api<Prefix extends string = string> = FastifyInstance<
   RawReplyDefaultExpression,
   FastifyInstance["log"],
   TypeBoxTypeProvider
-> & { readonly prefix: Prefix };
+> & {
+  readonly prefix: Prefix;
+  /** The codec of list cursors (docs/paging.md), decorated once on the app by `registerRoutes`. */
+  readonly cursors: CursorCodec;
+};
 
 export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
@@ -61,12 +68,14 @@ type ParamNames<Path extends string> = Path extends `${string}:${infer Name}/${i
 /** A route's path parameters, every one a string (the auth plugin checks the shape of ids: 404). */
 export type PathParams<Path extends string> = TObject<{ [Name in ParamNames<Path>]: TString }>;
 
+/** The call options of an upstream RPC made for a request (request id, acting principal). */
+export type Call = ReturnType<typeof callOptions>;
+
 /** What a route's handler is given: its typed request, its reply, and the call options of its RPCs. */
 export type RouteContext<P extends TSchema, Q extends TSchema, B extends TSchema> = {
   request: FastifyRequest<{ Params: Static<P>; Querystring: Static<Q>; Body: Static<B> }>;
   reply: FastifyReply;
-  /** Call options of an upstream RPC made for this request (request id, acting principal). */
-  call: ReturnType<typeof callOptions>;
+  call: Call;
 };
 
 /** An operator's read under `scope` (a list: any one of them). */
@@ -112,20 +121,40 @@ export type RouteSpec<
   errorMeanings?: Record<number, string>;
 } & Answer<P, Q, B, R, A>;
 
+/** The item type of a page envelope's `items`. */
+type PageItem<T> = T extends { items: Array<infer Item> } ? Item : never;
+
 /**
- * How a route answers: most make one RPC and put its answer on the wire (`rpc`, then `json`);
- * the others, which check, combine or reply themselves, say it all in a `handler`.
+ * How a route answers: most make one RPC and put its answer on the wire (`rpc`, then `json`); a
+ * cursor list (docs/paging.md) asks its RPC for the page the query names (`list`, given that
+ * `page`) and puts each item on the wire (`item`); the others, which check, combine or reply
+ * themselves, say it all in a `handler`.
  */
 type Answer<P extends TSchema, Q extends TSchema, B extends TSchema, R extends TSchema, A> =
   | {
       handler: (context: RouteContext<P, Q, B>) => Promise<Static<R> | undefined>;
       rpc?: never;
       json?: never;
+      list?: never;
+      item?: never;
     }
   | {
       rpc: (request: RouteContext<P, Q, B>["request"], call: RouteContext<P, Q, B>["call"]) => Promise<A>;
       json: (answer: A) => Static<R>;
       handler?: never;
+      list?: never;
+      item?: never;
+    }
+  | {
+      list: (
+        request: RouteContext<P, Q, B>["request"],
+        page: PageRequest,
+        call: RouteContext<P, Q, B>["call"],
+      ) => Promise<UpstreamPage<A>>;
+      item: (message: A) => PageItem<Static<R>>;
+      handler?: never;
+      rpc?: never;
+      json?: never;
     };
 
 /** The schema of a path's parameters, in the path's order (none: no schema). */
@@ -147,17 +176,24 @@ export async function under<Prefix extends string>(
 ): Promise<void> {
   await app.register(
     async (scope) => {
-      const api: Api = scope.withTypeProvider<TypeBoxTypeProvider>();
-      if (!isUnder(api, prefix)) throw new Error(`routes under ${prefix} are registered at ${api.prefix}`);
+      const api = scope.withTypeProvider<TypeBoxTypeProvider>();
+      if (!isUnder(api, prefix))
+        throw new Error(`routes under ${prefix} are registered at ${api.prefix} without cursors`);
       await routes(api);
     },
     { prefix },
   );
 }
 
-/** Whether `api` is a plugin under exactly `prefix` (not nested in another prefix). */
-function isUnder<Prefix extends string>(api: Api, prefix: Prefix): api is Api<Prefix> {
-  return api.prefix === prefix;
+/**
+ * Whether `api` is a plugin under exactly `prefix` (not nested in another prefix) of an app whose
+ * routes were registered by `registerRoutes` (which gives it the cursor codec).
+ */
+function isUnder<Prefix extends string>(
+  api: Omit<Api, "cursors" | "prefix"> & { prefix: string },
+  prefix: Prefix,
+): api is Api<Prefix> {
+  return api.prefix === prefix && "cursors" in api;
 }
 
 type HttpAuth = Exclude<RouteAccess["auth"], "connection">;
@@ -230,7 +266,8 @@ export function route<
       description,
       security: SECURITY[spec.access.auth],
       ...(params ? { params } : {}),
-      ...(spec.query ? { querystring: spec.query } : {}),
+      // A list's query is at least its page's `limit` and `cursor`.
+      ...(spec.query ? { querystring: spec.query } : spec.list ? { querystring: PageQuery } : {}),
       ...(spec.body ? { body: spec.body } : {}),
       ...headersOf({ method, access: spec.access, headers: spec.headers }),
       response: {
@@ -255,7 +292,9 @@ export function route<
       const call = callOptions(request);
       const body = spec.handler
         ? await spec.handler({ request, reply, call })
-        : spec.json(await spec.rpc(request, call));
+        : spec.list
+          ? await pageOf(request, app.cursors, (page) => spec.list(request, page, call), spec.item)
+          : spec.json(await spec.rpc(request, call));
       if (reply.sent) return reply;
       // A 204 is sent as an empty string, not as nothing: the idempotency plugin stores (and a
       // retry with the same key replays) only an answer that was sent with a payload.

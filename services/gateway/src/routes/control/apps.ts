@@ -1,7 +1,6 @@
 import { Type } from "@sinclair/typebox";
-import { pageOf } from "../../http/paging.js";
 import type { RouteDeps } from "../deps.js";
-import { pageOfItems, pageQuery } from "../lists.js";
+import { pageOfItems } from "../lists.js";
 import { type Api, reads, route, writes } from "../route.js";
 import { Name, ref } from "../schemas.js";
 import { CONTROL } from "./prose.js";
@@ -45,15 +44,9 @@ export async function appRoutes(app: Api<typeof ORG_PREFIX>, deps: RouteDeps): P
     method: "GET",
     path: "/apps",
     access: reads("org:read"),
-    query: pageQuery({}),
     answer: pageOfItems(Application),
-    handler: ({ request, call }) =>
-      pageOf(
-        request,
-        deps.cursors,
-        (page) => organizations.listApps({ ...organizationRef(request.params), page }, call),
-        appJson,
-      ),
+    list: ({ params }, page, call) => organizations.listApps({ ...organizationRef(params), page }, call),
+    item: appJson,
   });
 
   route(app, CONTROL, {
@@ -89,18 +82,9 @@ export async function appRoutes(app: Api<typeof ORG_PREFIX>, deps: RouteDeps): P
     method: "GET",
     path: "/apps/:app_id/environments",
     access: reads("org:read"),
-    query: pageQuery({}),
     answer: pageOfItems(EnvironmentBody),
-    handler: ({ request, call }) =>
-      pageOf(
-        request,
-        deps.cursors,
-        (page) =>
-          organizations.listEnvironments(
-            { ...organizationRef(request.params), appId: request.params.app_id, page },
-            call,
-          ),
-        environmentJson,
-      ),
+    list: ({ params }, page, call) =>
+      organizations.listEnvironments({ ...organizationRef(params), appId: params.app_id, page }, call),
+    item: environmentJson,
   });
 }

@@ -1,5 +1,4 @@
 import { Type } from "@sinclair/typebox";
-import { pageOf } from "../../http/paging.js";
 import type { RouteDeps } from "../deps.js";
 import { pageOfItems, pageQuery } from "../lists.js";
 import { type Api, reads, route } from "../route.js";
@@ -24,21 +23,16 @@ export function auditRoutes(app: Api<typeof ORG_PREFIX>, deps: RouteDeps): void 
     access: reads("audit:read"),
     query: pageQuery(AuditFilters),
     answer: pageOfItems(AuditEventBody),
-    handler: ({ request, call }) =>
-      pageOf(
-        request,
-        deps.cursors,
-        (page) =>
-          audit.listAuditEvents(
-            {
-              ...organizationRef(request.params),
-              page,
-              action: request.query.action,
-              resourceType: request.query.resource_type,
-            },
-            call,
-          ),
-        auditEventJson,
+    list: ({ params, query }, page, call) =>
+      audit.listAuditEvents(
+        {
+          ...organizationRef(params),
+          page,
+          action: query.action,
+          resourceType: query.resource_type,
+        },
+        call,
       ),
+    item: auditEventJson,
   });
 }

@@ -8,6 +8,7 @@ import type { RouteDeps } from "../deps.js";
 import { type Api, route } from "../route.js";
 import { Name, ref } from "../schemas.js";
 import { AUTH } from "./prose.js";
+import { sessionRef } from "./requests.js";
 import { AccessToken, accessTokenJson, Password, SignupResult, signupJson } from "./wire.js";
 
 /** `/auth/signup`, `/auth/login` and `/auth/logout`: the only routes that create or end sessions. */
@@ -81,7 +82,7 @@ export function authSessionRoutes(app: Api<"/auth">, deps: RouteDeps): void {
     access: { auth: "session", idempotency: "optional", changesPrincipals: "credential" },
     status: 204,
     handler: async ({ request, reply, call }) => {
-      await auth.logout({ accessToken: request.credential ?? "" }, call);
+      await auth.logout(sessionRef(request), call);
       reply.clearCookie(SESSION_COOKIE, cookie);
       return undefined;
     },

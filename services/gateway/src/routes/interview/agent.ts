@@ -7,8 +7,8 @@ import { type Api, route, writes } from "../route.js";
 import { ref } from "../schemas.js";
 import { CommandHead, commandProblems, commandRunner } from "./commands.js";
 import { INTERVIEW } from "./prose.js";
-import { agentRef, Name, SeqPageQuery, SessionBody, sessionRequest } from "./requests.js";
-import { agentSessionJson, interviewJson, priceJson, transcriptJson } from "./wire.js";
+import { agentRef, Name, SeqPageQuery, SessionBody, seqPage, sessionRequest } from "./requests.js";
+import { agentSessionJson, interviewJson, priceJson, transcriptPageJson } from "./wire.js";
 import { AgentAck, AgentPrices, AgentSession, InterviewState, TranscriptPage } from "./wire-schemas.js";
 
 /**
@@ -93,17 +93,9 @@ export function agentRoutes(app: Api<"/v1/agent">, deps: RouteDeps): void {
     access: { auth: "agent" },
     query: SeqPageQuery,
     answer: ref(TranscriptPage),
-    handler: async ({ request, call }) => {
-      const answer = await agent.getAgentTranscript(
-        {
-          agent: agentRef(request),
-          afterSeq: BigInt(request.query.after_seq ?? 0),
-          limit: request.query.limit ?? 100,
-        },
-        call,
-      );
-      return { items: answer.items.map(transcriptJson), next_after_seq: Number(answer.nextAfterSeq) };
-    },
+    rpc: (request, call) =>
+      agent.getAgentTranscript({ agent: agentRef(request), ...seqPage(request.query) }, call),
+    json: transcriptPageJson,
   });
 
   route(app, INTERVIEW, {

@@ -1,6 +1,5 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Type } from "@sinclair/typebox";
-import { pageOf } from "../../http/paging.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
 import type { ENV_PREFIX } from "../environment.js";
@@ -42,30 +41,21 @@ export function evaluationRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): 
     access: reads("evaluations:read"),
     query: pageQuery(EvaluationFilters),
     answer: pageOfItems(ListedEvaluation),
-    handler: ({ request, call }) =>
-      pageOf(
-        request,
-        deps.cursors,
-        (page) =>
-          evaluations.listEvaluations(
-            {
-              environment: environmentRef(request.params),
-              page,
-              status: request.query.status,
-              subjectId: request.query.subject_id,
-              bundleId: request.query.bundle_id,
-              programId: request.query.program_id,
-              createdAfter: request.query.created_after
-                ? timestampFromDate(new Date(request.query.created_after))
-                : undefined,
-              createdBefore: request.query.created_before
-                ? timestampFromDate(new Date(request.query.created_before))
-                : undefined,
-            },
-            call,
-          ),
-        listedEvaluationJson,
+    list: ({ params, query }, page, call) =>
+      evaluations.listEvaluations(
+        {
+          environment: environmentRef(params),
+          page,
+          status: query.status,
+          subjectId: query.subject_id,
+          bundleId: query.bundle_id,
+          programId: query.program_id,
+          createdAfter: query.created_after ? timestampFromDate(new Date(query.created_after)) : undefined,
+          createdBefore: query.created_before ? timestampFromDate(new Date(query.created_before)) : undefined,
+        },
+        call,
       ),
+    item: listedEvaluationJson,
   });
 
   route(app, INTERVIEW, {
@@ -160,15 +150,10 @@ export function evaluationRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): 
     method: "GET",
     path: "/evaluations/:evaluation_id/behavioral-events",
     access: reads("evaluations:read"),
-    query: pageQuery({}),
     answer: pageOfItems(BehavioralEvent),
-    handler: ({ request, call }) =>
-      pageOf(
-        request,
-        deps.cursors,
-        (page) => evaluations.listBehavioralEvents({ ...evaluationRef(request.params), page }, call),
-        behavioralEventJson,
-      ),
+    list: ({ params }, page, call) =>
+      evaluations.listBehavioralEvents({ ...evaluationRef(params), page }, call),
+    item: behavioralEventJson,
   });
 }
 

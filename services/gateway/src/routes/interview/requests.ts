@@ -34,6 +34,11 @@ export const SeqPageQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
 });
 
+/** The page a `SeqPageQuery` asks for, as the transcript RPCs take it. */
+export function seqPage(query: { after_seq?: number; limit?: number }) {
+  return { afterSeq: BigInt(query.after_seq ?? 0), limit: query.limit ?? 100 };
+}
+
 /** Texts and names of what participants and agents send. */
 export const Text = Type.String({ minLength: 1, maxLength: 10_000 });
 export const Name = Type.String({ minLength: 1, maxLength: 255 });

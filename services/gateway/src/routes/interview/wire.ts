@@ -98,6 +98,11 @@ export function connectionJson(connection: Connection | undefined) {
 
 export const transcriptJson = wireOf(TranscriptEntry);
 
+/** A page of a transcript, the participant's or the agent's: its entries and where the next page starts. */
+export function transcriptPageJson(answer: { items: object[]; nextAfterSeq: bigint }) {
+  return { items: answer.items.map(transcriptJson), next_after_seq: Number(answer.nextAfterSeq) };
+}
+
 export const entryJson = wireOf(InterviewEntry);
 
 const metricsJson = wireOf(InterviewMetrics);

@@ -1,5 +1,4 @@
 import { Type } from "@sinclair/typebox";
-import { pageOf } from "../../http/paging.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
 import { pageOfItems, pageQuery } from "../lists.js";
@@ -52,14 +51,9 @@ export async function bundleRoutes(app: Api<typeof APP_PREFIX>, deps: RouteDeps)
     access: reads("bundles:read"),
     query: pageQuery({ status: Type.Optional(StringEnum(BUNDLE_STATUSES)) }),
     answer: pageOfItems(Bundle),
-    handler: ({ request, call }) =>
-      pageOf(
-        request,
-        deps.cursors,
-        (page) =>
-          bundles.listBundles({ app: appRef(request.params), page, status: request.query.status }, call),
-        bundleJson,
-      ),
+    list: ({ params, query }, page, call) =>
+      bundles.listBundles({ app: appRef(params), page, status: query.status }, call),
+    item: bundleJson,
   });
 
   route(app, PLATFORM, {
