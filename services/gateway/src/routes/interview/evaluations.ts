@@ -8,7 +8,7 @@ import { pageOfItems, pageQuery } from "../lists.js";
 import { type Api, reads, route, writes } from "../route.js";
 import { DateTime, ref, Uuid } from "../schemas.js";
 import { INTERVIEW } from "./prose.js";
-import { evaluationRef, SeqPageQuery, SessionBody, sessionRequest } from "./requests.js";
+import { evaluationRef, SeqPageQuery, SessionBody, seqPage, sessionRequest } from "./requests.js";
 import {
   behavioralEventJson,
   evaluationJson,
@@ -138,10 +138,7 @@ export function evaluationRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): 
     query: SeqPageQuery,
     answer: ref(EvaluationInterview),
     rpc: ({ params, query }, call) =>
-      evaluations.getEvaluationInterview(
-        { ...evaluationRef(params), afterSeq: BigInt(query.after_seq ?? 0), limit: query.limit ?? 100 },
-        call,
-      ),
+      evaluations.getEvaluationInterview({ ...evaluationRef(params), ...seqPage(query) }, call),
     json: (answer) => operatorInterviewJson(answer.interview),
   });
 

@@ -29,18 +29,16 @@ export const EVENT_TYPES = [
 
 export const DELIVERY_STATUSES = ["pending", "succeeded", "failed", "dead_letter"] as const;
 
-const EndpointFields = {
-  id: Uuid,
-  environment_id: Uuid,
-  url: Type.String(),
-  enabled: Type.Boolean(),
-  event_types: Type.Array(Type.String()),
-  created_at: DateTime,
-  disabled_at: Type.Optional(DateTime),
-};
-
 export const WebhookEndpoint = Type.Object(
-  EndpointFields,
+  {
+    id: Uuid,
+    environment_id: Uuid,
+    url: Type.String(),
+    enabled: Type.Boolean(),
+    event_types: Type.Array(Type.String()),
+    created_at: DateTime,
+    disabled_at: Type.Optional(DateTime),
+  },
   named(
     "WebhookEndpoint",
     "Where an environment's events of the chosen types are delivered (never with its secret).",
@@ -48,14 +46,12 @@ export const WebhookEndpoint = Type.Object(
 );
 
 export const WebhookEndpointCreated = Type.Object(
-  { ...EndpointFields, secret: Type.String() },
-  {
-    $id: "WebhookEndpointCreated",
-    title: "WebhookEndpointCreated",
-    description:
-      "An endpoint with its signing secret (`whsec_…`), shown only when it is created and when the " +
+  { ...WebhookEndpoint.properties, secret: Type.String() },
+  named(
+    "WebhookEndpointCreated",
+    "An endpoint with its signing secret (`whsec_…`), shown only when it is created and when the " +
       "secret is rotated.",
-  },
+  ),
 );
 
 export const endpointJson = wireOf(WebhookEndpoint);
