@@ -1,12 +1,20 @@
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
 
 /**
+ * Where a `ref` keeps the schema it refers to, for the wire mappers (wire.ts): a symbol, so the
+ * document and the validators, which read string keys, never see it.
+ */
+export const REFERS_TO = Symbol("refers to");
+
+/**
  * A reference to a named schema (one with an `$id`, registered with the app): the document shows
  * it once, under components, and refers to it.
  */
 export function ref<T extends TSchema>(schema: T) {
   if (!schema.$id) throw new Error("a referenced schema needs an $id");
-  return Type.Unsafe<Static<T>>(Type.Ref(schema.$id));
+  const reference = Type.Unsafe<Static<T>>(Type.Ref(schema.$id));
+  Object.assign(reference, { [REFERS_TO]: schema });
+  return reference;
 }
 
 /** Idempotency-Key where it is required (docs/idempotency.md); lower case because Fastify lower-cases headers. */

@@ -1,5 +1,6 @@
-import type { AgentRef } from "@evalp/proto/interview/v1/agent";
-import type { ParticipantRef } from "@evalp/proto/interview/v1/participant";
+import { create } from "@bufbuild/protobuf";
+import { AgentRefSchema } from "@evalp/proto/interview/v1/agent";
+import { ParticipantRefSchema } from "@evalp/proto/interview/v1/participant";
 import { Type } from "@sinclair/typebox";
 import type { FastifyRequest } from "fastify";
 import { type EnvPath, environmentRef } from "../environment.js";
@@ -44,15 +45,18 @@ export const Text = Type.String({ minLength: 1, maxLength: 10_000 });
 export const Name = Type.String({ minLength: 1, maxLength: 255 });
 
 /** The session the request's verified participant token is bound to. */
-export function participantRef(request: FastifyRequest): ParticipantRef {
+export function participantRef(request: FastifyRequest) {
   const participant = request.participant;
   if (!participant) throw new Error("participant route without a verified participant");
-  return { sessionId: participant.sessionId, evaluationId: participant.evaluationId } as ParticipantRef;
+  return create(ParticipantRefSchema, {
+    sessionId: participant.sessionId,
+    evaluationId: participant.evaluationId,
+  });
 }
 
 /** The agent session a request's verified agent token is bound to. */
-export function agentRef(request: FastifyRequest): AgentRef {
+export function agentRef(request: FastifyRequest) {
   const agent = request.agent;
   if (!agent) throw new Error("agent route without a verified agent");
-  return { agentSessionId: agent.sessionId, evaluationId: agent.evaluationId } as AgentRef;
+  return create(AgentRefSchema, { agentSessionId: agent.sessionId, evaluationId: agent.evaluationId });
 }

@@ -7,19 +7,19 @@ import type {
 import type { GetSummaryResponse } from "@evalp/proto/interview/v1/analytics";
 import type { EvaluationResult as EvaluationResultMessage } from "@evalp/proto/interview/v1/evaluation";
 import type {
-  OperatorInterview,
   Question as QuestionMessage,
   Snapshot,
+  TranscriptEntry as TranscriptEntryMessage,
 } from "@evalp/proto/interview/v1/interview";
 import type { Connection } from "@evalp/proto/interview/v1/participant";
-import type { Static } from "@sinclair/typebox";
+import { type Static, Type } from "@sinclair/typebox";
 import { iso } from "../../http/timestamps.js";
 import { required, wireOf } from "../wire.js";
 import {
   BehavioralEvent,
   Evaluation,
+  EvaluationInterview,
   InterviewEntry,
-  InterviewMetrics,
   ListedEvaluation,
   ParticipantSession,
   type Proposal,
@@ -34,7 +34,8 @@ import {
 
 export const evaluationJson = wireOf(Evaluation);
 
-export const participantSessionJson = wireOf(ParticipantSession);
+/** A new participant session but its `url`, which the gateway computes (the plane does not know it). */
+export const participantSessionJson = wireOf(Type.Omit(ParticipantSession, ["url"]));
 
 export const behavioralEventJson = wireOf(BehavioralEvent);
 
@@ -99,32 +100,14 @@ export function connectionJson(connection: Connection | undefined) {
 export const transcriptJson = wireOf(TranscriptEntry);
 
 /** A page of a transcript, the participant's or the agent's: its entries and where the next page starts. */
-export function transcriptPageJson(answer: { items: object[]; nextAfterSeq: bigint }) {
+export function transcriptPageJson(answer: { items: TranscriptEntryMessage[]; nextAfterSeq: bigint }) {
   return { items: answer.items.map(transcriptJson), next_after_seq: Number(answer.nextAfterSeq) };
 }
 
 export const entryJson = wireOf(InterviewEntry);
 
-const metricsJson = wireOf(InterviewMetrics);
-
-export function operatorInterviewJson(interview: OperatorInterview | undefined) {
-  const i = required(interview, "interview");
-  return {
-    interview_id: i.interviewId,
-    evaluation_id: i.evaluationId,
-    version_bundle_id: i.versionBundleId,
-    config_fingerprint: i.configFingerprint,
-    status: i.status,
-    started_at: iso(i.startedAt),
-    last_activity_at: iso(i.lastActivityAt),
-    completed_at: i.completedAt && iso(i.completedAt),
-    ended_reason: i.endedReason,
-    paused_reason: i.pausedReason,
-    next_after_seq: Number(i.nextAfterSeq),
-    entries: i.entries.map(entryJson),
-    metrics: metricsJson(i.metrics),
-  };
-}
+/** An evaluation's interview as its operator sees it: its entries and metrics mapped alike. */
+export const operatorInterviewJson = wireOf(EvaluationInterview);
 
 export function summaryJson(environmentId: string, startsAt: Date, endsAt: Date, answer: GetSummaryResponse) {
   return {
