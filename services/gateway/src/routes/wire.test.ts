@@ -2,8 +2,7 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { type Timestamp, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Type } from "@sinclair/typebox";
 import { describe, expect, it } from "vitest";
-import { ref } from "./schemas.js";
-import { FreeObject, nullable, wireOf } from "./wire.js";
+import { FreeObject, nullable, ref, wireOf } from "./wire.js";
 
 const Thing = Type.Object(
   {

@@ -1,14 +1,14 @@
 import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
-import { type Api, route } from "../route.js";
-import { ref, Uuid } from "../schemas.js";
-import { CONTROL } from "./prose.js";
-import { sessionRef } from "./requests.js";
+import { type Api, route } from "../index.js";
+import { ref, Uuid } from "../wire.js";
+import { CONTROL } from "./index.js";
 import {
   ActiveOrganization,
   activeOrganizationJson,
   SessionOrganizations,
   sessionOrganizationsJson,
+  sessionRef,
 } from "./wire.js";
 
 /**

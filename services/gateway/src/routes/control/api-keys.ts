@@ -3,12 +3,9 @@ import { Type } from "@sinclair/typebox";
 import { RequestValidationError } from "../../validation/json-body.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
-import type { ENV_PREFIX } from "../environment.js";
-import { environmentRef } from "../environment.js";
-import { pageOfItems } from "../lists.js";
-import { type Api, reads, route, writes } from "../route.js";
-import { ref } from "../schemas.js";
-import { CONTROL } from "./prose.js";
+import { type Api, reads, route, writes } from "../index.js";
+import { type ENV_PREFIX, environmentRef, pageOfItems, ref } from "../wire.js";
+import { CONTROL } from "./index.js";
 import { ApiKeyCreated, ApiKeySummary, apiKeyJson } from "./wire.js";
 
 const CreateApiKeyBody = Type.Object(

@@ -1,11 +1,17 @@
 import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
-import { pageOfItems } from "../lists.js";
-import { type Api, reads, route, writes } from "../route.js";
-import { Name, ref } from "../schemas.js";
-import { CONTROL } from "./prose.js";
-import { type ORG_PREFIX, organizationRef } from "./requests.js";
-import { Application, appJson, EnvironmentBody, environmentJson, Slug } from "./wire.js";
+import { type Api, reads, route, writes } from "../index.js";
+import { Name, pageOfItems, ref } from "../wire.js";
+import { CONTROL } from "./index.js";
+import {
+  Application,
+  appJson,
+  EnvironmentBody,
+  environmentJson,
+  type ORG_PREFIX,
+  organizationRef,
+  Slug,
+} from "./wire.js";
 
 /** `ORG/apps` and `APP/environments` (docs/endpoints.md): an organization's apps and their environments. */
 export async function appRoutes(app: Api<typeof ORG_PREFIX>, deps: RouteDeps): Promise<void> {

@@ -1,10 +1,9 @@
 import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
-import { pageOfItems, pageQuery } from "../lists.js";
-import { type Api, reads, route } from "../route.js";
-import { CONTROL } from "./prose.js";
-import { type ORG_PREFIX, organizationRef } from "./requests.js";
-import { AuditEventBody, auditEventJson } from "./wire.js";
+import { type Api, reads, route } from "../index.js";
+import { pageOfItems, pageQuery } from "../wire.js";
+import { CONTROL } from "./index.js";
+import { AuditEventBody, auditEventJson, type ORG_PREFIX, organizationRef } from "./wire.js";
 
 /** An audit list's filters: one action, one kind of resource. */
 const AuditFilters = {

@@ -2,16 +2,16 @@ import { ROLES } from "@evalp/kit";
 import { Type } from "@sinclair/typebox";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
-import { pageOfItems } from "../lists.js";
-import { type Api, reads, route } from "../route.js";
-import { ref } from "../schemas.js";
-import { CONTROL } from "./prose.js";
-import { type ORG_PREFIX, organizationRef } from "./requests.js";
+import { type Api, reads, route } from "../index.js";
+import { pageOfItems, ref } from "../wire.js";
+import { CONTROL } from "./index.js";
 import {
   InvitationAcceptance,
   invitationAcceptanceJson,
   MembershipBody,
   membershipJson,
+  type ORG_PREFIX,
+  organizationRef,
   TokenAndPassword,
 } from "./wire.js";
 

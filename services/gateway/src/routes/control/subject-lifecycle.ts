@@ -1,15 +1,11 @@
 import type { Readable } from "node:stream";
 import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
-import type { ENV_PREFIX } from "../environment.js";
-import { environmentRef } from "../environment.js";
-import { pageOfItems, pageQuery } from "../lists.js";
-import { type Api, reads, route, writes } from "../route.js";
-import { ref } from "../schemas.js";
-import { CONTROL } from "./prose.js";
-import { subjectRef } from "./requests.js";
+import { type Api, reads, route, writes } from "../index.js";
+import { type ENV_PREFIX, environmentRef, pageOfItems, pageQuery, ref } from "../wire.js";
+import { CONTROL } from "./index.js";
 import { exportBody, SUBJECT_EXPORT_ID } from "./subject-export.js";
-import { SubjectBody, subjectJson } from "./wire.js";
+import { SubjectBody, subjectJson, subjectRef } from "./wire.js";
 import {
   erasureAcceptedJson,
   erasureJson,

@@ -2,13 +2,9 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { Type } from "@sinclair/typebox";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
-import type { ENV_PREFIX } from "../environment.js";
-import { environmentRef } from "../environment.js";
-import { pageOfItems } from "../lists.js";
-import { type Api, reads, route, writes } from "../route.js";
-import { Name, ref } from "../schemas.js";
-import { CONTROL } from "./prose.js";
-import { subjectRef } from "./requests.js";
+import { type Api, reads, route, writes } from "../index.js";
+import { type ENV_PREFIX, environmentRef, Name, pageOfItems, ref } from "../wire.js";
+import { CONTROL } from "./index.js";
 import {
   ProgramBody,
   programJson,
@@ -16,6 +12,7 @@ import {
   SubjectImport,
   subjectImportJson,
   subjectJson,
+  subjectRef,
 } from "./wire.js";
 
 const SubjectItem = Type.Object(

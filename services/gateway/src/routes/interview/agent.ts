@@ -2,13 +2,22 @@ import { Type } from "@sinclair/typebox";
 import { iso } from "../../http/timestamps.js";
 import { RequestValidationError } from "../../validation/json-body.js";
 import type { RouteDeps } from "../deps.js";
-import { type ENV_PREFIX, environmentRef } from "../environment.js";
-import { type Api, route, writes } from "../route.js";
-import { ref } from "../schemas.js";
+import { type Api, route, writes } from "../index.js";
+import { type ENV_PREFIX, environmentRef, ref } from "../wire.js";
 import { CommandHead, commandProblems, commandRunner } from "./commands.js";
-import { INTERVIEW } from "./prose.js";
-import { agentRef, Name, SeqPageQuery, SessionBody, seqPage, sessionRequest } from "./requests.js";
-import { agentSessionJson, interviewJson, priceJson, transcriptPageJson } from "./wire.js";
+import { INTERVIEW } from "./index.js";
+import {
+  agentRef,
+  agentSessionJson,
+  interviewJson,
+  Name,
+  priceJson,
+  SeqPageQuery,
+  SessionBody,
+  seqPage,
+  sessionRequest,
+  transcriptPageJson,
+} from "./wire.js";
 import { AgentAck, AgentPrices, AgentSession, InterviewState, TranscriptPage } from "./wire-schemas.js";
 
 /**

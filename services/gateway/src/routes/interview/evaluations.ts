@@ -2,20 +2,21 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Type } from "@sinclair/typebox";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
-import type { ENV_PREFIX } from "../environment.js";
-import { environmentRef } from "../environment.js";
-import { pageOfItems, pageQuery } from "../lists.js";
-import { type Api, reads, route, writes } from "../route.js";
-import { DateTime, ref, Uuid } from "../schemas.js";
-import { INTERVIEW } from "./prose.js";
-import { evaluationRef, SeqPageQuery, SessionBody, seqPage, sessionRequest } from "./requests.js";
+import { type Api, reads, route, writes } from "../index.js";
+import { DateTime, type ENV_PREFIX, environmentRef, pageOfItems, pageQuery, ref, Uuid } from "../wire.js";
+import { INTERVIEW } from "./index.js";
 import {
   behavioralEventJson,
   evaluationJson,
+  evaluationRef,
   listedEvaluationJson,
   operatorInterviewJson,
   participantSessionJson,
   resultJson,
+  SeqPageQuery,
+  SessionBody,
+  seqPage,
+  sessionRequest,
 } from "./wire.js";
 import {
   BehavioralEvent,

@@ -2,12 +2,19 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
-import { type Api, route } from "../route.js";
-import { DateTime, ref } from "../schemas.js";
-import { INTERVIEW } from "./prose.js";
-import { Name, participantRef, SeqPageQuery, seqPage } from "./requests.js";
+import { type Api, route } from "../index.js";
+import { DateTime, ref } from "../wire.js";
+import { INTERVIEW } from "./index.js";
 import { INTERVIEW_STEP, STEP, STEP_ERRORS, step } from "./steps.js";
-import { connectionJson, interviewJson, transcriptPageJson } from "./wire.js";
+import {
+  connectionJson,
+  interviewJson,
+  Name,
+  participantRef,
+  SeqPageQuery,
+  seqPage,
+  transcriptPageJson,
+} from "./wire.js";
 import { BehavioralEventReceipt, InterviewStart, TranscriptPage } from "./wire-schemas.js";
 
 /** The participant's own event: `question_id` and `elapsed_ms` may be null or left out. */

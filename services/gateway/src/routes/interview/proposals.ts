@@ -1,10 +1,10 @@
 import { Type } from "@sinclair/typebox";
 import type { FastifyRequest } from "fastify";
 import type { RouteDeps } from "../deps.js";
-import { type Api, type Call, route } from "../route.js";
-import { INTERVIEW } from "./prose.js";
-import { participantRef } from "./requests.js";
+import { type Api, type Call, route } from "../index.js";
+import { INTERVIEW } from "./index.js";
 import { INTERVIEW_STEP, step } from "./steps.js";
+import { participantRef } from "./wire.js";
 
 /**
  * `/v1/participant/interview/proposals/{id}/confirm|reject` (docs/interview.md#the-agent-protocol): the participant's

@@ -1,9 +1,8 @@
 import type { Snapshot } from "@evalp/proto/interview/v1/interview";
 import type { FastifyRequest } from "fastify";
 import type { InterviewHub } from "../../realtime/hub.js";
-import { ref } from "../schemas.js";
-import { participantRef } from "./requests.js";
-import { interviewJson } from "./wire.js";
+import { ref } from "../wire.js";
+import { interviewJson, participantRef } from "./wire.js";
 import { InterviewState } from "./wire-schemas.js";
 
 /** Participant POSTs honour an Idempotency-Key when sent, scoped to the session (docs/idempotency.md). */

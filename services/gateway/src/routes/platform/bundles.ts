@@ -1,18 +1,18 @@
 import { Type } from "@sinclair/typebox";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
-import { pageOfItems, pageQuery } from "../lists.js";
-import { type Api, reads, route, writes } from "../route.js";
-import { Name, ref } from "../schemas.js";
-import { FreeObject } from "../wire.js";
-import { PLATFORM } from "./prose.js";
-import type { APP_PREFIX } from "./requests.js";
-import { appRef, authoredBy, bundleRef } from "./requests.js";
+import { type Api, reads, route, writes } from "../index.js";
+import { FreeObject, Name, pageOfItems, pageQuery, ref } from "../wire.js";
+import { PLATFORM } from "./index.js";
 import {
+  type APP_PREFIX,
+  appRef,
+  authoredBy,
   BUNDLE_STATUSES,
   Bundle,
   BundlePreview,
   bundleJson,
+  bundleRef,
   COMPONENT_FIELDS,
   ComponentVersionIds,
 } from "./wire.js";

@@ -1,16 +1,13 @@
 import { Type } from "@sinclair/typebox";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
-import type { ENV_PREFIX } from "../environment.js";
-import { environmentRef } from "../environment.js";
-import { pageOfItems, pageQuery } from "../lists.js";
-import { type Api, reads, route, writes } from "../route.js";
-import { ref, Uuid } from "../schemas.js";
-import { WEBHOOKS } from "./prose.js";
-import { deliveryRef } from "./requests.js";
+import { type Api, reads, route, writes } from "../index.js";
+import { type ENV_PREFIX, environmentRef, pageOfItems, pageQuery, ref, Uuid } from "../wire.js";
+import { WEBHOOKS } from "./index.js";
 import {
   DELIVERY_STATUSES,
   deliveryJson,
+  deliveryRef,
   deliveryWithAttemptsJson,
   WebhookDelivery,
   WebhookDeliveryWithAttempts,

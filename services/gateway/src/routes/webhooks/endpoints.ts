@@ -1,17 +1,14 @@
 import { Type } from "@sinclair/typebox";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
-import type { ENV_PREFIX } from "../environment.js";
-import { environmentRef } from "../environment.js";
-import { pageOfItems } from "../lists.js";
-import { type Api, reads, route, writes } from "../route.js";
-import { ref } from "../schemas.js";
+import { type Api, reads, route, writes } from "../index.js";
+import { type ENV_PREFIX, environmentRef, pageOfItems, ref } from "../wire.js";
 import { refusingFields } from "./field-refusals.js";
-import { WEBHOOKS } from "./prose.js";
-import { endpointRef } from "./requests.js";
+import { WEBHOOKS } from "./index.js";
 import {
   EVENT_TYPES,
   endpointJson,
+  endpointRef,
   endpointWithSecretJson,
   WebhookEndpoint,
   WebhookEndpointCreated,

@@ -2,8 +2,7 @@ import type { Delivery } from "@evalp/proto/webhooks/v1/delivery";
 import type { Endpoint } from "@evalp/proto/webhooks/v1/endpoint";
 import { Type } from "@sinclair/typebox";
 import { StringEnum } from "../../validation/request-validator.js";
-import { DateTime, ref, Uuid } from "../schemas.js";
-import { named, wireOf } from "../wire.js";
+import { DateTime, type EnvPath, environmentRef, named, ref, Uuid, wireOf } from "../wire.js";
 
 // The webhooks plane's resources on the wire: their schemas (named components of the document) and
 // the mappers from the RPC messages. Optional fields are absent rather than null (interface `(o)`).
@@ -121,3 +120,15 @@ export const WEBHOOK_SCHEMAS = [
   WebhookDeliveryWithAttempts,
   WebhookRecovery,
 ];
+
+// What the webhooks plane's requests carry: the resources a path names, as its RPCs take them.
+
+/** The endpoint a path names, as every endpoint RPC takes it. */
+export function endpointRef(params: EnvPath & { id: string }) {
+  return { environment: environmentRef(params), endpointId: params.id };
+}
+
+/** The delivery a path names, as the delivery RPCs take it. */
+export function deliveryRef(params: EnvPath & { delivery_id: string }) {
+  return { environment: environmentRef(params), deliveryId: params.delivery_id };
+}
