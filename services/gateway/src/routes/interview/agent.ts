@@ -6,19 +6,19 @@ import { type Api, route, writes } from "../index.js";
 import { type ENV_PREFIX, environmentRef, ref } from "../wire.js";
 import { CommandHead, commandProblems, commandRunner } from "./commands.js";
 import { INTERVIEW } from "./index.js";
+import { TRANSCRIPT_READ } from "./steps.js";
 import {
   agentRef,
   agentSessionJson,
   interviewJson,
   Name,
   priceJson,
-  SeqPageQuery,
   SessionBody,
   seqPage,
   sessionRequest,
   transcriptPageJson,
 } from "./wire.js";
-import { AgentAck, AgentPrices, AgentSession, InterviewState, TranscriptPage } from "./wire-schemas.js";
+import { AgentAck, AgentPrices, AgentSession, InterviewState } from "./wire-schemas.js";
 
 /**
  * The operator's side of the agent (docs/interview.md#the-agent-protocol), under ENV: agent sessions and the price table
@@ -97,11 +97,8 @@ export function agentRoutes(app: Api<"/v1/agent">, deps: RouteDeps): void {
 
   route(app, INTERVIEW, {
     id: "getAgentTranscript",
-    method: "GET",
-    path: "/interview/transcript",
+    ...TRANSCRIPT_READ,
     access: { auth: "agent" },
-    query: SeqPageQuery,
-    answer: ref(TranscriptPage),
     rpc: (request, call) =>
       agent.getAgentTranscript({ agent: agentRef(request), ...seqPage(request.query) }, call),
     json: transcriptPageJson,

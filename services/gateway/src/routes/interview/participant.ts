@@ -5,17 +5,9 @@ import type { RouteDeps } from "../deps.js";
 import { type Api, route } from "../index.js";
 import { DateTime, ref } from "../wire.js";
 import { INTERVIEW } from "./index.js";
-import { INTERVIEW_STEP, STEP, STEP_ERRORS, step } from "./steps.js";
-import {
-  connectionJson,
-  interviewJson,
-  Name,
-  participantRef,
-  SeqPageQuery,
-  seqPage,
-  transcriptPageJson,
-} from "./wire.js";
-import { BehavioralEventReceipt, InterviewStart, TranscriptPage } from "./wire-schemas.js";
+import { INTERVIEW_STEP, STEP, STEP_ERRORS, step, TRANSCRIPT_READ } from "./steps.js";
+import { connectionJson, interviewJson, Name, participantRef, seqPage, transcriptPageJson } from "./wire.js";
+import { BehavioralEventReceipt, InterviewStart } from "./wire-schemas.js";
 
 /** The participant's own event: `question_id` and `elapsed_ms` may be null or left out. */
 const BehavioralEventIn = Type.Object(
@@ -121,11 +113,8 @@ export function participantRoutes(app: Api<"/v1/participant">, deps: RouteDeps):
 
   route(app, INTERVIEW, {
     id: "getTranscript",
-    method: "GET",
-    path: "/interview/transcript",
+    ...TRANSCRIPT_READ,
     access: { auth: "participant" },
-    query: SeqPageQuery,
-    answer: ref(TranscriptPage),
     rpc: (request, call) =>
       participant.getTranscript({ participant: participantRef(request), ...seqPage(request.query) }, call),
     json: transcriptPageJson,
