@@ -27,7 +27,7 @@ describe("Redis Cluster", () => {
   it("fails over under load: no keyed write run twice, the rate limit held, writes acknowledged again within the bound", async () => {
     if (!cluster || !setup) throw new Error("not started");
     const nodes = cluster;
-    // The address window's slot is its hash tag's (redis-keys.ts), whatever the prefix.
+    // The address window's slot is its hash tag's (`redisKeys`, admission/round-trip.ts), whatever the prefix.
     const old = await nodes.primaryOf(`{ip:${PROBE_ADDRESS}}`);
     const run = await failoverUnderLoad(setup, "cluster", {
       kill: () => old.server.stop("SIGKILL"),

@@ -2,12 +2,12 @@ import http2 from "node:http2";
 import net from "node:net";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { StringValueSchema } from "@bufbuild/protobuf/wkt";
-import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
+import { Code, createClient, type Interceptor } from "@connectrpc/connect";
 import { afterEach, describe, expect, it } from "vitest";
 import { createH2Transport, type H2TransportOptions } from "./connect-h2-transport.js";
 import { PING_TIMEOUT } from "./h2-errors.js";
 import { neverReached, transportFailure } from "./peer-failure.js";
-import { type EchoServer, EchoService, serve, waitFor } from "./test-echo.js";
+import { type EchoServer, EchoService, failure, serve, waitFor } from "./test-echo.js";
 
 const WIRE = { binaryOptions: { recursionLimit: 512 }, jsonOptions: { recursionLimit: 512 } };
 const running: { close(): Promise<void> }[] = [];
@@ -37,15 +37,6 @@ function answer(stream: http2.ServerHttp2Stream, value: string) {
   if (stream.destroyed) return;
   stream.respond({ ":status": 200, "content-type": "application/proto" });
   stream.end(toBinary(StringValueSchema, create(StringValueSchema, { value })));
-}
-
-async function failure(call: Promise<unknown>): Promise<ConnectError> {
-  const error = await call.then(
-    () => undefined,
-    (reason: unknown) => reason,
-  );
-  expect(error).toBeInstanceOf(ConnectError);
-  return ConnectError.from(error);
 }
 
 /** The `code` of an error and of each of its causes. */

@@ -3,7 +3,16 @@ import { type Client, Code, ConnectError, createClient, type Transport } from "@
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createH2Transport } from "./connect-h2-transport.js";
-import { BIG, type EchoServer, EchoService, givenUp, serve, UnservedService, waitFor } from "./test-echo.js";
+import {
+  BIG,
+  type EchoServer,
+  EchoService,
+  failure,
+  givenUp,
+  serve,
+  UnservedService,
+  waitFor,
+} from "./test-echo.js";
 
 /*
  * The platform's own Connect client (`createH2Transport`) and server (`connectH2Handler`) speak
@@ -24,15 +33,6 @@ function transport(kind: "ours" | "stock", url: string): Transport {
         ...WIRE,
       })
     : createConnectTransport({ baseUrl: url, httpVersion: "2", ...WIRE });
-}
-
-async function failure(call: Promise<unknown>): Promise<ConnectError> {
-  const error = await call.then(
-    () => undefined,
-    (reason: unknown) => reason,
-  );
-  expect(error).toBeInstanceOf(ConnectError);
-  return ConnectError.from(error);
 }
 
 const pairs = [

@@ -206,3 +206,14 @@ export async function waitFor(condition: () => boolean, timeoutMs = 3_000): Prom
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
 }
+
+/** The error a call failed with, which must be a ConnectError (a call that succeeded fails the test). */
+export async function failure(call: Promise<unknown>): Promise<ConnectError> {
+  const error = await call.then(
+    () => undefined,
+    (reason: unknown) => reason,
+  );
+  if (!(error instanceof ConnectError))
+    throw new Error(`the call did not fail with a ConnectError: ${String(error)}`);
+  return error;
+}

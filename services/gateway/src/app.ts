@@ -1,4 +1,3 @@
-import "./http/fastify-types.js";
 import {
   type Config,
   createMetricsRegistry,
@@ -16,22 +15,18 @@ import Fastify, {
   LogController,
 } from "fastify";
 import type { Logger } from "pino";
-import { createPrincipalCache } from "./admission/principal-cache.js";
+import { legacyKeyHeaders, lockTtlMs, registerChecks } from "./admission/checks.js";
+import { createPrincipalCache } from "./admission/credentials.js";
 import { registerAdmission } from "./admission/step.js";
 import { createCursorCodec } from "./http/cursor.js";
 import { createSeal } from "./idempotency/seal.js";
 import { gatewayMetrics } from "./metrics.js";
 import { createAttemptLimiter, registerPasswordHashLimit } from "./plugins/attempt-limit.js";
-import { registerAuth } from "./plugins/auth.js";
-import { legacyKeyHeaders, registerDeprecation } from "./plugins/deprecation.js";
 import { answerUnroutablePath, registerErrorHandling } from "./plugins/errors.js";
-import { lockTtlMs, registerIdempotency } from "./plugins/idempotency.js";
 import { registerOpenApi } from "./plugins/openapi.js";
 import { registerOps } from "./plugins/ops.js";
 import { registerPages } from "./plugins/pages.js";
-import { registerRateLimit } from "./plugins/rate-limit.js";
 import { clientRequestId, registerRequestLog } from "./plugins/request-log.js";
-import { BODY_LIMIT_BYTES, NO_FASTIFY_VALIDATION, registerValidation } from "./plugins/validation.js";
 import { InterviewHub } from "./realtime/hub.js";
 import { selectProtocol } from "./realtime/protocol.js";
 import { createSocketSlots } from "./realtime/socket-slots.js";
@@ -39,6 +34,11 @@ import type { RedisClient } from "./redis.js";
 import type { RouteDeps } from "./routes/deps.js";
 import { registerRoutes } from "./routes/index.js";
 import type { Upstreams } from "./upstream.js";
+import {
+  BODY_LIMIT_BYTES,
+  NO_FASTIFY_VALIDATION,
+  registerValidation,
+} from "./validation/request-validator.js";
 
 export type GatewayDeps = {
   config: Config;
@@ -74,7 +74,7 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: "request_id" }),
     genReqId: (request) => clientRequestId(request.headers["x-request-id"]) ?? newId(),
     bodyLimit: BODY_LIMIT_BYTES,
-    // Every part of a request is validated at once by the validation plugin, never twice.
+    // Every part of a request is validated at once (validation/request-validator.ts), never twice.
     schemaController: NO_FASTIFY_VALIDATION,
     return503OnClosing: true,
     // Receiving a request takes at most REQUEST_TIMEOUT_MS (then 408 and the connection closed);
@@ -110,7 +110,7 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   app.addHook("onClose", async () => principals.close());
   // One step fills `request.admission` (admission/step.ts): the credential proven, the rate
   // limit's windows counted and the Idempotency-Key claimed, in one round trip to Redis; the
-  // rate limit, auth and idempotency plugins only read it.
+  // rate limit, auth and idempotency checks (admission/checks.ts) only read it.
   registerAdmission(app, deps.redis, {
     limits: {
       perCredential: deps.config.RATE_LIMIT_PER_MINUTE,
@@ -121,13 +121,13 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     lockMs: lockTtlMs(REQUEST_TIMEOUT_MS),
     provers: { upstreams: deps.upstreams, principals, jwtSecret: deps.config.JWT_SECRET },
   });
-  registerRateLimit(app, deps.redis, { prefix: deps.config.REDIS_KEY_PREFIX, refused: measured.rateLimited });
-  registerAuth(app, { principals });
-  registerDeprecation(app, legacyKeyHeaders(deps.config));
-  registerIdempotency(
+  registerChecks(
     app,
     deps.redis,
     {
+      prefix: deps.config.REDIS_KEY_PREFIX,
+      principals,
+      legacyKeyHeaders: legacyKeyHeaders(deps.config),
       seal: createSeal(deps.config.JWT_SECRET),
       lockMs: lockTtlMs(REQUEST_TIMEOUT_MS),
     },

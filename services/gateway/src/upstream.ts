@@ -1,4 +1,11 @@
-import { type Config, planeClients, type Registry, serviceCaller } from "@evalp/kit";
+import {
+  AppError,
+  type Config,
+  metadataHeaders,
+  planeClients,
+  type Registry,
+  serviceCaller,
+} from "@evalp/kit";
 import { HealthService } from "@evalp/proto/common/v1/health";
 import { ApiKeyService } from "@evalp/proto/control/v1/api_key";
 import { AuditService } from "@evalp/proto/control/v1/audit";
@@ -20,6 +27,21 @@ import { WebhookDeliveryService } from "@evalp/proto/webhooks/v1/delivery";
 import { WebhookEndpointService } from "@evalp/proto/webhooks/v1/endpoint";
 import { LiveEventService } from "@evalp/proto/webhooks/v1/live_events";
 import { SubjectExportService as WebhooksExportService } from "@evalp/proto/webhooks/v1/subject_export";
+import type { FastifyRequest } from "fastify";
+
+// The planes' Connect clients, and the options each call made for a request carries (its id,
+// caller, Idempotency-Key and deadline).
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /**
+     * When this request must be answered by (REQUEST_TIMEOUT_MS from its start, set in app.ts), and
+     * how long one upstream call may take at most (UPSTREAM_TIMEOUT_MS): `callOptions` gives each
+     * call the less.
+     */
+    deadline?: { at: number; callMs: number };
+  }
+}
 
 type UpstreamConfig = Pick<
   Config,
@@ -83,3 +105,37 @@ export function createUpstreams(config: UpstreamConfig, metrics?: Registry) {
 }
 
 export type Upstreams = ReturnType<typeof createUpstreams>;
+
+/**
+ * Call options of an upstream RPC made for a request: the request id and the acting principal
+ * travel as metadata, so every service logs the same request id (docs/http.md); the request's
+ * Idempotency-Key, when it holds one, so that the plane records its write under it
+ * (docs/idempotency.md). The call may take UPSTREAM_TIMEOUT_MS, and never past the request's
+ * deadline (REQUEST_TIMEOUT_MS from its start): no request outlives its key's lock.
+ */
+export function callOptions(request: FastifyRequest): {
+  headers: Record<string, string>;
+  timeoutMs?: number;
+} {
+  const principal = request.access?.principal;
+  const participant = request.participant;
+  const actor = principal
+    ? { kind: principal.kind, id: principal.principalId }
+    : participant
+      ? { kind: "participant", id: participant.sessionId }
+      : undefined;
+  const headers = metadataHeaders({ requestId: request.id, actor, idempotency: request.idempotency?.plane });
+  const deadline = request.deadline;
+  if (!deadline) return { headers };
+  return {
+    headers,
+    // Read as each call starts (a route may make several with one options object): what is left
+    // of the request then. Past the deadline no call starts (connect rejects the call with this).
+    get timeoutMs() {
+      const left = deadline.at - Date.now();
+      if (left <= 0)
+        throw new AppError("upstream_timeout", "The request took longer than the gateway allows.");
+      return Math.min(deadline.callMs, left);
+    },
+  };
+}

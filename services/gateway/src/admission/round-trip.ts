@@ -1,19 +1,144 @@
 import { Cluster } from "ioredis";
-import { CLAIM_FUNCTION, type Claim, claimOf, idempotencyRecords } from "../idempotency/records.js";
 import type { RedisClient } from "../redis.js";
-import { fixedWindows, HIT_FUNCTION, type Window } from "./fixed-window.js";
+
+// The admission's round trip to Redis (docs/architecture.md, step 2): the gateway's Redis key
+// names, the fixed-window counter, and the one script that counts a request's windows and claims
+// its Idempotency-Key.
+
+/**
+ * The gateway's Redis keys, named in one place. Keys a script touches together carry the same hash
+ * tag (the part in braces, which alone decides a key's slot on Redis Cluster), so that the script
+ * runs on one node: an address's window and its refusals (`{ip:…}`), an Idempotency-Key's record
+ * and its lock (`{idem:…}`). A credential's window has a tag of its own: on a Cluster the
+ * admission script runs in parts (`createAdmission` below). The prefix (REDIS_KEY_PREFIX) must hold no
+ * brace, or its braces would be the tag.
+ */
+export function redisKeys(prefix: string) {
+  return {
+    /** An address's rate-limit window (its /64 for IPv6, as `addressKey` in admission/step.ts keys it). */
+    addressWindow: (address: string) => `${prefix}rl:ip:{ip:${address}}`,
+    /** An address's refused credentials, counted in the same slot as its window. */
+    addressRefusals: (address: string) => `${prefix}rl:refused:{ip:${address}}`,
+    /** A proven credential's rate-limit window, by the credential's hash. */
+    credentialWindow: (credentialHash: string) => `${prefix}rl:cred:{cred:${credentialHash}}`,
+    /** An Idempotency-Key's stored answer. */
+    idempotencyRecord: (id: string) => `${prefix}idem:rec:{idem:${id}}`,
+    /** An Idempotency-Key's in-flight lock, in the same slot as its record. */
+    idempotencyLock: (id: string) => `${prefix}idem:lock:{idem:${id}}`,
+    /** A participant session's open sockets. */
+    sessionSockets: (sessionId: string) => `${prefix}sockets:session:${sessionId}`,
+    /** An address's open participant sockets. */
+    addressSockets: (address: string) => `${prefix}sockets:address:${address}`,
+  };
+}
+
+export type RedisKeys = ReturnType<typeof redisKeys>;
+
+/** One fixed window's count and how long the window has left (ms). */
+export type Window = { count: number; resetMs: number };
+
+/**
+ * Counts a hit in a fixed window, as a Lua function for scripts: INCR, an expiry set by the
+ * window's first hit, and what is left of it — with commands Redis 6 has (managed Redis 6 refused
+ * `EXPIRE … NX`). Returns the count and the window's remaining ms. The admission's script (below)
+ * counts the rate limit's windows with it too.
+ */
+const HIT_FUNCTION = `
+local function hit(key, windowMs)
+  local count = redis.call('INCR', key)
+  local ttl = redis.call('PTTL', key)
+  if ttl < 0 then redis.call('PEXPIRE', key, windowMs); ttl = windowMs end
+  return count, ttl
+end
+`;
+
+/** One hit in one window: KEYS[1] the window, ARGV[1] its length in ms. */
+const HIT = `${HIT_FUNCTION}
+local count, ttl = hit(KEYS[1], tonumber(ARGV[1]))
+return {count, ttl}
+`;
+
+type WindowRedis = RedisClient & { fixedWindowHit(...args: Array<string | number>): Promise<number[]> };
+
+/** Counts hits in fixed windows of `windowMs` on `redis` (one script definition per client). */
+export function fixedWindows(redis: RedisClient, windowMs: number) {
+  const client = redis as WindowRedis;
+  if (typeof client.fixedWindowHit !== "function") client.defineCommand("fixedWindowHit", { lua: HIT });
+  return {
+    /** Counts a hit on `key`: its window after the hit. */
+    async hit(key: string): Promise<Window> {
+      const [count = 0, resetMs = windowMs] = await client.fixedWindowHit(1, key, windowMs);
+      return { count, resetMs };
+    },
+  };
+}
+
+/**
+ * A key's record and its in-flight lock, as a Lua function for scripts: the stored record if there
+ * is one (1, the record); else the lock (`SET NX PX`) if no one holds it (0); else 2. Being one
+ * script, no request can store its record or release its lock between this one's read and its
+ * lock attempt, which three separate commands (read, lock, read again under the lock) had to
+ * allow for. The admission's script (below) claims with it too; `claimOf` reads its answer.
+ */
+const CLAIM_FUNCTION = `
+local function claim(recordKey, lockKey, owner, lockMs)
+  local stored = redis.call('GET', recordKey)
+  if stored then return 1, stored end
+  if redis.call('SET', lockKey, owner, 'PX', lockMs, 'NX') then return 0 end
+  return 2
+end
+`;
+
+/** One claim: KEYS record and lock, ARGV the lock's owner and lifetime in ms. */
+const CLAIM = `${CLAIM_FUNCTION}
+local found, stored = claim(KEYS[1], KEYS[2], ARGV[1], ARGV[2])
+return {found, stored}
+`;
+
+/** What a claim found: the record stored under the key, the lock taken, or the lock held by another. */
+export type Claim = { kind: "stored"; sealed: string } | { kind: "claimed" } | { kind: "busy" };
+
+/** What CLAIM_FUNCTION answered, as a Claim; undefined when it did not run (a part not reached). */
+function claimOf(found: unknown, sealed: unknown): Claim | undefined {
+  if (found === 1 && typeof sealed === "string") return { kind: "stored", sealed };
+  if (found === 0) return { kind: "claimed" };
+  if (found === 2) return { kind: "busy" };
+  return undefined;
+}
+
+type ClaimRedis = RedisClient & {
+  idempotencyClaim(
+    recordKey: string,
+    lockKey: string,
+    owner: string,
+    ttlMs: number,
+  ): Promise<[number, string?]>;
+};
+
+/** Claims Idempotency-Keys one at a time on `redis` (one definition of the script per client). */
+export function keyClaims(redis: RedisClient) {
+  const client = redis as ClaimRedis;
+  if (typeof client.idempotencyClaim !== "function")
+    client.defineCommand("idempotencyClaim", { numberOfKeys: 2, lua: CLAIM });
+  return {
+    async claim(recordKey: string, lockKey: string, owner: string, ttlMs: number): Promise<Claim> {
+      const [found, sealed] = await client.idempotencyClaim(recordKey, lockKey, owner, ttlMs);
+      return claimOf(found, sealed) ?? { kind: "busy" };
+    },
+  };
+}
 
 /**
  * A request's admission in one script, so one round trip to Redis however many of its parts a
  * request needs: its hit in its address's window with a read of the address's refusals; once
  * those pass, its hit in its credential's window; once that passes too, the claim of its
- * Idempotency-Key (the stored record, else the in-flight lock, as idempotency/records.ts's
- * claim). A part whose key is empty is skipped. A refused request counts no further and claims
- * nothing, so a 429 never holds a key's lock. Windows are fixed windows as fixed-window.ts counts
+ * Idempotency-Key (the stored record, else the in-flight lock, as `CLAIM_FUNCTION` claims
+ * it). A part whose key is empty is skipped. A refused request counts no further and claims
+ * nothing, so a 429 never holds a key's lock. Windows are fixed windows as `HIT_FUNCTION` counts
  * them (INCR, an expiry set by the window's first hit); a part not reached answers -1.
  *
- * On a Cluster the parts' keys lie in three slots (../redis-keys.ts), which one script may not
- * touch: there each part is a script of its own (ADDRESS, fixed-window.ts's hit, the claim), one
+ * On a Cluster the parts' keys lie in three slots (`redisKeys`' hash tags), which one script may not
+ * touch: there each part is a script of its own (ADDRESS, `HIT`, the claim), one
  * round trip each to the node of its slot, sent only once the part before it passed.
  *
  * KEYS: address window, address refusals, credential window, record, lock.
@@ -86,7 +211,7 @@ export function createAdmission(redis: RedisClient, windowMs: number, limits: Ad
     client.defineCommand("gatewayAdmitAddress", { numberOfKeys: 2, lua: ADMIT_ADDRESS });
   }
   const windows = fixedWindows(redis, windowMs);
-  const records = idempotencyRecords(redis);
+  const claims = keyClaims(redis);
   const window = (count: unknown, resetMs: unknown): Window | undefined =>
     typeof count === "number" && count >= 0 ? { count, resetMs: Number(resetMs) } : undefined;
 
@@ -132,7 +257,7 @@ export function createAdmission(redis: RedisClient, windowMs: number, limits: Ad
       admitted.credential = await windows.hit(credential);
       if (admitted.credential.count > limits.perCredential) return admitted;
     }
-    if (claim) admitted.claim = await records.claim(claim.recordKey, claim.lockKey, claim.owner, claim.ttlMs);
+    if (claim) admitted.claim = await claims.claim(claim.recordKey, claim.lockKey, claim.owner, claim.ttlMs);
     return admitted;
   };
 

@@ -1,14 +1,12 @@
 import { hash, randomUUID } from "node:crypto";
+import { isIP } from "node:net";
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { type KeyTarget, keyTarget } from "../idempotency/keys.js";
-import type { Claim } from "../idempotency/records.js";
+import ipaddr from "ipaddr.js";
+import { type KeyTarget, keyTarget } from "../idempotency/records.js";
 import type { RateLimitName } from "../metrics.js";
 import type { RedisClient } from "../redis.js";
-import { redisKeys } from "../redis-keys.js";
-import { addressKey } from "./client-address.js";
 import { type Identity, identityAsked, identityAtOnce, type Provers } from "./credentials.js";
-import type { Window } from "./fixed-window.js";
-import { type Admitted, createAdmission } from "./round-trip.js";
+import { type Admitted, type Claim, createAdmission, redisKeys, type Window } from "./round-trip.js";
 
 /** The rate limit's windows are a minute long (docs/configuration.md). */
 export const WINDOW_MS = 60_000;
@@ -32,7 +30,7 @@ export type ClaimOutcome = Claim | { kind: "unavailable"; cause: unknown };
 /**
  * What the admission step found of a request, before anything else looked at it: who its
  * credential is (`identity`), the rate limit's windows it was counted in, and its Idempotency-Key's
- * claim. The rate limit, auth and idempotency plugins only read it.
+ * claim. The rate limit, auth and idempotency checks (admission/checks.ts) only read it.
  */
 export type Admission = {
   identity: Identity;
@@ -59,7 +57,7 @@ declare module "fastify" {
  * - every request counts against its client address (`request.ip`: the peer, or the client named
  *   by `X-Forwarded-For` through the proxies TRUSTED_PROXIES names; IPv6 by its /64) —
  *   `perAddress`; once the address's refusals (credentials refused, counted by the rate limit
- *   plugin) reach `refusalsPerAddress` in a window, it is refused before its credential is looked at;
+ *   check) reach `refusalsPerAddress` in a window, it is refused before its credential is looked at;
  * - a proven credential counts against itself — `perCredential` (an API key, a session, a
  *   participant or agent token: hashed, so no secret becomes a Redis key);
  * - a request that may do what it asks claims its Idempotency-Key, if its route honours one.
@@ -114,7 +112,7 @@ export function registerAdmission(
         claim: target && { ...target, owner, ttlMs: lockMs },
       });
     } catch (error) {
-      // Unlimited without Redis, but a key cannot be claimed: the idempotency plugin answers 503.
+      // Unlimited without Redis, but a key cannot be claimed: the idempotency check answers 503.
       if (target) admission.claim = { ...target, owner, outcome: { kind: "unavailable", cause: error } };
       return;
     }
@@ -147,4 +145,22 @@ export function judge(admission: Admission, counted: Admitted, limits: RateLimit
     admission.shown = { limit: limits.perCredential, window: credential };
     if (credential.count > limits.perCredential) over(limits.perCredential, credential, "credential");
   }
+}
+
+/**
+ * What the per-address limits count a client under (docs/limits.md): an IPv4 address as it is;
+ * an IPv6 address by its /64, since a host is handed a whole /64 and may send from any address in
+ * it, so that counting each address would let one client rotate around every limit; an
+ * IPv4-mapped IPv6 address (`::ffff:a.b.c.d`, a dual-stack socket's view of an IPv4 client) as
+ * the IPv4 address inside.
+ */
+export function addressKey(address: string): string {
+  // A zone (`fe80::1%eth0`) names the link the address is on, not another client.
+  const bare = address.split("%")[0] ?? address;
+  if (isIP(bare) !== 6) return address;
+  // The URL standard's serialization first (hex groups only): ipaddr.js reads any dotted tail as
+  // IPv4-mapped (`::1.2.3.4` as `::ffff:1.2.3.4`).
+  const parsed = ipaddr.IPv6.parse(new URL(`http://[${bare}]/`).hostname.slice(1, -1));
+  if (parsed.isIPv4MappedAddress()) return parsed.toIPv4Address().toString();
+  return `${ipaddr.IPv6.networkAddressFromCIDR(`${parsed.toString()}/64`).toString()}/64`;
 }

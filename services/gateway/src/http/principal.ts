@@ -68,3 +68,20 @@ export type ParticipantAccess = {
   /** When the token stops opening anything (the realtime door closes then). */
   expiresAt: Date;
 };
+
+/** Where the caller sits: on the route's config (what it declares) and on the request (who it is). */
+declare module "fastify" {
+  interface FastifyContextConfig {
+    access?: RouteAccess;
+  }
+  interface FastifyRequest {
+    /** Set by the auth check (admission/checks.ts) on operator routes. */
+    access?: Access;
+    /** Set by the auth check on participant and realtime routes. */
+    participant?: ParticipantAccess;
+    /** Set by the auth check on agent routes: the agent session its token is bound to. */
+    agent?: ParticipantAccess;
+    /** The credential as presented, for logout; never logged. */
+    credential?: string;
+  }
+}

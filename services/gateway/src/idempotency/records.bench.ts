@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { Type } from "@sinclair/typebox";
 import { test } from "vitest";
-import { requestFingerprint } from "../plugins/idempotency.js";
+import { requestFingerprint } from "../admission/checks.js";
 import { compileRequestValidator } from "../validation/request-validator.js";
-import { idempotencyId } from "./keys.js";
+import { idempotencyId } from "./records.js";
 import { createSeal } from "./seal.js";
 
 /**

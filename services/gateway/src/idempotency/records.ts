@@ -1,26 +1,65 @@
+import { hash } from "node:crypto";
+import type { FastifyRequest } from "fastify";
+import type { Identity } from "../admission/credentials.js";
+import { keyClaims, redisKeys } from "../admission/round-trip.js";
 import type { RedisClient } from "../redis.js";
 
-/**
- * A key's record and its in-flight lock, as a Lua function for scripts: the stored record if there
- * is one (1, the record); else the lock (`SET NX PX`) if no one holds it (0); else 2. Being one
- * script, no request can store its record or release its lock between this one's read and its
- * lock attempt, which three separate commands (read, lock, read again under the lock) had to
- * allow for. the admission's script (admission/round-trip.ts) claims with it too; `claimOf` reads its answer.
- */
-export const CLAIM_FUNCTION = `
-local function claim(recordKey, lockKey, owner, lockMs)
-  local stored = redis.call('GET', recordKey)
-  if stored then return 1, stored end
-  if redis.call('SET', lockKey, owner, 'PX', lockMs, 'NX') then return 0 end
-  return 2
-end
-`;
+// An Idempotency-Key in Redis (docs/idempotency.md): whose it is, where it lives, and how its
+// answer is stored. The admission step claims it (admission/round-trip.ts); the idempotency
+// check (admission/checks.ts) answers from the claim and finishes it here.
 
-/** One claim: KEYS record and lock, ARGV the lock's owner and lifetime in ms. */
-const CLAIM = `${CLAIM_FUNCTION}
-local found, stored = claim(KEYS[1], KEYS[2], ARGV[1], ARGV[2])
-return {found, stored}
-`;
+const HEADER = "idempotency-key";
+const MAX_KEY_LENGTH = 255;
+
+/** The Redis identity of one key in its scope (docs/idempotency.md: caller, method, route). */
+export function idempotencyId(scope: string, method: string, route: string, key: string): string {
+  return hash("sha256", `${scope}\n${method}\n${route}\n${key}`, "hex");
+}
+
+/**
+ * The scope of an operator's keys: the caller (an API key, or a signed-in user: the principal's
+ * kind and id) in the organization it acts in. Another credential of the same organization that
+ * sends the same key and body makes another request, and never sees this caller's answer (which
+ * can hold a secret that only this caller may read).
+ */
+export function operatorScope(kind: string, principalId: string, organizationId: string | null): string {
+  return `${kind}:${principalId}@${organizationId ?? ""}`;
+}
+
+/**
+ * Whom a key belongs to: the participant session, the operator (`operatorScope`), an anonymous
+ * caller by its address, so that one client's keys never meet another's.
+ */
+function keyScope(request: FastifyRequest, identity: Identity): string {
+  if (identity.kind === "participant") return `participant:${identity.participant.sessionId}`;
+  if (identity.kind === "operator" && identity.access) {
+    const { principal, organizationId } = identity.access;
+    return operatorScope(principal.kind, principal.principalId, organizationId);
+  }
+  return `anonymous:${request.ip}`;
+}
+
+/** Where a key lives in Redis: its id, its record and its in-flight lock. */
+export type KeyTarget = { id: string; recordKey: string; lockKey: string };
+
+/**
+ * Where the Idempotency-Key of a request lives in Redis, if it carries one that its route
+ * honours, for the caller `identity` names.
+ */
+export function keyTarget(
+  request: FastifyRequest,
+  prefix: string,
+  identity: Identity,
+): KeyTarget | undefined {
+  const mode = request.routeOptions.config.access?.idempotency ?? "none";
+  const key = request.headers[HEADER];
+  if (mode === "none" || typeof key !== "string" || key.length === 0 || key.length > MAX_KEY_LENGTH)
+    return undefined;
+  const scope = keyScope(request, identity);
+  const id = idempotencyId(scope, request.method, request.routeOptions.url ?? request.url, key);
+  const keys = redisKeys(prefix);
+  return { id, recordKey: keys.idempotencyRecord(id), lockKey: keys.idempotencyLock(id) };
+}
 
 /**
  * The answer stored (when there is one to keep) and the lock released, in one command, by the
@@ -37,24 +76,7 @@ redis.call('DEL', KEYS[2])
 return 1
 `;
 
-/** What a claim found: the record stored under the key, the lock taken, or the lock held by another. */
-export type Claim = { kind: "stored"; sealed: string } | { kind: "claimed" } | { kind: "busy" };
-
-/** What CLAIM_FUNCTION answered, as a Claim; undefined when it did not run (a part not reached). */
-export function claimOf(found: unknown, sealed: unknown): Claim | undefined {
-  if (found === 1 && typeof sealed === "string") return { kind: "stored", sealed };
-  if (found === 0) return { kind: "claimed" };
-  if (found === 2) return { kind: "busy" };
-  return undefined;
-}
-
 type RecordsRedis = RedisClient & {
-  idempotencyClaim(
-    recordKey: string,
-    lockKey: string,
-    owner: string,
-    ttlMs: number,
-  ): Promise<[number, string?]>;
   idempotencyFinish(
     recordKey: string,
     lockKey: string,
@@ -67,15 +89,11 @@ type RecordsRedis = RedisClient & {
 /** Claims idempotency keys and stores their answers on `redis` (one definition of each script per client). */
 export function idempotencyRecords(redis: RedisClient) {
   const client = redis as RecordsRedis;
-  if (typeof client.idempotencyClaim !== "function") {
-    client.defineCommand("idempotencyClaim", { numberOfKeys: 2, lua: CLAIM });
+  if (typeof client.idempotencyFinish !== "function")
     client.defineCommand("idempotencyFinish", { numberOfKeys: 2, lua: FINISH });
-  }
+  const { claim } = keyClaims(redis);
   return {
-    async claim(recordKey: string, lockKey: string, owner: string, ttlMs: number): Promise<Claim> {
-      const [found, sealed] = await client.idempotencyClaim(recordKey, lockKey, owner, ttlMs);
-      return claimOf(found, sealed) ?? { kind: "busy" };
-    },
+    claim,
     /**
      * Stores `sealed` for `ttlSeconds` (nothing when null) and releases the lock, if `owner` still
      * holds it; resolves false (nothing done) when it no longer does.

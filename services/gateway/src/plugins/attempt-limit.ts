@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import { AppError } from "@evalp/kit";
 import type { FastifyInstance } from "fastify";
-import { addressKey } from "../admission/client-address.js";
-import { fixedWindows } from "../admission/fixed-window.js";
+import { fixedWindows } from "../admission/round-trip.js";
+import { addressKey } from "../admission/step.js";
 import type { RateLimitName } from "../metrics.js";
 import type { RedisClient } from "../redis.js";
 

@@ -11,6 +11,13 @@ import type { FastifyInstance } from "fastify";
 import { Histogram } from "prom-client";
 import type { Upstreams } from "../upstream.js";
 
+declare module "fastify" {
+  interface FastifyInstance {
+    /** The gateway's ops server (`/healthz`, `/readyz`, `/metrics`), listened on OPS_PORT by its runner. */
+    ops: Server;
+  }
+}
+
 /**
  * The gateway's ops server (OPS_PORT, not the public port: neither readiness, which asks every
  * plane, nor metrics are for the internet): `/healthz`, `/readyz` and `/metrics` with a

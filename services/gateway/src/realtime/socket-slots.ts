@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { AppError } from "@evalp/kit";
 import { Cluster } from "ioredis";
+import { redisKeys } from "../admission/round-trip.js";
 import type { RateLimitName } from "../metrics.js";
 import type { RedisClient } from "../redis.js";
-import { redisKeys } from "../redis-keys.js";
 
 /** How long a socket counts without its gateway renewing it: a gateway that died stops counting then. */
 export const SLOT_LEASE_MS = 30_000;

@@ -15,10 +15,10 @@ import type {
   RawRequestDefaultExpression,
   RawServerDefault,
 } from "fastify";
-import { callOptions } from "../http/call.js";
 import type { CursorCodec } from "../http/cursor.js";
 import { pageOf, type UpstreamPage } from "../http/paging.js";
 import type { RouteAccess } from "../http/principal.js";
+import { callOptions } from "../upstream.js";
 import { registerControlRoutes } from "./control/index.js";
 import type { RouteDeps } from "./deps.js";
 import { registerGuideRoutes } from "./guides.js";

@@ -1,7 +1,7 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { type TSchema, Type } from "@sinclair/typebox";
 import type { FastifyRequest } from "fastify";
-import { callOptions } from "../../http/call.js";
+import { callOptions } from "../../upstream.js";
 import type { PydanticItem } from "../../validation/pydantic-errors.js";
 import { compileRequestValidator, StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";

@@ -3,7 +3,6 @@ import { AppError } from "@evalp/kit";
 import { type Static, Type } from "@sinclair/typebox";
 import type { FastifyRequest } from "fastify";
 import type { WebSocket } from "ws";
-import { callOptions } from "../../http/call.js";
 import { toAppError } from "../../plugins/errors.js";
 import { socketDoor } from "../../realtime/door.js";
 import { receiveFrames } from "../../realtime/frames.js";
@@ -16,6 +15,7 @@ import {
   TOKEN_EXPIRED_CLOSE,
 } from "../../realtime/protocol.js";
 import type { SocketSlot } from "../../realtime/socket-slots.js";
+import { callOptions } from "../../upstream.js";
 import { compileRequestValidator, StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
 import type { Api } from "../index.js";

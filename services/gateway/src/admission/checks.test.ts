@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { legacyKeyHeaders } from "./deprecation.js";
+import { legacyKeyHeaders } from "./checks.js";
 
 describe("legacyKeyHeaders", () => {
   const base = { PUBLIC_URL: "https://api.example.com", LEGACY_API_KEYS_SUNSET_AT: undefined };

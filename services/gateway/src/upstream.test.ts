@@ -1,7 +1,7 @@
 import { AppError, IDEMPOTENCY_ID_HEADER, IDEMPOTENCY_SEAL_HEADER } from "@evalp/kit";
 import type { FastifyRequest } from "fastify";
 import { describe, expect, it } from "vitest";
-import { callOptions } from "./call.js";
+import { callOptions } from "./upstream.js";
 
 /** The parts of a request `callOptions` reads. */
 function requestWith(parts: Pick<FastifyRequest, "deadline" | "idempotency">): FastifyRequest {

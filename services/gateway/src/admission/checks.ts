@@ -1,12 +1,182 @@
 import { hash, randomUUID } from "node:crypto";
 import { ConnectError } from "@connectrpc/connect";
-import { AppError, fromConnectError } from "@evalp/kit";
+import { AppError, type Config, fromConnectError, type IdempotencyMetadata } from "@evalp/kit";
 import canonicalize from "canonicalize";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { RouteAccess } from "../http/principal.js";
 import { idempotencyRecords } from "../idempotency/records.js";
 import type { Seal } from "../idempotency/seal.js";
-import type { GatewayMetrics } from "../metrics.js";
+import type { GatewayMetrics, RateLimitName } from "../metrics.js";
 import type { RedisClient } from "../redis.js";
+import { type PrincipalCache, type PrincipalChange, pathParams, presentedCredential } from "./credentials.js";
+import { fixedWindows } from "./round-trip.js";
+import { addressWindows, WINDOW_MS } from "./step.js";
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /**
+     * Set by the idempotency check when this request holds a key's lock (`owner` is the lock's
+     * token): what the planes are told of the key (`plane`), and `final` false once a plane
+     * answered about the key itself rather than the request (nothing is stored then).
+     */
+    idempotency?: {
+      recordKey: string;
+      lockKey: string;
+      owner: string;
+      fingerprint: string;
+      plane: IdempotencyMetadata;
+      final?: boolean;
+    };
+  }
+}
+
+/**
+ * The checks that act on what the admission step found (`request.admission`, admission/step.ts),
+ * registered in the order of docs/architecture.md's hooks: the rate limit (429), auth (401, 404,
+ * 403; then the deprecation headers of a legacy key's answers), idempotency (replay, 409, 422,
+ * after body parsing). They read what the admission's round trip found: Redis is asked again only
+ * once answered (a refusal counted, an answer stored) or to lock a key whose record no longer opens.
+ */
+export function registerChecks(
+  app: FastifyInstance,
+  redis: RedisClient,
+  options: {
+    prefix: string;
+    principals: PrincipalCache;
+    /** The headers of every answer to a legacy key (`legacyKeyHeaders`). */
+    legacyKeyHeaders: Record<string, string>;
+    seal: Seal;
+    lockMs: number;
+  },
+  metrics?: Pick<GatewayMetrics, "rateLimited" | "idempotencyReplayed" | "idempotencyConflict">,
+): void {
+  registerRateLimit(app, redis, { prefix: options.prefix, refused: metrics?.rateLimited });
+  registerAuth(app, { principals: options.principals });
+  registerDeprecation(app, options.legacyKeyHeaders);
+  registerIdempotency(app, redis, { seal: options.seal, lockMs: options.lockMs }, metrics);
+}
+
+/**
+ * The edge limiter (docs/configuration.md), as the admission step counted it (admission/step.ts):
+ * 429 `rate_limited` with `Retry-After` past a limit; `RateLimit-Limit/Remaining/Reset` on every
+ * response, of the credential's window once proven, else of the address's. A request whose
+ * credential is refused (401, or 403 before it was proven) counts against its address's refusals,
+ * once answered.
+ */
+function registerRateLimit(
+  app: FastifyInstance,
+  redis: RedisClient,
+  options: {
+    prefix: string;
+    /** Told of each refusal, with the limit that refused. */
+    refused?: (limit: RateLimitName) => void;
+  },
+): void {
+  const windows = fixedWindows(redis, WINDOW_MS);
+
+  app.addHook("onRequest", async (request) => {
+    const over = request.admission?.over;
+    if (!over) return;
+    options.refused?.(over.name);
+    const retryAfter = Math.max(1, Math.ceil(over.window.resetMs / 1000));
+    throw new AppError(
+      "rate_limited",
+      "Too many requests; slow down.",
+      { limit: over.limit, retry_after_seconds: retryAfter },
+      { headers: { "Retry-After": String(retryAfter) } },
+    );
+  });
+
+  app.addHook("onSend", async (request, reply) => {
+    const shown = request.admission?.shown;
+    if (!shown) return;
+    const { limit, window } = shown;
+    reply.header("RateLimit-Limit", String(limit));
+    reply.header("RateLimit-Remaining", String(Math.max(0, limit - window.count)));
+    reply.header("RateLimit-Reset", String(Math.max(1, Math.ceil(window.resetMs / 1000))));
+  });
+
+  // A credential that was presented and refused counts against the address that sent it;
+  // Redis unreachable: nothing is counted.
+  app.addHook("onResponse", async (request, reply) => {
+    const kind = request.admission?.identity.kind;
+    const proven = kind === "operator" || kind === "participant" || kind === "agent";
+    const refused = reply.statusCode === 401 || (reply.statusCode === 403 && !proven);
+    if (!refused || !presentedCredential(request)) return;
+    await windows.hit(addressWindows(options.prefix, request).refusals).catch(() => null);
+  });
+}
+
+/**
+ * Authentication as the admission step proved it (admission/credentials.ts), on every route that
+ * declares `auth` other than `none`, before the body is even read: a caller who may not call
+ * learns nothing more. The caller is set on the request (`access` for an operator, `participant`
+ * or `agent`), then its refusal thrown: 401 for no credential or one that proves nothing
+ * (participant and connection tokens are verified there and never reach control; on operator
+ * routes they are refused as unknown credentials), 404 across organizations, 403 for scope.
+ */
+function registerAuth(app: FastifyInstance, deps: { principals: PrincipalCache }): void {
+  app.addHook("onRequest", async (request) => {
+    const identity = request.admission?.identity;
+    if (!identity) return;
+    if (identity.kind === "refused") throw identity.refusal;
+    if (identity.kind === "participant") request.participant = identity.participant;
+    if (identity.kind === "agent") request.agent = identity.agent;
+    if (identity.kind === "operator") {
+      request.access = identity.access;
+      request.credential = identity.credential;
+      if (identity.refusal) throw identity.refusal;
+    }
+  });
+  app.addHook("onSend", async (request, reply) => {
+    // Before the client hears of its change, no gateway may still use what it changed. A 4xx is
+    // a change refused (nothing changed); a 5xx may have been made before it failed (a timeout
+    // after control committed), so it is forgotten like a success.
+    const changes = request.routeOptions.config.access?.changesPrincipals;
+    if (changes && (reply.statusCode < 400 || reply.statusCode >= 500)) {
+      const change = principalChange(changes, request);
+      if (change) await deps.principals.forget(change);
+    }
+  });
+}
+
+/** What a change-making request touched, as its route declares; undefined when it names no one. */
+function principalChange(
+  changes: NonNullable<RouteAccess["changesPrincipals"]>,
+  request: FastifyRequest,
+): PrincipalChange | undefined {
+  if (changes === "all") return { all: true };
+  if (changes === "credential") return request.credential ? { credential: request.credential } : undefined;
+  if (changes === "user") {
+    const userId = request.access?.principal.userId;
+    return userId ? { userId } : undefined;
+  }
+  const id = pathParams(request)[changes.param];
+  return id ? { principalId: id } : undefined;
+}
+
+/**
+ * The headers every answer to a legacy key carries (docs/http.md#deprecation): `Deprecation` as
+ * RFC 9745 writes it (`@` and the Unix time it took effect), a `Link` to what to do instead
+ * (`rel="deprecation"`), and `Sunset` (RFC 8594, an HTTP date) once a date is set.
+ */
+export function legacyKeyHeaders(
+  config: Pick<Config, "LEGACY_API_KEYS_DEPRECATED_AT" | "LEGACY_API_KEYS_SUNSET_AT" | "PUBLIC_URL">,
+): Record<string, string> {
+  const headers: Record<string, string> = {
+    deprecation: `@${Math.floor(config.LEGACY_API_KEYS_DEPRECATED_AT.getTime() / 1000)}`,
+    link: `<${new URL("/docs/guides/authentication.md#legacy-keys", config.PUBLIC_URL)}>; rel="deprecation"; type="text/markdown"`,
+  };
+  if (config.LEGACY_API_KEYS_SUNSET_AT) headers.sunset = config.LEGACY_API_KEYS_SUNSET_AT.toUTCString();
+  return headers;
+}
+
+/** Legacy keys are for migration only: every answer to one says so, and until when. */
+function registerDeprecation(app: FastifyInstance, headers: Record<string, string>): void {
+  app.addHook("onSend", async (request, reply) => {
+    if (request.access?.principal.kind === "legacy") reply.headers(headers);
+  });
+}
 
 /** Records live 24 h (docs/idempotency.md). */
 const RECORD_TTL_SECONDS = 24 * 60 * 60;
@@ -76,7 +246,7 @@ const KEY_REFUSALS = new Set(["idempotency_key_in_use", "idempotency_key_reused"
  * while that run is still going; a run that committed nothing runs again. Replays and refused
  * keys are counted in `metrics`.
  */
-export function registerIdempotency(
+function registerIdempotency(
   app: FastifyInstance,
   redis: RedisClient,
   options: { seal: Seal; lockMs: number },
@@ -84,7 +254,7 @@ export function registerIdempotency(
 ): void {
   const { seal, lockMs } = options;
   const records = idempotencyRecords(redis);
-  // Requests whose claim this plugin took up: any other claimed lock is released unused.
+  // Requests whose claim this check took up: any other claimed lock is released unused.
   const taken = new WeakSet<FastifyRequest>();
   app.addHook("preValidation", async (request, reply) => {
     const claim = request.admission?.claim;
