@@ -4,9 +4,8 @@ import { type TObject, type TProperties, Type } from "@sinclair/typebox";
 import { MEMBERSHIP_STATUSES } from "../routes/control/wire.js";
 import { REPORT_FIELDS } from "../routes/interview/wire-schemas.js";
 import { BUNDLE_STATUSES } from "../routes/platform/wire.js";
-import { DateTime, Uuid } from "../routes/schemas.js";
 import type { EVENT_TYPES } from "../routes/webhooks/wire.js";
-import { nullable } from "../routes/wire.js";
+import { DateTime, nullable, Uuid } from "../routes/wire.js";
 import { StringEnum } from "../validation/request-validator.js";
 
 /** An event type a webhook endpoint can subscribe to (docs/webhooks.md, docs/interview.md#the-agent-protocol); `*` is not one. */

@@ -6,7 +6,7 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import guides from "./guides.json" with { type: "json" };
-import { errorResponses, textResponse } from "./responses.js";
+import { errorResponses, textResponse } from "./wire.js";
 
 /**
  * The guides of `docs/` the gateway serves, by file name, with what each is about (guides.json,

@@ -1,15 +1,336 @@
-import type { FastifyInstance } from "fastify";
+// The route layer: how one route is declared (`route()`, as data: its operation, where it is,
+// its access, its schemas and the call that answers it), the plugin a plane's routes live in
+// (`under()`), and every route of the API (`registerRoutes`). Each plane's folder holds its
+// `index.ts` (tag, prose, registration), `prose.json`, `wire.ts` (schemas, requests, mappers) and
+// one file of routes per resource; what every plane builds on is `wire.ts` beside this file.
+import type { Scope } from "@evalp/kit";
+import type { PageRequest } from "@evalp/proto/common/v1/page";
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import { type Static, type TObject, type TSchema, type TString, Type } from "@sinclair/typebox";
+import type {
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+} from "fastify";
+import type { CursorCodec } from "../http/cursor.js";
+import { pageOf, type UpstreamPage } from "../http/paging.js";
+import type { RouteAccess } from "../http/principal.js";
+import { callOptions } from "../upstream.js";
 import { registerControlRoutes } from "./control/index.js";
 import type { RouteDeps } from "./deps.js";
 import { registerGuideRoutes } from "./guides.js";
 import { registerInterviewRoutes } from "./interview/index.js";
 import { registerPlatformRoutes } from "./platform/index.js";
-import { ApplicationError, ValidationError } from "./responses.js";
 import { registerWebhookRoutes } from "./webhooks/index.js";
+import {
+  ApplicationError,
+  errorResponses,
+  IdempotentHeaders,
+  OptionalIdempotencyHeaders,
+  PageQuery,
+  successResponse,
+  textResponse,
+  ValidationError,
+} from "./wire.js";
+
+/** What the document says of one operation: prose, kept apart from the route that declares the rest. */
+export type Prose = {
+  summary: string;
+  description: string;
+  /** What each success status means, by status. */
+  responses: Partial<Record<number, string>>;
+};
+
+/**
+ * A plane of the API as its routes declare it: the tag of its operations and their prose (its
+ * `index.ts`, its `prose.json` by operationId). A route's `id` is one of `Id`, so the compiler refuses a route
+ * whose operation has no prose.
+ */
+export type PlaneProse<Id extends string = string> = {
+  tag: string;
+  prose: Record<Id, Prose>;
+};
+
+/** The plane tagged `tag` whose operations are described by `prose`. */
+export function plane<Id extends string>(tag: string, prose: Record<Id, Prose>): PlaneProse<Id> {
+  return { tag, prose };
+}
+
+/**
+ * The gateway's Fastify instance with request and reply types inferred from TypeBox schemas, in
+ * a plugin under `Prefix`: a route's path parameters are those of the prefix and of its path.
+ */
+export type Api<Prefix extends string = string> = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyInstance["log"],
+  TypeBoxTypeProvider
+> & {
+  readonly prefix: Prefix;
+  /** The codec of list cursors (docs/paging.md), decorated once on the app by `registerRoutes`. */
+  readonly cursors: CursorCodec;
+};
+
+export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+
+/** The names of a path's `:name` parameters. */
+type ParamNames<Path extends string> = Path extends `${string}:${infer Name}/${infer Rest}`
+  ? Name | ParamNames<`/${Rest}`>
+  : Path extends `${string}:${infer Name}`
+    ? Name
+    : never;
+
+/** A route's path parameters, every one a string (the auth plugin checks the shape of ids: 404). */
+export type PathParams<Path extends string> = TObject<{ [Name in ParamNames<Path>]: TString }>;
+
+/** The call options of an upstream RPC made for a request (request id, acting principal). */
+export type Call = ReturnType<typeof callOptions>;
+
+/** What a route's handler is given: its typed request, its reply, and the call options of its RPCs. */
+export type RouteContext<P extends TSchema, Q extends TSchema, B extends TSchema> = {
+  request: FastifyRequest<{ Params: Static<P>; Querystring: Static<Q>; Body: Static<B> }>;
+  reply: FastifyReply;
+  call: Call;
+};
+
+/** An operator's read under `scope` (a list: any one of them). */
+export function reads(scope: Scope | readonly Scope[]) {
+  return { auth: "operator", scope } as const;
+}
+
+/** An operator's write under `scope`: it takes an Idempotency-Key (docs/idempotency.md). */
+export function writes(scope: Scope) {
+  return { auth: "operator", scope, idempotency: "required" } as const;
+}
+
+/**
+ * A route as the API declares it, as data: its operation (`id`, whose prose is its plane's
+ * `prose.json`'s), where it is (`method`, and `path` relative to its plugin's prefix), what the
+ * plugins need, and the few lines that are its own. `status` and `answer` are its success, and
+ * the error responses are derived (the ones every route can give, plus `errors`).
+ */
+export type RouteSpec<
+  P extends TSchema,
+  Q extends TSchema,
+  B extends TSchema,
+  R extends TSchema,
+  A = unknown,
+> = {
+  /** How it is reached; a connection token opens only the realtime door, a WebSocket (no route). */
+  access: RouteAccess & { auth: HttpAuth };
+  query?: Q;
+  body?: B;
+  /** Other headers than Idempotency-Key, which the access's `idempotency` declares. */
+  headers?: TObject;
+  /**
+   * The success status (200 unless given) and its body (`answer`; none for 204). Other success
+   * statuses the prose gives (e.g. 200 for a repeat of a 201) are sent by the handler itself,
+   * with the same body (`await reply.code(…).send(…)`).
+   */
+  status?: 200 | 201 | 202 | 204;
+  answer?: R;
+  /**
+   * The answer's media type when its body is not JSON (an event stream): the handler returns the
+   * body (a stream) and the document shows it as text of this type; no `answer` then.
+   */
+  media?: string;
+  /** Error statuses beyond the common ones (401, 403, 404, 422, 429, 503), e.g. 409 or 410. */
+  errors?: number[];
+  /** What an error status means on this route, where it says more than the common meaning. */
+  errorMeanings?: Record<number, string>;
+} & Answer<P, Q, B, R, A>;
+
+/** The item type of a page envelope's `items`. */
+type PageItem<T> = T extends { items: Array<infer Item> } ? Item : never;
+
+/**
+ * How a route answers: most make one RPC and put its answer on the wire (`rpc`, then `json`); a
+ * cursor list (docs/paging.md) asks its RPC for the page the query names (`list`, given that
+ * `page`) and puts each item on the wire (`item`); the others, which check, combine or reply
+ * themselves, say it all in a `handler`.
+ */
+type Answer<P extends TSchema, Q extends TSchema, B extends TSchema, R extends TSchema, A> =
+  | {
+      handler: (context: RouteContext<P, Q, B>) => Promise<Static<R> | undefined>;
+      rpc?: never;
+      json?: never;
+      list?: never;
+      item?: never;
+    }
+  | {
+      rpc: (request: RouteContext<P, Q, B>["request"], call: RouteContext<P, Q, B>["call"]) => Promise<A>;
+      json: (answer: A) => Static<R>;
+      handler?: never;
+      list?: never;
+      item?: never;
+    }
+  | {
+      list: (
+        request: RouteContext<P, Q, B>["request"],
+        page: PageRequest,
+        call: RouteContext<P, Q, B>["call"],
+      ) => Promise<UpstreamPage<A>>;
+      item: (message: A) => PageItem<Static<R>>;
+      handler?: never;
+      rpc?: never;
+      json?: never;
+    };
+
+/** The schema of a path's parameters, in the path's order (none: no schema). */
+export function pathParams<Path extends string>(path: Path): PathParams<Path> | undefined {
+  const names = [...path.matchAll(/:(\w+)/g)].map(([, name]) => name ?? "");
+  if (names.length === 0) return undefined;
+  // The properties are the names the type reads from the same path.
+  return Type.Object(Object.fromEntries(names.map((name) => [name, Type.String()]))) as PathParams<Path>;
+}
+
+/**
+ * Registers `routes` as a plugin under `prefix` (path parameters included), typed by the TypeBox
+ * provider: a plane's routes are written relative to where they live.
+ */
+export async function under<Prefix extends string>(
+  app: FastifyInstance,
+  prefix: Prefix,
+  routes: (api: Api<Prefix>) => Promise<void> | void,
+): Promise<void> {
+  await app.register(
+    async (scope) => {
+      const api = scope.withTypeProvider<TypeBoxTypeProvider>();
+      if (!isUnder(api, prefix))
+        throw new Error(`routes under ${prefix} are registered at ${api.prefix} without cursors`);
+      await routes(api);
+    },
+    { prefix },
+  );
+}
+
+/**
+ * Whether `api` is a plugin under exactly `prefix` (not nested in another prefix) of an app whose
+ * routes were registered by `registerRoutes` (which gives it the cursor codec).
+ */
+function isUnder<Prefix extends string>(
+  api: Omit<Api, "cursors" | "prefix"> & { prefix: string },
+  prefix: Prefix,
+): api is Api<Prefix> {
+  return api.prefix === prefix && "cursors" in api;
+}
+
+type HttpAuth = Exclude<RouteAccess["auth"], "connection">;
+
+/** The OpenAPI security requirement of an access mode (`[]`: public). */
+const SECURITY: Record<HttpAuth, Array<Record<string, string[]>>> = {
+  none: [],
+  operator: [{ bearer: [] }, { apiKey: [] }, { session: [] }],
+  session: [{ bearer: [] }, { session: [] }],
+  participant: [{ participantToken: [] }],
+  agent: [{ agentToken: [] }],
+};
+
+/** The headers a route validates and documents: Idempotency-Key as its access says (docs/idempotency.md). */
+export function headersOf(spec: { method: Method; access: RouteAccess; headers?: TObject }): {
+  headers?: TSchema;
+} {
+  const idempotencyKey =
+    spec.method === "GET"
+      ? undefined
+      : { required: IdempotentHeaders, optional: OptionalIdempotencyHeaders, none: undefined }[
+          spec.access.idempotency ?? "none"
+        ];
+  const parts = [spec.headers, idempotencyKey].filter((part): part is TObject => part !== undefined);
+  if (parts.length === 0) return {};
+  return { headers: parts.length === 1 ? parts[0] : Type.Composite(parts) };
+}
+
+/**
+ * Declares one route on `app` (a plane's plugin): its schema for validation and the document,
+ * its access for the auth, rate-limit and idempotency plugins, and its handler, whose answer is
+ * sent with the declared success status.
+ */
+export function route<
+  Prefix extends string,
+  Id extends string,
+  Path extends `/${string}`,
+  Q extends TSchema = TSchema,
+  B extends TSchema = TSchema,
+  R extends TSchema = TSchema,
+  A = unknown,
+>(
+  app: Api<Prefix>,
+  plane: PlaneProse<Id>,
+  spec: { id: NoInfer<Id>; method: Method; path: Path } & RouteSpec<
+    PathParams<`${Prefix}${Path}`>,
+    Q,
+    B,
+    R,
+    A
+  >,
+): void {
+  const { id: operationId, method, path: url } = spec;
+  const params = pathParams(`${app.prefix}${url}`);
+  const status = spec.status ?? 200;
+  const { summary, description, responses } = plane.prose[operationId];
+  if (!responses[status]) throw new Error(`${operationId}: its prose has no ${status} response`);
+  // Whether an Idempotency-Key is honoured (plugins/idempotency.ts: not declared is "none").
+  const idempotent =
+    method !== "GET" && (spec.access.idempotency === "required" || spec.access.idempotency === "optional");
+  type Params = PathParams<`${Prefix}${Path}`>;
+  app.route<{ Params: Static<Params>; Querystring: Static<Q>; Body: Static<B> }>({
+    method,
+    url,
+    config: { access: spec.access },
+    schema: {
+      tags: [plane.tag],
+      operationId,
+      summary,
+      description,
+      security: SECURITY[spec.access.auth],
+      ...(params ? { params } : {}),
+      // A list's query is at least its page's `limit` and `cursor`.
+      ...(spec.query ? { querystring: spec.query } : spec.list ? { querystring: PageQuery } : {}),
+      ...(spec.body ? { body: spec.body } : {}),
+      ...headersOf({ method, access: spec.access, headers: spec.headers }),
+      response: {
+        ...Object.fromEntries(
+          Object.entries(responses).map(([code, meaning = ""]) => [
+            code,
+            spec.media
+              ? textResponse(meaning, spec.media)
+              : successResponse(meaning, spec.answer, idempotent),
+          ]),
+        ),
+        ...errorResponses(
+          spec.access,
+          spec.body !== undefined,
+          spec.errors ?? [],
+          idempotent,
+          spec.errorMeanings,
+        ),
+      },
+    },
+    handler: async (request, reply) => {
+      const call = callOptions(request);
+      const body = spec.handler
+        ? await spec.handler({ request, reply, call })
+        : spec.list
+          ? await pageOf(request, app.cursors, (page) => spec.list(request, page, call), spec.item)
+          : spec.json(await spec.rpc(request, call));
+      if (reply.sent) return reply;
+      // A 204 is sent as an empty string, not as nothing: the idempotency plugin stores (and a
+      // retry with the same key replays) only an answer that was sent with a payload.
+      return reply.code(status).send(status === 204 ? "" : body);
+    },
+  });
+}
 
 /** Every route of the API, plane by plane, the named schemas they share, and the guides. */
 export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
   for (const schema of [ApplicationError, ValidationError]) app.addSchema(schema);
+  // What every list route pages with (`route()` reads it from the plane's plugin).
+  app.decorate("cursors", deps.cursors);
   await registerControlRoutes(app, deps);
   await registerPlatformRoutes(app, deps);
   await registerInterviewRoutes(app, deps);

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { describeApi } from "../describe.js";
-import { AUTH, CONTROL } from "./control/prose.js";
-import { INTERVIEW } from "./interview/prose.js";
-import { PLATFORM } from "./platform/prose.js";
-import { WEBHOOKS } from "./webhooks/prose.js";
+import { AUTH, CONTROL } from "./control/index.js";
+import { INTERVIEW } from "./interview/index.js";
+import { PLATFORM } from "./platform/index.js";
+import { WEBHOOKS } from "./webhooks/index.js";
 
 type Operation = { operationId?: string; tags?: string[] };
 

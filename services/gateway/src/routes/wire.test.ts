@@ -1,8 +1,8 @@
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { JsonObject } from "@bufbuild/protobuf";
+import { type Timestamp, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Type } from "@sinclair/typebox";
 import { describe, expect, it } from "vitest";
-import { ref } from "./schemas.js";
-import { FreeObject, nullable, wireOf } from "./wire.js";
+import { FreeObject, nullable, ref, wireOf } from "./wire.js";
 
 const Thing = Type.Object(
   {
@@ -16,6 +16,17 @@ const Thing = Type.Object(
   },
   { $id: "Thing" },
 );
+
+/** A message `Thing` is read from, as the RPC types declare one: fields it may leave unset are optional. */
+type ThingMessage = {
+  id: string;
+  parentId?: string;
+  createdAt?: Timestamp;
+  endedAt?: Timestamp;
+  seq: number | bigint;
+  profile?: JsonObject;
+  items: Array<{ itemName: string }>;
+};
 
 describe("wireOf", () => {
   const thingJson = wireOf(Thing);
@@ -44,7 +55,8 @@ describe("wireOf", () => {
   });
 
   it("answers an absent field as null where it may be null, {} for a free object, and leaves out an optional one", () => {
-    const answer = thingJson({ id: "t1", createdAt: timestampFromDate(new Date(0)), seq: 1, items: [] });
+    const message: ThingMessage = { id: "t1", createdAt: timestampFromDate(new Date(0)), seq: 1, items: [] };
+    const answer = thingJson(message);
     expect(answer).toEqual({
       id: "t1",
       parent_id: null,
@@ -56,8 +68,36 @@ describe("wireOf", () => {
     expect(answer).not.toHaveProperty("ended_at");
   });
 
-  it("refuses a missing message, and a schema that refers to another (mapped by hand)", () => {
+  it("maps a named schema it refers to as that schema, and refuses a reference it cannot see", () => {
+    const Holder = Type.Object({ thing: ref(Thing), things: Type.Array(ref(Thing)) });
+    const thing: ThingMessage = { id: "t1", createdAt: timestampFromDate(new Date(0)), seq: 2n, items: [] };
+    expect(wireOf(Holder)({ thing, things: [thing] })).toEqual({
+      thing: {
+        id: "t1",
+        parent_id: null,
+        created_at: "1970-01-01T00:00:00.000Z",
+        seq: 2,
+        profile: {},
+        items: [],
+      },
+      things: [
+        { id: "t1", parent_id: null, created_at: "1970-01-01T00:00:00.000Z", seq: 2, profile: {}, items: [] },
+      ],
+    });
+    expect(() => wireOf(Type.Object({ thing: Type.Unsafe(Type.Ref("Thing")) }))).toThrow(/refers to Thing/);
+  });
+
+  it("refuses a missing message, and a date-time that is not a timestamp", () => {
+    const thing: ThingMessage = { id: "t1", createdAt: timestampFromDate(new Date(0)), seq: 1, items: [] };
     expect(() => thingJson(undefined)).toThrow("upstream returned no Thing");
-    expect(() => wireOf(Type.Object({ thing: ref(Thing) }))).toThrow(/refers to Thing/);
+    // The types cannot tell a date-time's string from another: the mapper refuses it when it runs.
+    const message = { ...thing, createdAt: "2026-01-05" };
+    expect(() => thingJson(message)).toThrow("no timestamp at Thing.created_at");
+  });
+
+  it("is typed so that a message lacking a field the schema reads does not compile", () => {
+    const { parentId: _, ...lacking }: ThingMessage = { id: "t1", seq: 1, items: [] };
+    // @ts-expect-error: `parentId` is not a field of the message
+    expect(() => thingJson(lacking)).not.toThrow();
   });
 });

@@ -1,13 +1,14 @@
 import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
-import { type Api, route } from "../route.js";
-import { ref, Uuid } from "../schemas.js";
-import { CONTROL } from "./prose.js";
+import { type Api, route } from "../index.js";
+import { ref, Uuid } from "../wire.js";
+import { CONTROL } from "./index.js";
 import {
   ActiveOrganization,
   activeOrganizationJson,
   SessionOrganizations,
   sessionOrganizationsJson,
+  sessionRef,
 } from "./wire.js";
 
 /**
@@ -23,10 +24,8 @@ export function activeOrganizationRoutes(app: Api<"/v1">, deps: RouteDeps): void
     path: "/session/active-organization",
     access: { auth: "session" },
     answer: ref(ActiveOrganization),
-    handler: async ({ request, call }) => {
-      const answer = await auth.getActiveOrganization({ accessToken: request.credential ?? "" }, call);
-      return activeOrganizationJson(answer);
-    },
+    rpc: (request, call) => auth.getActiveOrganization(sessionRef(request), call),
+    json: activeOrganizationJson,
   });
 
   route(app, CONTROL, {
@@ -37,13 +36,12 @@ export function activeOrganizationRoutes(app: Api<"/v1">, deps: RouteDeps): void
     access: { auth: "session", idempotency: "optional", changesPrincipals: "credential" },
     body: Type.Object({ organization_id: Uuid }, { additionalProperties: false }),
     answer: ref(ActiveOrganization),
-    handler: async ({ request, call }) => {
-      const answer = await auth.setActiveOrganization(
-        { accessToken: request.credential ?? "", organizationId: request.body.organization_id },
+    rpc: (request, call) =>
+      auth.setActiveOrganization(
+        { ...sessionRef(request), organizationId: request.body.organization_id },
         call,
-      );
-      return activeOrganizationJson(answer);
-    },
+      ),
+    json: activeOrganizationJson,
   });
 
   route(app, CONTROL, {
@@ -52,9 +50,7 @@ export function activeOrganizationRoutes(app: Api<"/v1">, deps: RouteDeps): void
     path: "/session/organizations",
     access: { auth: "session" },
     answer: ref(SessionOrganizations),
-    handler: async ({ request, call }) => {
-      const answer = await auth.listSessionOrganizations({ accessToken: request.credential ?? "" }, call);
-      return sessionOrganizationsJson(answer);
-    },
+    rpc: (request, call) => auth.listSessionOrganizations(sessionRef(request), call),
+    json: sessionOrganizationsJson,
   });
 }

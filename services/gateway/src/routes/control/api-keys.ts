@@ -1,15 +1,11 @@
 import { AGENT_SCOPE, AppError, grants, SCOPES, type Scope } from "@evalp/kit";
 import { Type } from "@sinclair/typebox";
-import { pageOf } from "../../http/paging.js";
 import { RequestValidationError } from "../../validation/json-body.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
-import type { ENV_PREFIX } from "../environment.js";
-import { environmentRef } from "../environment.js";
-import { pageOfItems, pageQuery } from "../lists.js";
-import { type Api, reads, route, writes } from "../route.js";
-import { ref } from "../schemas.js";
-import { CONTROL } from "./prose.js";
+import { type Api, reads, route, writes } from "../index.js";
+import { type ENV_PREFIX, environmentRef, pageOfItems, ref } from "../wire.js";
+import { CONTROL } from "./index.js";
 import { ApiKeyCreated, ApiKeySummary, apiKeyJson } from "./wire.js";
 
 const CreateApiKeyBody = Type.Object(
@@ -78,15 +74,10 @@ export function apiKeyRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): void
     method: "GET",
     path: "/api-keys",
     access: reads("keys:write"),
-    query: pageQuery({}),
     answer: pageOfItems(ApiKeySummary),
-    handler: ({ request, call }) =>
-      pageOf(
-        request,
-        deps.cursors,
-        (page) => apiKeys.listApiKeys({ environment: environmentRef(request.params), page }, call),
-        apiKeyJson,
-      ),
+    list: ({ params }, page, call) =>
+      apiKeys.listApiKeys({ environment: environmentRef(params), page }, call),
+    item: apiKeyJson,
   });
 
   route(app, CONTROL, {

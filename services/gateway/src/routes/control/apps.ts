@@ -1,12 +1,17 @@
 import { Type } from "@sinclair/typebox";
-import { pageOf } from "../../http/paging.js";
 import type { RouteDeps } from "../deps.js";
-import { pageOfItems, pageQuery } from "../lists.js";
-import { type Api, reads, route, writes } from "../route.js";
-import { Name, ref } from "../schemas.js";
-import { CONTROL } from "./prose.js";
-import { type ORG_PREFIX, organizationRef } from "./requests.js";
-import { Application, appJson, EnvironmentBody, environmentJson, Slug } from "./wire.js";
+import { type Api, reads, route, writes } from "../index.js";
+import { Name, pageOfItems, ref } from "../wire.js";
+import { CONTROL } from "./index.js";
+import {
+  Application,
+  appJson,
+  EnvironmentBody,
+  environmentJson,
+  type ORG_PREFIX,
+  organizationRef,
+  Slug,
+} from "./wire.js";
 
 /** `ORG/apps` and `APP/environments` (docs/endpoints.md): an organization's apps and their environments. */
 export async function appRoutes(app: Api<typeof ORG_PREFIX>, deps: RouteDeps): Promise<void> {
@@ -45,15 +50,9 @@ export async function appRoutes(app: Api<typeof ORG_PREFIX>, deps: RouteDeps): P
     method: "GET",
     path: "/apps",
     access: reads("org:read"),
-    query: pageQuery({}),
     answer: pageOfItems(Application),
-    handler: ({ request, call }) =>
-      pageOf(
-        request,
-        deps.cursors,
-        (page) => organizations.listApps({ ...organizationRef(request.params), page }, call),
-        appJson,
-      ),
+    list: ({ params }, page, call) => organizations.listApps({ ...organizationRef(params), page }, call),
+    item: appJson,
   });
 
   route(app, CONTROL, {
@@ -89,18 +88,9 @@ export async function appRoutes(app: Api<typeof ORG_PREFIX>, deps: RouteDeps): P
     method: "GET",
     path: "/apps/:app_id/environments",
     access: reads("org:read"),
-    query: pageQuery({}),
     answer: pageOfItems(EnvironmentBody),
-    handler: ({ request, call }) =>
-      pageOf(
-        request,
-        deps.cursors,
-        (page) =>
-          organizations.listEnvironments(
-            { ...organizationRef(request.params), appId: request.params.app_id, page },
-            call,
-          ),
-        environmentJson,
-      ),
+    list: ({ params }, page, call) =>
+      organizations.listEnvironments({ ...organizationRef(params), appId: params.app_id, page }, call),
+    item: environmentJson,
   });
 }

@@ -1,11 +1,9 @@
 import { Type } from "@sinclair/typebox";
-import { pageOf } from "../../http/paging.js";
 import type { RouteDeps } from "../deps.js";
-import { pageOfItems, pageQuery } from "../lists.js";
-import { type Api, reads, route } from "../route.js";
-import { CONTROL } from "./prose.js";
-import { type ORG_PREFIX, organizationRef } from "./requests.js";
-import { AuditEventBody, auditEventJson } from "./wire.js";
+import { type Api, reads, route } from "../index.js";
+import { pageOfItems, pageQuery } from "../wire.js";
+import { CONTROL } from "./index.js";
+import { AuditEventBody, auditEventJson, type ORG_PREFIX, organizationRef } from "./wire.js";
 
 /** An audit list's filters: one action, one kind of resource. */
 const AuditFilters = {
@@ -24,21 +22,16 @@ export function auditRoutes(app: Api<typeof ORG_PREFIX>, deps: RouteDeps): void 
     access: reads("audit:read"),
     query: pageQuery(AuditFilters),
     answer: pageOfItems(AuditEventBody),
-    handler: ({ request, call }) =>
-      pageOf(
-        request,
-        deps.cursors,
-        (page) =>
-          audit.listAuditEvents(
-            {
-              ...organizationRef(request.params),
-              page,
-              action: request.query.action,
-              resourceType: request.query.resource_type,
-            },
-            call,
-          ),
-        auditEventJson,
+    list: ({ params, query }, page, call) =>
+      audit.listAuditEvents(
+        {
+          ...organizationRef(params),
+          page,
+          action: query.action,
+          resourceType: query.resource_type,
+        },
+        call,
       ),
+    item: auditEventJson,
   });
 }

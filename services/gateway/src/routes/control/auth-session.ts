@@ -5,10 +5,10 @@ import type { FastifyReply } from "fastify";
 import { SESSION_COOKIE } from "../../admission/credentials.js";
 import { iso } from "../../http/timestamps.js";
 import type { RouteDeps } from "../deps.js";
-import { type Api, route } from "../route.js";
-import { Name, ref } from "../schemas.js";
-import { AUTH } from "./prose.js";
-import { AccessToken, accessTokenJson, Password, SignupResult, signupJson } from "./wire.js";
+import { type Api, route } from "../index.js";
+import { Name, ref } from "../wire.js";
+import { AUTH } from "./index.js";
+import { AccessToken, accessTokenJson, Password, SignupResult, sessionRef, signupJson } from "./wire.js";
 
 /** `/auth/signup`, `/auth/login` and `/auth/logout`: the only routes that create or end sessions. */
 export function authSessionRoutes(app: Api<"/auth">, deps: RouteDeps): void {
@@ -81,7 +81,7 @@ export function authSessionRoutes(app: Api<"/auth">, deps: RouteDeps): void {
     access: { auth: "session", idempotency: "optional", changesPrincipals: "credential" },
     status: 204,
     handler: async ({ request, reply, call }) => {
-      await auth.logout({ accessToken: request.credential ?? "" }, call);
+      await auth.logout(sessionRef(request), call);
       reply.clearCookie(SESSION_COOKIE, cookie);
       return undefined;
     },

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { RouteDeps } from "../deps.js";
-import { ENV_PREFIX } from "../environment.js";
-import { under } from "../route.js";
+import { type PlaneProse, type Prose, plane, under } from "../index.js";
+import { ENV_PREFIX } from "../wire.js";
 import { activeOrganizationRoutes } from "./active-organization.js";
 import { apiKeyRoutes } from "./api-keys.js";
 import { appRoutes } from "./apps.js";
@@ -11,12 +11,12 @@ import { invitationRoutes, membershipRoutes } from "./memberships.js";
 import { organizationRoutes } from "./organizations.js";
 import { passwordResetRoutes } from "./password-reset.js";
 import { principalRoutes } from "./principal.js";
+import prose from "./prose.json" with { type: "json" };
 import { quotaRoutes } from "./quotas.js";
-import { ORG_PREFIX } from "./requests.js";
 import { SubjectExport } from "./subject-export.js";
 import { subjectLifecycleRoutes } from "./subject-lifecycle.js";
 import { subjectRoutes } from "./subjects.js";
-import { CONTROL_SCHEMAS } from "./wire.js";
+import { CONTROL_SCHEMAS, ORG_PREFIX } from "./wire.js";
 import { SUBJECT_ERASURE_SCHEMAS } from "./wire-erasures.js";
 
 /** The control plane's routes, and the sign-up, log-in and reset routes that lead to it. */
@@ -44,3 +44,20 @@ export async function registerControlRoutes(app: FastifyInstance, deps: RouteDep
     subjectLifecycleRoutes(api, deps);
   });
 }
+
+/** The control plane's operations, by operationId: each is one route of the plane. */
+export type ControlOperationId = keyof typeof prose;
+
+/**
+ * What `/openapi.json` says of each of the control plane's operations (prose.json, by operationId):
+ * its summary, its description and what each success status means. The routes beside this file
+ * declare the rest: a route's `id` is one of these (the compiler refuses one without its prose),
+ * and a unit test finds the route of each.
+ */
+export const CONTROL_PROSE = prose satisfies Record<ControlOperationId, Prose>;
+
+/** The control plane's tag, and its operations' prose (above). */
+export const CONTROL: PlaneProse<ControlOperationId> = plane("control", CONTROL_PROSE);
+
+/** The auth routes (sign-up, log-in, password resets): the control plane's, under their own tag. */
+export const AUTH: PlaneProse<ControlOperationId> = { ...CONTROL, tag: "auth" };

@@ -1,18 +1,17 @@
 import { ROLES } from "@evalp/kit";
 import { Type } from "@sinclair/typebox";
-import { pageOf } from "../../http/paging.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
-import { pageOfItems, pageQuery } from "../lists.js";
-import { type Api, reads, route } from "../route.js";
-import { ref } from "../schemas.js";
-import { CONTROL } from "./prose.js";
-import { type ORG_PREFIX, organizationRef } from "./requests.js";
+import { type Api, reads, route } from "../index.js";
+import { pageOfItems, ref } from "../wire.js";
+import { CONTROL } from "./index.js";
 import {
   InvitationAcceptance,
   invitationAcceptanceJson,
   MembershipBody,
   membershipJson,
+  type ORG_PREFIX,
+  organizationRef,
   TokenAndPassword,
 } from "./wire.js";
 
@@ -65,15 +64,9 @@ export function membershipRoutes(app: Api<typeof ORG_PREFIX>, deps: RouteDeps): 
     method: "GET",
     path: "/memberships",
     access: reads("org:read"),
-    query: pageQuery({}),
     answer: pageOfItems(MembershipBody),
-    handler: ({ request, call }) =>
-      pageOf(
-        request,
-        deps.cursors,
-        (page) => memberships.listMemberships({ ...organizationRef(request.params), page }, call),
-        membershipJson,
-      ),
+    list: ({ params }, page, call) => memberships.listMemberships({ ...organizationRef(params), page }, call),
+    item: membershipJson,
   });
 }
 

@@ -1,8 +1,8 @@
 import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
-import { type Api, reads, route } from "../route.js";
-import { Name, ref } from "../schemas.js";
-import { CONTROL } from "./prose.js";
+import { type Api, reads, route } from "../index.js";
+import { Name, ref } from "../wire.js";
+import { CONTROL } from "./index.js";
 import { OrganizationBody, organizationJson } from "./wire.js";
 
 /** `POST /v1/organizations` (sessions only; the caller becomes owner) and `GET ORG`. */

@@ -1,7 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
-import { type Api, route } from "../route.js";
-import { AUTH } from "./prose.js";
+import { type Api, route } from "../index.js";
+import { AUTH } from "./index.js";
 import { TokenAndPassword } from "./wire.js";
 
 /** #1 `POST /auth/password-reset/request` and `POST /auth/password-reset/confirm`; no credentials. */

@@ -1,6 +1,6 @@
-import { type Api, route } from "../route.js";
-import { ref } from "../schemas.js";
-import { CONTROL } from "./prose.js";
+import { type Api, route } from "../index.js";
+import { ref } from "../wire.js";
+import { CONTROL } from "./index.js";
 import { AuthPrincipal, principalJson } from "./wire.js";
 
 /** `GET /v1/auth/principal`: who the caller is and what it may do. */

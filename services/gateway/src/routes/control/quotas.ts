@@ -1,11 +1,9 @@
 import { quotaCountersMessage } from "@evalp/kit";
 import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
-import type { ENV_PREFIX } from "../environment.js";
-import { environmentRef } from "../environment.js";
-import { type Api, reads, route, writes } from "../route.js";
-import { ref } from "../schemas.js";
-import { CONTROL } from "./prose.js";
+import { type Api, reads, route, writes } from "../index.js";
+import { type ENV_PREFIX, environmentRef, ref } from "../wire.js";
+import { CONTROL } from "./index.js";
 import { counters, QuotasBody, quotasJson } from "./wire.js";
 
 /** `GET ENV/quotas` and #6 `PATCH ENV/quotas` (under the ENV prefix; optimistic concurrency). */

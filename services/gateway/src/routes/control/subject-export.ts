@@ -1,7 +1,6 @@
 import { Readable } from "node:stream";
 import { Type } from "@sinclair/typebox";
-import { DateTime, ref, Uuid } from "../schemas.js";
-import { FreeObject, named } from "../wire.js";
+import { DateTime, FreeObject, named, ref, Uuid } from "../wire.js";
 import { SubjectBody } from "./wire.js";
 
 /** A piece of one plane's export stream: rows (each a JSON object's text) of one section. */

@@ -1,15 +1,11 @@
 import type { Readable } from "node:stream";
 import { Type } from "@sinclair/typebox";
-import { pageOf } from "../../http/paging.js";
 import type { RouteDeps } from "../deps.js";
-import type { ENV_PREFIX } from "../environment.js";
-import { environmentRef } from "../environment.js";
-import { pageOfItems, pageQuery } from "../lists.js";
-import { type Api, reads, route, writes } from "../route.js";
-import { ref } from "../schemas.js";
-import { CONTROL } from "./prose.js";
+import { type Api, reads, route, writes } from "../index.js";
+import { type ENV_PREFIX, environmentRef, pageOfItems, pageQuery, ref } from "../wire.js";
+import { CONTROL } from "./index.js";
 import { exportBody, SUBJECT_EXPORT_ID } from "./subject-export.js";
-import { SubjectBody, subjectJson } from "./wire.js";
+import { SubjectBody, subjectJson, subjectRef } from "./wire.js";
 import {
   erasureAcceptedJson,
   erasureJson,
@@ -33,17 +29,12 @@ export function subjectLifecycleRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteD
     access: reads("subjects:read"),
     query: pageQuery({ external_id: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })) }),
     answer: pageOfItems(SubjectBody),
-    handler: ({ request, call }) =>
-      pageOf(
-        request,
-        deps.cursors,
-        (page) =>
-          subjects.listSubjects(
-            { environment: environmentRef(request.params), page, externalId: request.query.external_id },
-            call,
-          ),
-        subjectJson,
+    list: ({ params, query }, page, call) =>
+      subjects.listSubjects(
+        { environment: environmentRef(params), page, externalId: query.external_id },
+        call,
       ),
+    item: subjectJson,
   });
 
   route(app, CONTROL, {
@@ -54,8 +45,7 @@ export function subjectLifecycleRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteD
     // The body is streamed (a Readable of the document's text); the document describes its JSON.
     answer: Type.Unsafe<Readable>(Type.Ref(SUBJECT_EXPORT_ID)),
     handler: async ({ request, reply, call }) => {
-      const environment = environmentRef(request.params);
-      const subjectId = request.params.subject_id;
+      const { environment, subjectId } = subjectRef(request.params);
       // 404 (another environment, unknown) or 404 `subject_erased` before a byte is sent.
       const { subject } = await subjects.getSubject({ environment, subjectId }, call);
       const asked = { environmentId: environment.environmentId, subjectId };
@@ -77,8 +67,7 @@ export function subjectLifecycleRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteD
     access: writes("subjects:write"),
     status: 202,
     answer: ref(SubjectErasureAccepted),
-    rpc: ({ params }, call) =>
-      subjects.eraseSubject({ environment: environmentRef(params), subjectId: params.subject_id }, call),
+    rpc: ({ params }, call) => subjects.eraseSubject(subjectRef(params), call),
     json: (answer) => erasureAcceptedJson(answer.erasure),
   });
 
@@ -88,8 +77,7 @@ export function subjectLifecycleRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteD
     path: "/subjects/:subject_id/erasure",
     access: reads("subjects:read"),
     answer: ref(SubjectErasureState),
-    rpc: ({ params }, call) =>
-      subjects.getSubjectErasure({ environment: environmentRef(params), subjectId: params.subject_id }, call),
+    rpc: ({ params }, call) => subjects.getSubjectErasure(subjectRef(params), call),
     json: (answer) => erasureJson(answer.erasure),
   });
 }

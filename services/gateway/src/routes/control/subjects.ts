@@ -1,14 +1,10 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import { Type } from "@sinclair/typebox";
-import { pageOf } from "../../http/paging.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
-import type { ENV_PREFIX } from "../environment.js";
-import { environmentRef } from "../environment.js";
-import { pageOfItems, pageQuery } from "../lists.js";
-import { type Api, reads, route, writes } from "../route.js";
-import { Name, ref } from "../schemas.js";
-import { CONTROL } from "./prose.js";
+import { type Api, reads, route, writes } from "../index.js";
+import { type ENV_PREFIX, environmentRef, Name, pageOfItems, ref } from "../wire.js";
+import { CONTROL } from "./index.js";
 import {
   ProgramBody,
   programJson,
@@ -16,6 +12,7 @@ import {
   SubjectImport,
   subjectImportJson,
   subjectJson,
+  subjectRef,
 } from "./wire.js";
 
 const SubjectItem = Type.Object(
@@ -62,8 +59,7 @@ export function subjectRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): voi
     path: "/subjects/:subject_id",
     access: reads("subjects:read"),
     answer: ref(SubjectBody),
-    rpc: ({ params }, call) =>
-      subjects.getSubject({ environment: environmentRef(params), subjectId: params.subject_id }, call),
+    rpc: ({ params }, call) => subjects.getSubject(subjectRef(params), call),
     json: (answer) => subjectJson(answer.subject),
   });
 
@@ -86,14 +82,9 @@ export function subjectRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): voi
     method: "GET",
     path: "/programs",
     access: reads("org:read"),
-    query: pageQuery({}),
     answer: pageOfItems(ProgramBody),
-    handler: ({ request, call }) =>
-      pageOf(
-        request,
-        deps.cursors,
-        (page) => subjects.listPrograms({ environment: environmentRef(request.params), page }, call),
-        programJson,
-      ),
+    list: ({ params }, page, call) =>
+      subjects.listPrograms({ environment: environmentRef(params), page }, call),
+    item: programJson,
   });
 }

@@ -1,8 +1,7 @@
 import type { SubjectErasure } from "@evalp/proto/control/v1/subject";
 import { Type } from "@sinclair/typebox";
 import { iso, isoOrNull } from "../../http/timestamps.js";
-import { DateTime, Uuid } from "../schemas.js";
-import { named, nullable } from "../wire.js";
+import { DateTime, named, nullable, Uuid } from "../wire.js";
 
 // A subject's erasure on the wire (docs/subjects.md#erasure).
 

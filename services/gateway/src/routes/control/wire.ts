@@ -4,8 +4,19 @@ import type { Quotas } from "@evalp/proto/control/v1/quota";
 import type { ImportSubjectsResponse } from "@evalp/proto/control/v1/subject";
 import { type ObjectOptions, type TObject, type TSchema, Type } from "@sinclair/typebox";
 import { StringEnum } from "../../validation/request-validator.js";
-import { DateTime, ref, Uuid } from "../schemas.js";
-import { FreeObject, named, nullable, OneOf, required, wireOf } from "../wire.js";
+import {
+  DateTime,
+  type EnvPath,
+  environmentRef,
+  FreeObject,
+  named,
+  nullable,
+  OneOf,
+  ref,
+  required,
+  Uuid,
+  wireOf,
+} from "../wire.js";
 
 // The control plane's resources on the wire: their schemas (named components of the document)
 // and the mappers from the RPC messages.
@@ -276,3 +287,29 @@ export const CONTROL_SCHEMAS = [
   SignupResult,
   AccessToken,
 ];
+
+// What the control plane's requests carry: the resources a path names, as its RPCs take them.
+
+/** Where an organization's resources live (the ORG prefix of the contract). */
+export const ORG_PREFIX = "/v1/organizations/:organization_id";
+
+/** The path parameters of an ORG route. */
+export type OrgPath = { organization_id: string };
+
+/** The wire form of an ORG path, as the control plane's RPCs take it. */
+export function organizationRef(params: OrgPath) {
+  return { organizationId: params.organization_id };
+}
+
+/** Path parameters of `ENV/subjects/:subject_id/…`. */
+export type SubjectPath = EnvPath & { subject_id: string };
+
+/** A subject as the control plane's RPCs name it: its environment's path and its id. */
+export function subjectRef(params: SubjectPath) {
+  return { environment: environmentRef(params), subjectId: params.subject_id };
+}
+
+/** The session a request's credential is (sessions only: the auth plugin verified it). */
+export function sessionRef(request: { credential?: string }) {
+  return { accessToken: request.credential ?? "" };
+}

@@ -9,10 +9,9 @@ import { atFrame, invalidFrame, parseFrame, sendError, sendFrame } from "../../r
 import { callOptions } from "../../upstream.js";
 import type { PydanticItem } from "../../validation/pydantic-errors.js";
 import type { RouteDeps } from "../deps.js";
-import type { Api } from "../route.js";
+import type { Api } from "../index.js";
 import { type AgentCommand, commandProblems, commandRunner } from "./commands.js";
-import { agentRef } from "./requests.js";
-import { interviewJson } from "./wire.js";
+import { agentRef, interviewJson } from "./wire.js";
 
 /** A validation error in the service's answer speaks of `body`; on the socket it speaks of `frame`. */
 function fromFrame(error: AppError): AppError {

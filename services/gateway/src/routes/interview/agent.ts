@@ -2,14 +2,23 @@ import { Type } from "@sinclair/typebox";
 import { iso } from "../../http/timestamps.js";
 import { RequestValidationError } from "../../validation/json-body.js";
 import type { RouteDeps } from "../deps.js";
-import { type ENV_PREFIX, environmentRef } from "../environment.js";
-import { type Api, route, writes } from "../route.js";
-import { ref } from "../schemas.js";
+import { type Api, route, writes } from "../index.js";
+import { type ENV_PREFIX, environmentRef, ref } from "../wire.js";
 import { CommandHead, commandProblems, commandRunner } from "./commands.js";
-import { INTERVIEW } from "./prose.js";
-import { agentRef, Name, SeqPageQuery, SessionBody, sessionRequest } from "./requests.js";
-import { agentSessionJson, interviewJson, priceJson, transcriptJson } from "./wire.js";
-import { AgentAck, AgentPrices, AgentSession, InterviewState, TranscriptPage } from "./wire-schemas.js";
+import { INTERVIEW } from "./index.js";
+import { TRANSCRIPT_READ } from "./steps.js";
+import {
+  agentRef,
+  agentSessionJson,
+  interviewJson,
+  Name,
+  priceJson,
+  SessionBody,
+  seqPage,
+  sessionRequest,
+  transcriptPageJson,
+} from "./wire.js";
+import { AgentAck, AgentPrices, AgentSession, InterviewState } from "./wire-schemas.js";
 
 /**
  * The operator's side of the agent (docs/interview.md#the-agent-protocol), under ENV: agent sessions and the price table
@@ -88,22 +97,11 @@ export function agentRoutes(app: Api<"/v1/agent">, deps: RouteDeps): void {
 
   route(app, INTERVIEW, {
     id: "getAgentTranscript",
-    method: "GET",
-    path: "/interview/transcript",
+    ...TRANSCRIPT_READ,
     access: { auth: "agent" },
-    query: SeqPageQuery,
-    answer: ref(TranscriptPage),
-    handler: async ({ request, call }) => {
-      const answer = await agent.getAgentTranscript(
-        {
-          agent: agentRef(request),
-          afterSeq: BigInt(request.query.after_seq ?? 0),
-          limit: request.query.limit ?? 100,
-        },
-        call,
-      );
-      return { items: answer.items.map(transcriptJson), next_after_seq: Number(answer.nextAfterSeq) };
-    },
+    rpc: (request, call) =>
+      agent.getAgentTranscript({ agent: agentRef(request), ...seqPage(request.query) }, call),
+    json: transcriptPageJson,
   });
 
   route(app, INTERVIEW, {

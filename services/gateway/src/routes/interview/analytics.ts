@@ -2,11 +2,9 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Type } from "@sinclair/typebox";
 import { RequestValidationError } from "../../validation/json-body.js";
 import type { RouteDeps } from "../deps.js";
-import type { ENV_PREFIX } from "../environment.js";
-import { environmentRef } from "../environment.js";
-import { type Api, reads, route } from "../route.js";
-import { DateTime, ref } from "../schemas.js";
-import { INTERVIEW } from "./prose.js";
+import { type Api, reads, route } from "../index.js";
+import { DateTime, type ENV_PREFIX, environmentRef, ref } from "../wire.js";
+import { INTERVIEW } from "./index.js";
 import { summaryJson } from "./wire.js";
 import { AnalyticsSummary } from "./wire-schemas.js";
 

@@ -5,10 +5,8 @@ import { callOptions } from "../../upstream.js";
 import type { PydanticItem } from "../../validation/pydantic-errors.js";
 import { compileRequestValidator, StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
-import { DateTime, Uuid } from "../schemas.js";
-import { FreeObject } from "../wire.js";
-import { agentRef, Name, Text } from "./requests.js";
-import { ackJson } from "./wire.js";
+import { DateTime, FreeObject, Uuid } from "../wire.js";
+import { ackJson, agentRef, Name, Text } from "./wire.js";
 
 // The agent's commands (docs/interview.md#the-agent-protocol), the same over the HTTP mirror and on the agent's socket:
 // what each one holds, and the problems of one that is not what it should be.

@@ -1,22 +1,22 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Type } from "@sinclair/typebox";
-import { pageOf } from "../../http/paging.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
-import type { ENV_PREFIX } from "../environment.js";
-import { environmentRef } from "../environment.js";
-import { pageOfItems, pageQuery } from "../lists.js";
-import { type Api, reads, route, writes } from "../route.js";
-import { DateTime, ref, Uuid } from "../schemas.js";
-import { INTERVIEW } from "./prose.js";
-import { evaluationRef, SeqPageQuery, SessionBody, sessionRequest } from "./requests.js";
+import { type Api, reads, route, writes } from "../index.js";
+import { DateTime, type ENV_PREFIX, environmentRef, pageOfItems, pageQuery, ref, Uuid } from "../wire.js";
+import { INTERVIEW } from "./index.js";
 import {
   behavioralEventJson,
   evaluationJson,
+  evaluationRef,
   listedEvaluationJson,
   operatorInterviewJson,
   participantSessionJson,
   resultJson,
+  SeqPageQuery,
+  SessionBody,
+  seqPage,
+  sessionRequest,
 } from "./wire.js";
 import {
   BehavioralEvent,
@@ -42,30 +42,21 @@ export function evaluationRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): 
     access: reads("evaluations:read"),
     query: pageQuery(EvaluationFilters),
     answer: pageOfItems(ListedEvaluation),
-    handler: ({ request, call }) =>
-      pageOf(
-        request,
-        deps.cursors,
-        (page) =>
-          evaluations.listEvaluations(
-            {
-              environment: environmentRef(request.params),
-              page,
-              status: request.query.status,
-              subjectId: request.query.subject_id,
-              bundleId: request.query.bundle_id,
-              programId: request.query.program_id,
-              createdAfter: request.query.created_after
-                ? timestampFromDate(new Date(request.query.created_after))
-                : undefined,
-              createdBefore: request.query.created_before
-                ? timestampFromDate(new Date(request.query.created_before))
-                : undefined,
-            },
-            call,
-          ),
-        listedEvaluationJson,
+    list: ({ params, query }, page, call) =>
+      evaluations.listEvaluations(
+        {
+          environment: environmentRef(params),
+          page,
+          status: query.status,
+          subjectId: query.subject_id,
+          bundleId: query.bundle_id,
+          programId: query.program_id,
+          createdAfter: query.created_after ? timestampFromDate(new Date(query.created_after)) : undefined,
+          createdBefore: query.created_before ? timestampFromDate(new Date(query.created_before)) : undefined,
+        },
+        call,
       ),
+    item: listedEvaluationJson,
   });
 
   route(app, INTERVIEW, {
@@ -148,10 +139,7 @@ export function evaluationRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): 
     query: SeqPageQuery,
     answer: ref(EvaluationInterview),
     rpc: ({ params, query }, call) =>
-      evaluations.getEvaluationInterview(
-        { ...evaluationRef(params), afterSeq: BigInt(query.after_seq ?? 0), limit: query.limit ?? 100 },
-        call,
-      ),
+      evaluations.getEvaluationInterview({ ...evaluationRef(params), ...seqPage(query) }, call),
     json: (answer) => operatorInterviewJson(answer.interview),
   });
 
@@ -160,15 +148,10 @@ export function evaluationRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): 
     method: "GET",
     path: "/evaluations/:evaluation_id/behavioral-events",
     access: reads("evaluations:read"),
-    query: pageQuery({}),
     answer: pageOfItems(BehavioralEvent),
-    handler: ({ request, call }) =>
-      pageOf(
-        request,
-        deps.cursors,
-        (page) => evaluations.listBehavioralEvents({ ...evaluationRef(request.params), page }, call),
-        behavioralEventJson,
-      ),
+    list: ({ params }, page, call) =>
+      evaluations.listBehavioralEvents({ ...evaluationRef(params), page }, call),
+    item: behavioralEventJson,
   });
 }
 

@@ -1,13 +1,14 @@
 import type { FastifyInstance } from "fastify";
 import type { RouteDeps } from "../deps.js";
-import { ENV_PREFIX } from "../environment.js";
-import { under } from "../route.js";
+import { type PlaneProse, type Prose, plane, under } from "../index.js";
+import { ENV_PREFIX } from "../wire.js";
 import { agentRoutes, agentSetupRoutes } from "./agent.js";
 import { agentRealtimeRoutes } from "./agent-realtime.js";
 import { analyticsRoutes } from "./analytics.js";
 import { evaluationRoutes, resultRoutes } from "./evaluations.js";
 import { participantRoutes } from "./participant.js";
 import { proposalRoutes } from "./proposals.js";
+import prose from "./prose.json" with { type: "json" };
 import { realtimeRoutes } from "./realtime.js";
 import { type OpenApiComponents, realtimeDocument } from "./realtime-document.js";
 import { INTERVIEW_SCHEMAS } from "./wire-schemas.js";
@@ -37,3 +38,17 @@ export async function registerInterviewRoutes(app: FastifyInstance, deps: RouteD
     return realtime;
   });
 }
+
+/** The interview plane's operations, by operationId: each is one route of the plane. */
+export type InterviewOperationId = keyof typeof prose;
+
+/**
+ * What `/openapi.json` says of each of the interview plane's operations (prose.json, by operationId):
+ * its summary, its description and what each success status means. The routes beside this file
+ * declare the rest: a route's `id` is one of these (the compiler refuses one without its prose),
+ * and a unit test finds the route of each.
+ */
+export const INTERVIEW_PROSE = prose satisfies Record<InterviewOperationId, Prose>;
+
+/** The interview plane's tag, and its operations' prose (above). */
+export const INTERVIEW: PlaneProse<InterviewOperationId> = plane("interview", INTERVIEW_PROSE);

@@ -2,13 +2,12 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
-import { type Api, route } from "../route.js";
-import { DateTime, ref } from "../schemas.js";
-import { INTERVIEW } from "./prose.js";
-import { Name, participantRef, SeqPageQuery } from "./requests.js";
-import { INTERVIEW_STEP, STEP, STEP_ERRORS, step } from "./steps.js";
-import { connectionJson, interviewJson, transcriptJson } from "./wire.js";
-import { BehavioralEventReceipt, InterviewStart, TranscriptPage } from "./wire-schemas.js";
+import { type Api, route } from "../index.js";
+import { DateTime, ref } from "../wire.js";
+import { INTERVIEW } from "./index.js";
+import { INTERVIEW_STEP, STEP, STEP_ERRORS, step, TRANSCRIPT_READ } from "./steps.js";
+import { connectionJson, interviewJson, Name, participantRef, seqPage, transcriptPageJson } from "./wire.js";
+import { BehavioralEventReceipt, InterviewStart } from "./wire-schemas.js";
 
 /** The participant's own event: `question_id` and `elapsed_ms` may be null or left out. */
 const BehavioralEventIn = Type.Object(
@@ -114,21 +113,10 @@ export function participantRoutes(app: Api<"/v1/participant">, deps: RouteDeps):
 
   route(app, INTERVIEW, {
     id: "getTranscript",
-    method: "GET",
-    path: "/interview/transcript",
+    ...TRANSCRIPT_READ,
     access: { auth: "participant" },
-    query: SeqPageQuery,
-    answer: ref(TranscriptPage),
-    handler: async ({ request, call }) => {
-      const answer = await participant.getTranscript(
-        {
-          participant: participantRef(request),
-          afterSeq: BigInt(request.query.after_seq ?? 0),
-          limit: request.query.limit ?? 100,
-        },
-        call,
-      );
-      return { items: answer.items.map(transcriptJson), next_after_seq: Number(answer.nextAfterSeq) };
-    },
+    rpc: (request, call) =>
+      participant.getTranscript({ participant: participantRef(request), ...seqPage(request.query) }, call),
+    json: transcriptPageJson,
   });
 }

@@ -1,9 +1,10 @@
 import { Type } from "@sinclair/typebox";
+import type { FastifyRequest } from "fastify";
 import type { RouteDeps } from "../deps.js";
-import { type Api, route } from "../route.js";
-import { INTERVIEW } from "./prose.js";
-import { participantRef } from "./requests.js";
+import { type Api, type Call, route } from "../index.js";
+import { INTERVIEW } from "./index.js";
 import { INTERVIEW_STEP, step } from "./steps.js";
+import { participantRef } from "./wire.js";
 
 /**
  * `/v1/participant/interview/proposals/{id}/confirm|reject` (docs/interview.md#the-agent-protocol): the participant's
@@ -12,23 +13,21 @@ import { INTERVIEW_STEP, step } from "./steps.js";
 export function proposalRoutes(app: Api<"/v1/participant">, deps: RouteDeps): void {
   const agent = deps.upstreams.interview.agent;
 
+  /** Resolves the proposal of the request's path as the participant decided: an interview step. */
+  const decide = async (
+    request: FastifyRequest<{ Params: { proposal_id: string } }>,
+    call: Call,
+    decision: { decision: "confirm" } | { decision: "reject"; reason: string | undefined },
+  ) => {
+    const proposal = { participant: participantRef(request), proposalId: request.params.proposal_id };
+    return step(deps.hub, request, await agent.resolveProposal({ ...proposal, ...decision }, call));
+  };
+
   route(app, INTERVIEW, {
     id: "confirmProposal",
     path: "/interview/proposals/:proposal_id/confirm",
     ...INTERVIEW_STEP,
-    handler: async ({ request, call }) =>
-      step(
-        deps.hub,
-        request,
-        await agent.resolveProposal(
-          {
-            participant: participantRef(request),
-            proposalId: request.params.proposal_id,
-            decision: "confirm",
-          },
-          call,
-        ),
-      ),
+    handler: ({ request, call }) => decide(request, call, { decision: "confirm" }),
   });
 
   route(app, INTERVIEW, {
@@ -39,19 +38,7 @@ export function proposalRoutes(app: Api<"/v1/participant">, deps: RouteDeps): vo
       { reason: Type.Optional(Type.String({ minLength: 1, maxLength: 2000 })) },
       { additionalProperties: false },
     ),
-    handler: async ({ request, call }) =>
-      step(
-        deps.hub,
-        request,
-        await agent.resolveProposal(
-          {
-            participant: participantRef(request),
-            proposalId: request.params.proposal_id,
-            decision: "reject",
-            reason: request.body.reason,
-          },
-          call,
-        ),
-      ),
+    handler: ({ request, call }) =>
+      decide(request, call, { decision: "reject", reason: request.body.reason }),
   });
 }

@@ -18,10 +18,9 @@ import type { SocketSlot } from "../../realtime/socket-slots.js";
 import { callOptions } from "../../upstream.js";
 import { compileRequestValidator, StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
-import type { Api } from "../route.js";
+import type { Api } from "../index.js";
 import { asBody, endedBeforeStarted, UTTERANCE_FIELDS } from "./commands.js";
-import { participantRef } from "./requests.js";
-import { transcriptJson } from "./wire.js";
+import { participantRef, transcriptJson } from "./wire.js";
 
 /** The participant's realtime door (docs/interview.md), under `/v1/participant`. */
 const REALTIME_PATH = "/v1/participant/realtime";

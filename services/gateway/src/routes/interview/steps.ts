@@ -1,10 +1,9 @@
 import type { Snapshot } from "@evalp/proto/interview/v1/interview";
 import type { FastifyRequest } from "fastify";
 import type { InterviewHub } from "../../realtime/hub.js";
-import { ref } from "../schemas.js";
-import { participantRef } from "./requests.js";
-import { interviewJson } from "./wire.js";
-import { InterviewState } from "./wire-schemas.js";
+import { ref } from "../wire.js";
+import { interviewJson, participantRef, SeqPageQuery } from "./wire.js";
+import { InterviewState, TranscriptPage } from "./wire-schemas.js";
 
 /** Participant POSTs honour an Idempotency-Key when sent, scoped to the session (docs/idempotency.md). */
 export const STEP = { auth: "participant", idempotency: "optional" } as const;
@@ -20,6 +19,18 @@ export const INTERVIEW_STEP = {
   access: STEP,
   answer: ref(InterviewState),
   errors: STEP_ERRORS,
+} as const;
+
+/**
+ * What the participant's and the agent's transcript reads declare: a GET of the transcript paged
+ * by sequence number (`SeqPageQuery`); each route gives its access and the RPC of its side, whose
+ * answer `transcriptPageJson` maps.
+ */
+export const TRANSCRIPT_READ = {
+  method: "GET",
+  path: "/interview/transcript",
+  query: SeqPageQuery,
+  answer: ref(TranscriptPage),
 } as const;
 
 /**

@@ -1,6 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { DateTime, ref, Uuid } from "../schemas.js";
-import { FreeObject, named, nullable, OneOf } from "../wire.js";
+import { DateTime, FreeObject, named, nullable, OneOf, ref, Uuid } from "../wire.js";
 
 // The interview plane's resources on the wire (docs/interview.md): their schemas, named components
 // of the document (`wire.ts` maps the RPC messages to them).

@@ -1,25 +1,27 @@
-import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
-import type {
-  AgentPrice as AgentPriceMessage,
-  CreateAgentSessionResponse,
-  RunCommandResponse,
+import { create, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
+import {
+  type AgentPrice as AgentPriceMessage,
+  AgentRefSchema,
+  type CreateAgentSessionResponse,
+  type RunCommandResponse,
 } from "@evalp/proto/interview/v1/agent";
 import type { GetSummaryResponse } from "@evalp/proto/interview/v1/analytics";
 import type { EvaluationResult as EvaluationResultMessage } from "@evalp/proto/interview/v1/evaluation";
 import type {
-  OperatorInterview,
   Question as QuestionMessage,
   Snapshot,
+  TranscriptEntry as TranscriptEntryMessage,
 } from "@evalp/proto/interview/v1/interview";
-import type { Connection } from "@evalp/proto/interview/v1/participant";
-import type { Static } from "@sinclair/typebox";
+import { type Connection, ParticipantRefSchema } from "@evalp/proto/interview/v1/participant";
+import { type Static, Type } from "@sinclair/typebox";
+import type { FastifyRequest } from "fastify";
 import { iso } from "../../http/timestamps.js";
-import { required, wireOf } from "../wire.js";
+import { type EnvPath, environmentRef, required, wireOf } from "../wire.js";
 import {
   BehavioralEvent,
   Evaluation,
+  EvaluationInterview,
   InterviewEntry,
-  InterviewMetrics,
   ListedEvaluation,
   ParticipantSession,
   type Proposal,
@@ -34,7 +36,8 @@ import {
 
 export const evaluationJson = wireOf(Evaluation);
 
-export const participantSessionJson = wireOf(ParticipantSession);
+/** A new participant session but its `url`, which the gateway computes (the plane does not know it). */
+export const participantSessionJson = wireOf(Type.Omit(ParticipantSession, ["url"]));
 
 export const behavioralEventJson = wireOf(BehavioralEvent);
 
@@ -98,28 +101,15 @@ export function connectionJson(connection: Connection | undefined) {
 
 export const transcriptJson = wireOf(TranscriptEntry);
 
+/** A page of a transcript, the participant's or the agent's: its entries and where the next page starts. */
+export function transcriptPageJson(answer: { items: TranscriptEntryMessage[]; nextAfterSeq: bigint }) {
+  return { items: answer.items.map(transcriptJson), next_after_seq: Number(answer.nextAfterSeq) };
+}
+
 export const entryJson = wireOf(InterviewEntry);
 
-const metricsJson = wireOf(InterviewMetrics);
-
-export function operatorInterviewJson(interview: OperatorInterview | undefined) {
-  const i = required(interview, "interview");
-  return {
-    interview_id: i.interviewId,
-    evaluation_id: i.evaluationId,
-    version_bundle_id: i.versionBundleId,
-    config_fingerprint: i.configFingerprint,
-    status: i.status,
-    started_at: iso(i.startedAt),
-    last_activity_at: iso(i.lastActivityAt),
-    completed_at: i.completedAt && iso(i.completedAt),
-    ended_reason: i.endedReason,
-    paused_reason: i.pausedReason,
-    next_after_seq: Number(i.nextAfterSeq),
-    entries: i.entries.map(entryJson),
-    metrics: metricsJson(i.metrics),
-  };
-}
+/** An evaluation's interview as its operator sees it: its entries and metrics mapped alike. */
+export const operatorInterviewJson = wireOf(EvaluationInterview);
 
 export function summaryJson(environmentId: string, startsAt: Date, endsAt: Date, answer: GetSummaryResponse) {
   return {
@@ -197,4 +187,60 @@ export function resultJson(message: EvaluationResultMessage | undefined) {
     report: (result.report ?? {}) as Static<typeof ScoreReport>,
     trace: result.trace ?? {},
   };
+}
+
+// What the interview plane's requests carry: their shared parameters, and the interview a
+// verified participant or agent token is bound to.
+
+/** Path parameters of `ENV/evaluations/:evaluation_id/…`. */
+export type EvaluationPath = EnvPath & { evaluation_id: string };
+
+/** An evaluation as the interview plane's RPCs name it: its environment's path and its id. */
+export function evaluationRef(params: EvaluationPath) {
+  return { environment: environmentRef(params), evaluationId: params.evaluation_id };
+}
+
+/** The body of a new participant or agent session: its lifetime, 900 seconds unless given. */
+export function SessionBody(maxSeconds: number) {
+  return Type.Object(
+    { ttl_seconds: Type.Optional(Type.Integer({ minimum: 60, maximum: maxSeconds, default: 900 })) },
+    { additionalProperties: false },
+  );
+}
+
+/** What a new session of an evaluation is asked for: the evaluation and the session's lifetime. */
+export function sessionRequest(request: { params: EvaluationPath; body: { ttl_seconds?: number } }) {
+  return { ...evaluationRef(request.params), ttlSeconds: request.body.ttl_seconds ?? 900 };
+}
+
+/** `after_seq` and `limit` of interview and transcript pages (docs/paging.md). */
+export const SeqPageQuery = Type.Object({
+  after_seq: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
+});
+
+/** The page a `SeqPageQuery` asks for, as the transcript RPCs take it. */
+export function seqPage(query: { after_seq?: number; limit?: number }) {
+  return { afterSeq: BigInt(query.after_seq ?? 0), limit: query.limit ?? 100 };
+}
+
+/** Texts and names of what participants and agents send. */
+export const Text = Type.String({ minLength: 1, maxLength: 10_000 });
+export const Name = Type.String({ minLength: 1, maxLength: 255 });
+
+/** The session the request's verified participant token is bound to. */
+export function participantRef(request: FastifyRequest) {
+  const participant = request.participant;
+  if (!participant) throw new Error("participant route without a verified participant");
+  return create(ParticipantRefSchema, {
+    sessionId: participant.sessionId,
+    evaluationId: participant.evaluationId,
+  });
+}
+
+/** The agent session a request's verified agent token is bound to. */
+export function agentRef(request: FastifyRequest) {
+  const agent = request.agent;
+  if (!agent) throw new Error("agent route without a verified agent");
+  return create(AgentRefSchema, { agentSessionId: agent.sessionId, evaluationId: agent.evaluationId });
 }

@@ -1,19 +1,18 @@
 import { Type } from "@sinclair/typebox";
-import { pageOf } from "../../http/paging.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
-import { pageOfItems, pageQuery } from "../lists.js";
-import { type Api, reads, route, writes } from "../route.js";
-import { Name, ref } from "../schemas.js";
-import { FreeObject } from "../wire.js";
-import { PLATFORM } from "./prose.js";
-import type { APP_PREFIX } from "./requests.js";
-import { appRef, authoredBy, bundleRef } from "./requests.js";
+import { type Api, reads, route, writes } from "../index.js";
+import { FreeObject, Name, pageOfItems, pageQuery, ref } from "../wire.js";
+import { PLATFORM } from "./index.js";
 import {
+  type APP_PREFIX,
+  appRef,
+  authoredBy,
   BUNDLE_STATUSES,
   Bundle,
   BundlePreview,
   bundleJson,
+  bundleRef,
   COMPONENT_FIELDS,
   ComponentVersionIds,
 } from "./wire.js";
@@ -52,14 +51,9 @@ export async function bundleRoutes(app: Api<typeof APP_PREFIX>, deps: RouteDeps)
     access: reads("bundles:read"),
     query: pageQuery({ status: Type.Optional(StringEnum(BUNDLE_STATUSES)) }),
     answer: pageOfItems(Bundle),
-    handler: ({ request, call }) =>
-      pageOf(
-        request,
-        deps.cursors,
-        (page) =>
-          bundles.listBundles({ app: appRef(request.params), page, status: request.query.status }, call),
-        bundleJson,
-      ),
+    list: ({ params, query }, page, call) =>
+      bundles.listBundles({ app: appRef(params), page, status: query.status }, call),
+    item: bundleJson,
   });
 
   route(app, PLATFORM, {

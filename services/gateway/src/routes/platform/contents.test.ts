@@ -1,6 +1,6 @@
 import Fastify from "fastify";
 import { describe, expect, it } from "vitest";
-import { ref } from "../schemas.js";
+import { ref } from "../wire.js";
 import { COMPONENT_CONTENTS, ContentOutput } from "./contents.js";
 import { TemplateDefinition } from "./wire.js";
 

@@ -1,7 +1,7 @@
 import { COMPONENT_KINDS, COMPONENT_SCHEMAS } from "@evalp/components";
 import { type TSchema, Type } from "@sinclair/typebox";
 import { StringEnum } from "../../validation/request-validator.js";
-import { ref } from "../schemas.js";
+import { ref } from "../wire.js";
 
 // The six component contents of docs/expressions.md#component-contents as named components of the document, and the two
 // ways a definition's `content` is described: as a request checks it, and as a response shows it.

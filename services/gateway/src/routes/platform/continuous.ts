@@ -1,12 +1,9 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
-import type { ENV_PREFIX } from "../environment.js";
-import { environmentRef } from "../environment.js";
-import { type Api, route, writes } from "../route.js";
-import { DateTime, ref, Uuid } from "../schemas.js";
-import { FreeObject } from "../wire.js";
-import { PLATFORM } from "./prose.js";
+import { type Api, route, writes } from "../index.js";
+import { DateTime, type ENV_PREFIX, environmentRef, FreeObject, ref, Uuid } from "../wire.js";
+import { PLATFORM } from "./index.js";
 import { ContinuousAnswerReceipt, receiptJson } from "./wire.js";
 
 /** #7 `POST ENV/continuous-evaluation/answers`: 201 when recorded, 200 with the first receipt when repeated. */

@@ -2,13 +2,21 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { Type } from "@sinclair/typebox";
 import { RequestValidationError } from "../../validation/json-body.js";
 import type { RouteDeps } from "../deps.js";
-import { type Api, reads, route, writes } from "../route.js";
-import { Name, ref } from "../schemas.js";
+import { type Api, reads, route, writes } from "../index.js";
+import { Name, ref } from "../wire.js";
 import { ContentInput } from "./contents.js";
-import { PLATFORM } from "./prose.js";
-import type { APP_PREFIX } from "./requests.js";
-import { appRef, authoredBy, templateRef } from "./requests.js";
-import { definitionJson, Template, TemplateClone, TemplateDefinition, templateJson } from "./wire.js";
+import { PLATFORM } from "./index.js";
+import {
+  type APP_PREFIX,
+  appRef,
+  authoredBy,
+  definitionJson,
+  Template,
+  TemplateClone,
+  TemplateDefinition,
+  templateJson,
+  templateRef,
+} from "./wire.js";
 
 /** Business ids: lower-case words joined by `.`, `_` or `-` (clones prefix them with `prefix.`). */
 const BusinessId = Type.String({

@@ -1,17 +1,13 @@
 import { Type } from "@sinclair/typebox";
-import { pageOf } from "../../http/paging.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
-import type { ENV_PREFIX } from "../environment.js";
-import { environmentRef } from "../environment.js";
-import { pageOfItems, pageQuery } from "../lists.js";
-import { type Api, reads, route, writes } from "../route.js";
-import { ref, Uuid } from "../schemas.js";
-import { WEBHOOKS } from "./prose.js";
-import { deliveryRef } from "./requests.js";
+import { type Api, reads, route, writes } from "../index.js";
+import { type ENV_PREFIX, environmentRef, pageOfItems, pageQuery, ref, Uuid } from "../wire.js";
+import { WEBHOOKS } from "./index.js";
 import {
   DELIVERY_STATUSES,
   deliveryJson,
+  deliveryRef,
   deliveryWithAttemptsJson,
   WebhookDelivery,
   WebhookDeliveryWithAttempts,
@@ -31,23 +27,18 @@ export async function webhookDeliveryRoutes(app: Api<typeof ENV_PREFIX>, deps: R
       event_type: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
     }),
     answer: pageOfItems(WebhookDelivery),
-    handler: ({ request, call }) =>
-      pageOf(
-        request,
-        deps.cursors,
-        (page) =>
-          deliveries.listDeliveries(
-            {
-              environment: environmentRef(request.params),
-              page,
-              status: request.query.status,
-              endpointId: request.query.endpoint_id,
-              eventType: request.query.event_type,
-            },
-            call,
-          ),
-        deliveryJson,
+    list: ({ params, query }, page, call) =>
+      deliveries.listDeliveries(
+        {
+          environment: environmentRef(params),
+          page,
+          status: query.status,
+          endpointId: query.endpoint_id,
+          eventType: query.event_type,
+        },
+        call,
       ),
+    item: deliveryJson,
   });
 
   route(app, WEBHOOKS, {

@@ -1,13 +1,12 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
-import type { ENV_PREFIX } from "../environment.js";
-import { type Api, route, writes } from "../route.js";
-import { DateTime, ref } from "../schemas.js";
-import { WEBHOOKS } from "./prose.js";
-import { endpointRef } from "./requests.js";
+import { type Api, route, writes } from "../index.js";
+import { DateTime, type ENV_PREFIX, ref } from "../wire.js";
+import { WEBHOOKS } from "./index.js";
 import {
   deliveryJson,
+  endpointRef,
   endpointWithSecretJson,
   WebhookDelivery,
   WebhookEndpointCreated,

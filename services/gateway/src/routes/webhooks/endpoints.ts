@@ -1,18 +1,14 @@
 import { Type } from "@sinclair/typebox";
-import { pageOf } from "../../http/paging.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
-import type { ENV_PREFIX } from "../environment.js";
-import { environmentRef } from "../environment.js";
-import { pageOfItems, pageQuery } from "../lists.js";
-import { type Api, reads, route, writes } from "../route.js";
-import { ref } from "../schemas.js";
+import { type Api, reads, route, writes } from "../index.js";
+import { type ENV_PREFIX, environmentRef, pageOfItems, ref } from "../wire.js";
 import { refusingFields } from "./field-refusals.js";
-import { WEBHOOKS } from "./prose.js";
-import { endpointRef } from "./requests.js";
+import { WEBHOOKS } from "./index.js";
 import {
   EVENT_TYPES,
   endpointJson,
+  endpointRef,
   endpointWithSecretJson,
   WebhookEndpoint,
   WebhookEndpointCreated,
@@ -62,15 +58,10 @@ export async function webhookEndpointRoutes(app: Api<typeof ENV_PREFIX>, deps: R
     method: "GET",
     path: "/webhooks",
     access: reads("webhooks:read"),
-    query: pageQuery({}),
     answer: pageOfItems(WebhookEndpoint),
-    handler: ({ request, call }) =>
-      pageOf(
-        request,
-        deps.cursors,
-        (page) => endpoints.listEndpoints({ environment: environmentRef(request.params), page }, call),
-        endpointJson,
-      ),
+    list: ({ params }, page, call) =>
+      endpoints.listEndpoints({ environment: environmentRef(params), page }, call),
+    item: endpointJson,
   });
 
   route(app, WEBHOOKS, {

@@ -11,10 +11,9 @@ import type { SocketSlot } from "../../realtime/socket-slots.js";
 import { callOptions } from "../../upstream.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
-import { type ENV_PREFIX, type EnvPath, environmentRef } from "../environment.js";
-import { type Api, reads, route, writes } from "../route.js";
-import { ref } from "../schemas.js";
-import { WEBHOOKS } from "./prose.js";
+import { type Api, reads, route, writes } from "../index.js";
+import { type ENV_PREFIX, type EnvPath, environmentRef, ref } from "../wire.js";
+import { WEBHOOKS } from "./index.js";
 
 /** Every event type of the catalog, in its order: what a listener may filter on and `trigger` emits. */
 export const CATALOG_TYPES = Object.keys(EVENT_CATALOG) as EventType[];

@@ -2,8 +2,7 @@ import type { Delivery } from "@evalp/proto/webhooks/v1/delivery";
 import type { Endpoint } from "@evalp/proto/webhooks/v1/endpoint";
 import { Type } from "@sinclair/typebox";
 import { StringEnum } from "../../validation/request-validator.js";
-import { DateTime, ref, Uuid } from "../schemas.js";
-import { named, wireOf } from "../wire.js";
+import { DateTime, type EnvPath, environmentRef, named, ref, Uuid, wireOf } from "../wire.js";
 
 // The webhooks plane's resources on the wire: their schemas (named components of the document) and
 // the mappers from the RPC messages. Optional fields are absent rather than null (interface `(o)`).
@@ -29,18 +28,16 @@ export const EVENT_TYPES = [
 
 export const DELIVERY_STATUSES = ["pending", "succeeded", "failed", "dead_letter"] as const;
 
-const EndpointFields = {
-  id: Uuid,
-  environment_id: Uuid,
-  url: Type.String(),
-  enabled: Type.Boolean(),
-  event_types: Type.Array(Type.String()),
-  created_at: DateTime,
-  disabled_at: Type.Optional(DateTime),
-};
-
 export const WebhookEndpoint = Type.Object(
-  EndpointFields,
+  {
+    id: Uuid,
+    environment_id: Uuid,
+    url: Type.String(),
+    enabled: Type.Boolean(),
+    event_types: Type.Array(Type.String()),
+    created_at: DateTime,
+    disabled_at: Type.Optional(DateTime),
+  },
   named(
     "WebhookEndpoint",
     "Where an environment's events of the chosen types are delivered (never with its secret).",
@@ -48,14 +45,12 @@ export const WebhookEndpoint = Type.Object(
 );
 
 export const WebhookEndpointCreated = Type.Object(
-  { ...EndpointFields, secret: Type.String() },
-  {
-    $id: "WebhookEndpointCreated",
-    title: "WebhookEndpointCreated",
-    description:
-      "An endpoint with its signing secret (`whsec_…`), shown only when it is created and when the " +
+  { ...WebhookEndpoint.properties, secret: Type.String() },
+  named(
+    "WebhookEndpointCreated",
+    "An endpoint with its signing secret (`whsec_…`), shown only when it is created and when the " +
       "secret is rotated.",
-  },
+  ),
 );
 
 export const endpointJson = wireOf(WebhookEndpoint);
@@ -125,3 +120,15 @@ export const WEBHOOK_SCHEMAS = [
   WebhookDeliveryWithAttempts,
   WebhookRecovery,
 ];
+
+// What the webhooks plane's requests carry: the resources a path names, as its RPCs take them.
+
+/** The endpoint a path names, as every endpoint RPC takes it. */
+export function endpointRef(params: EnvPath & { id: string }) {
+  return { environment: environmentRef(params), endpointId: params.id };
+}
+
+/** The delivery a path names, as the delivery RPCs take it. */
+export function deliveryRef(params: EnvPath & { delivery_id: string }) {
+  return { environment: environmentRef(params), deliveryId: params.delivery_id };
+}

@@ -1,7 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { describe, expect, it } from "vitest";
-import { headersOf } from "./route.js";
-import { IdempotentHeaders, OptionalIdempotencyHeaders } from "./schemas.js";
+import { headersOf } from "./index.js";
+import { IdempotentHeaders, OptionalIdempotencyHeaders } from "./wire.js";
 
 describe("a route's headers", () => {
   it("are the Idempotency-Key its access declares, required or optional, and none on a read", () => {
