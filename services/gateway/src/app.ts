@@ -19,7 +19,7 @@ import { legacyKeyHeaders, lockTtlMs, registerChecks } from "./admission/checks.
 import { createPrincipalCache } from "./admission/credentials.js";
 import { registerAdmission } from "./admission/step.js";
 import { createCursorCodec } from "./http/cursor.js";
-import { createSeal } from "./idempotency/seal.js";
+import { createSeal } from "./idempotency/records.js";
 import { gatewayMetrics } from "./metrics.js";
 import { createAttemptLimiter, registerPasswordHashLimit } from "./plugins/attempt-limit.js";
 import { answerUnroutablePath, registerErrorHandling } from "./plugins/errors.js";

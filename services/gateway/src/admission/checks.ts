@@ -4,8 +4,8 @@ import { AppError, type Config, fromConnectError, type IdempotencyMetadata } fro
 import canonicalize from "canonicalize";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { RouteAccess } from "../http/principal.js";
+import type { Seal } from "../idempotency/records.js";
 import { idempotencyRecords } from "../idempotency/records.js";
-import type { Seal } from "../idempotency/seal.js";
 import type { GatewayMetrics, RateLimitName } from "../metrics.js";
 import type { RedisClient } from "../redis.js";
 import { type PrincipalCache, type PrincipalChange, pathParams, presentedCredential } from "./credentials.js";
@@ -234,7 +234,7 @@ const KEY_REFUSALS = new Set(["idempotency_key_in_use", "idempotency_key_reused"
  * admits one execution per key, taken in the same script that looks for a stored record (one
  * round trip), claimed by the admission step with the rate limit's windows (admission/step.ts) and
  * only read here; the final response
- * (< 500) is stored with the request fingerprint, sealed (`idempotency/seal.ts`) and at most
+ * (< 500) is stored with the request fingerprint, sealed (`idempotency/records.ts`) and at most
  * MAX_RECORD_BYTES, and replayed verbatim. Answered after authentication (keys are scoped to the
  * caller) and body parsing, and before validation, so that a stored 422 replays too.
  *

@@ -1,9 +1,13 @@
+import { hash } from "node:crypto";
+import type { FastifyRequest } from "fastify";
 import { Cluster } from "ioredis";
 import type { RedisClient } from "../redis.js";
+import type { Identity } from "./credentials.js";
 
 // The admission's round trip to Redis (docs/architecture.md, step 2): the gateway's Redis key
-// names, the fixed-window counter, and the one script that counts a request's windows and claims
-// its Idempotency-Key.
+// names, whose Idempotency-Key a request claims, the fixed-window counter, the one script that
+// counts a request's windows and claims its key, and this gateway's share of the windows, which
+// spares reads the round trip.
 
 /**
  * The gateway's Redis keys, named in one place. Keys a script touches together carry the same hash
@@ -34,6 +38,61 @@ export function redisKeys(prefix: string) {
 
 export type RedisKeys = ReturnType<typeof redisKeys>;
 
+// Whose an Idempotency-Key is and where it lives (docs/idempotency.md).
+
+const HEADER = "idempotency-key";
+const MAX_KEY_LENGTH = 255;
+
+/** The Redis identity of one key in its scope (docs/idempotency.md: caller, method, route). */
+export function idempotencyId(scope: string, method: string, route: string, key: string): string {
+  return hash("sha256", `${scope}\n${method}\n${route}\n${key}`, "hex");
+}
+
+/**
+ * The scope of an operator's keys: the caller (an API key, or a signed-in user: the principal's
+ * kind and id) in the organization it acts in. Another credential of the same organization that
+ * sends the same key and body makes another request, and never sees this caller's answer (which
+ * can hold a secret that only this caller may read).
+ */
+export function operatorScope(kind: string, principalId: string, organizationId: string | null): string {
+  return `${kind}:${principalId}@${organizationId ?? ""}`;
+}
+
+/**
+ * Whom a key belongs to: the participant session, the operator (`operatorScope`), an anonymous
+ * caller by its address, so that one client's keys never meet another's.
+ */
+function keyScope(request: FastifyRequest, identity: Identity): string {
+  if (identity.kind === "participant") return `participant:${identity.participant.sessionId}`;
+  if (identity.kind === "operator" && identity.access) {
+    const { principal, organizationId } = identity.access;
+    return operatorScope(principal.kind, principal.principalId, organizationId);
+  }
+  return `anonymous:${request.ip}`;
+}
+
+/** Where a key lives in Redis: its id, its record and its in-flight lock. */
+export type KeyTarget = { id: string; recordKey: string; lockKey: string };
+
+/**
+ * Where the Idempotency-Key of a request lives in Redis, if it carries one that its route
+ * honours, for the caller `identity` names.
+ */
+export function keyTarget(
+  request: FastifyRequest,
+  prefix: string,
+  identity: Identity,
+): KeyTarget | undefined {
+  const mode = request.routeOptions.config.access?.idempotency ?? "none";
+  const key = request.headers[HEADER];
+  if (mode === "none" || typeof key !== "string" || key.length === 0 || key.length > MAX_KEY_LENGTH)
+    return undefined;
+  const scope = keyScope(request, identity);
+  const id = idempotencyId(scope, request.method, request.routeOptions.url ?? request.url, key);
+  const keys = redisKeys(prefix);
+  return { id, recordKey: keys.idempotencyRecord(id), lockKey: keys.idempotencyLock(id) };
+}
+
 /** One fixed window's count and how long the window has left (ms). */
 export type Window = { count: number; resetMs: number };
 
@@ -42,7 +101,7 @@ export type Window = { count: number; resetMs: number };
  * window's first hit, and what is left of it — with commands Redis 6 has (managed Redis 6 refused
  * `EXPIRE … NX`). Returns the first of the counts taken (the count of a single hit: the window's
  * count after it) and the window's remaining ms; a gateway takes several counts at once to spend
- * them itself (admission/leases.ts). The admission's script (below) counts the rate limit's
+ * them itself (the leases, below). The admission's script (below) counts the rate limit's
  * windows with it too.
  */
 const HIT_FUNCTION = `
@@ -144,7 +203,7 @@ export function keyClaims(redis: RedisClient) {
  * round trip each to the node of its slot, sent only once the part before it passed.
  *
  * A window's part may take several counts at once (`counts`: the first is this request's), which
- * the gateway then spends itself (admission/leases.ts).
+ * the gateway then spends itself (the leases, below).
  *
  * KEYS: address window, address refusals, credential window, record, lock.
  * ARGV: window ms, per address, refusals per address, per credential, lock owner, lock ms,
@@ -273,4 +332,83 @@ export function createAdmission(redis: RedisClient, windowMs: number, limits: Ad
 
   const admit = redis instanceof Cluster ? inParts : together;
   return { admit };
+}
+
+/*
+ * A gateway's share of the rate limit's windows (docs/http.md#rate-limiting). A request whose
+ * windows this gateway holds counts of is counted here, with no round trip to Redis: when it holds
+ * none, the admission takes `leaseSize(limit)` counts of the window at once (one INCRBY, the first
+ * for the request that asked), and spends the rest on the requests that follow, until they run out
+ * or the window ends. Every count is taken from Redis before it is spent, so no window ever admits
+ * more than its limit, across any number of gateways; what leasing costs is the other way round: a
+ * count taken and not spent by the window's end is lost, so a caller spread over G gateways may be
+ * refused up to (G − 1) × leaseSize(limit) requests before its limit. Once a window's count is
+ * past its limit it stays past it until the window ends, so a refused caller is refused here too.
+ */
+
+/** Counts taken of a window at once: a twentieth of its limit; one at a time below 40 (exact). */
+export function leaseSize(limit: number): number {
+  return Math.max(1, Math.floor(limit / 20));
+}
+
+/** Counts `next`…`to` of a window, this gateway's to spend until `endsAt` (ms since the epoch). */
+type Lease = { next: number; to: number; endsAt: number; limit: number };
+
+/** How many windows a gateway holds counts of at most: past it, requests count one by one. */
+const MAX_LEASES = 100_000;
+
+export type WindowLeases = {
+  /** This request's count in `key`'s window, from a lease this gateway holds; else undefined. */
+  take(key: string): Window | undefined;
+  /** Whether `take(key)` would answer from a lease (it takes nothing). */
+  holds(key: string): boolean;
+  /** Keeps what Redis granted for `key`: `window` is the request's count, `size` counts were taken from it on. */
+  keep(key: string, window: Window, size: number, limit: number): void;
+};
+
+export function windowLeases(now: () => number = Date.now): WindowLeases {
+  const leases = new Map<string, Lease>();
+
+  /** Forgets the leases of windows that ended (a Map keeps insertion order: the oldest first). */
+  const sweep = (at: number) => {
+    for (const [key, lease] of leases) {
+      if (lease.endsAt > at && leases.size < MAX_LEASES) return;
+      leases.delete(key);
+    }
+  };
+
+  /** `key`'s lease while it has a count to spend (a window past its limit always has). */
+  const live = (key: string, at: number): Lease | undefined => {
+    const lease = leases.get(key);
+    if (!lease) return undefined;
+    // A window past its limit is refused until it ends, whoever spends the counts.
+    const exhausted = lease.next > lease.limit;
+    if (lease.endsAt > at && (lease.next <= lease.to || exhausted)) return lease;
+    leases.delete(key);
+    return undefined;
+  };
+
+  return {
+    holds: (key) => live(key, now()) !== undefined,
+    take(key) {
+      const at = now();
+      const lease = live(key, at);
+      if (!lease) return undefined;
+      const count = lease.next;
+      lease.next += 1;
+      return { count, resetMs: lease.endsAt - at };
+    },
+    keep(key, window, size, limit) {
+      if (size <= 1 && window.count <= limit) return;
+      const at = now();
+      sweep(at);
+      leases.delete(key);
+      leases.set(key, {
+        next: window.count + 1,
+        to: window.count + size - 1,
+        endsAt: at + window.resetMs,
+        limit,
+      });
+    },
+  };
 }

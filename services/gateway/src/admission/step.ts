@@ -2,18 +2,21 @@ import { hash, randomUUID } from "node:crypto";
 import { isIP } from "node:net";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import ipaddr from "ipaddr.js";
-import { type KeyTarget, keyTarget } from "../idempotency/records.js";
 import type { RateLimitName } from "../metrics.js";
 import type { RedisClient } from "../redis.js";
 import { type Identity, identityAsked, identityAtOnce, type Provers } from "./credentials.js";
-import { leaseSize, type WindowLeases, windowLeases } from "./leases.js";
 import {
   type AdmissionParts,
   type Admitted,
   type Claim,
   createAdmission,
+  type KeyTarget,
+  keyTarget,
+  leaseSize,
   redisKeys,
   type Window,
+  type WindowLeases,
+  windowLeases,
 } from "./round-trip.js";
 
 /** The rate limit's windows are a minute long (docs/configuration.md). */
@@ -62,7 +65,7 @@ declare module "fastify" {
  * `onRequest` hook that proves the request's credential, counts it in the rate limit's windows
  * (docs/configuration.md), shared by every replica through Redis, and claims its Idempotency-Key,
  * in one round trip to Redis (admission/round-trip.ts's script), or none for a request that claims
- * no key and whose windows this gateway holds counts of (admission/leases.ts):
+ * no key and whose windows this gateway holds counts of (admission/round-trip.ts):
  * - every request counts against its client address (`request.ip`: the peer, or the client named
  *   by `X-Forwarded-For` through the proxies TRUSTED_PROXIES names; IPv6 by its /64) —
  *   `perAddress`; once the address's refusals (credentials refused, counted by the rate limit

@@ -2,9 +2,9 @@ import { randomUUID } from "node:crypto";
 import { Type } from "@sinclair/typebox";
 import { test } from "vitest";
 import { requestFingerprint } from "../admission/checks.js";
+import { idempotencyId } from "../admission/round-trip.js";
 import { compileRequestValidator } from "../validation/request-validator.js";
-import { idempotencyId } from "./records.js";
-import { createSeal } from "./seal.js";
+import { createSeal } from "./records.js";
 
 /**
  * What the gateway does per idempotent POST, step by step, on the body of the bench's B1 (a

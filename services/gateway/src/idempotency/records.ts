@@ -1,65 +1,12 @@
-import { hash } from "node:crypto";
-import type { FastifyRequest } from "fastify";
-import type { Identity } from "../admission/credentials.js";
-import { keyClaims, redisKeys } from "../admission/round-trip.js";
+import { hkdfSync } from "node:crypto";
+import { createSealer } from "@evalp/kit";
+import { keyClaims } from "../admission/round-trip.js";
 import type { RedisClient } from "../redis.js";
 
-// An Idempotency-Key in Redis (docs/idempotency.md): whose it is, where it lives, and how its
-// answer is stored. The admission step claims it (admission/round-trip.ts); the idempotency
-// check (admission/checks.ts) answers from the claim and finishes it here.
-
-const HEADER = "idempotency-key";
-const MAX_KEY_LENGTH = 255;
-
-/** The Redis identity of one key in its scope (docs/idempotency.md: caller, method, route). */
-export function idempotencyId(scope: string, method: string, route: string, key: string): string {
-  return hash("sha256", `${scope}\n${method}\n${route}\n${key}`, "hex");
-}
-
-/**
- * The scope of an operator's keys: the caller (an API key, or a signed-in user: the principal's
- * kind and id) in the organization it acts in. Another credential of the same organization that
- * sends the same key and body makes another request, and never sees this caller's answer (which
- * can hold a secret that only this caller may read).
- */
-export function operatorScope(kind: string, principalId: string, organizationId: string | null): string {
-  return `${kind}:${principalId}@${organizationId ?? ""}`;
-}
-
-/**
- * Whom a key belongs to: the participant session, the operator (`operatorScope`), an anonymous
- * caller by its address, so that one client's keys never meet another's.
- */
-function keyScope(request: FastifyRequest, identity: Identity): string {
-  if (identity.kind === "participant") return `participant:${identity.participant.sessionId}`;
-  if (identity.kind === "operator" && identity.access) {
-    const { principal, organizationId } = identity.access;
-    return operatorScope(principal.kind, principal.principalId, organizationId);
-  }
-  return `anonymous:${request.ip}`;
-}
-
-/** Where a key lives in Redis: its id, its record and its in-flight lock. */
-export type KeyTarget = { id: string; recordKey: string; lockKey: string };
-
-/**
- * Where the Idempotency-Key of a request lives in Redis, if it carries one that its route
- * honours, for the caller `identity` names.
- */
-export function keyTarget(
-  request: FastifyRequest,
-  prefix: string,
-  identity: Identity,
-): KeyTarget | undefined {
-  const mode = request.routeOptions.config.access?.idempotency ?? "none";
-  const key = request.headers[HEADER];
-  if (mode === "none" || typeof key !== "string" || key.length === 0 || key.length > MAX_KEY_LENGTH)
-    return undefined;
-  const scope = keyScope(request, identity);
-  const id = idempotencyId(scope, request.method, request.routeOptions.url ?? request.url, key);
-  const keys = redisKeys(prefix);
-  return { id, recordKey: keys.idempotencyRecord(id), lockKey: keys.idempotencyLock(id) };
-}
+// An Idempotency-Key's answer in Redis (docs/idempotency.md): sealed, stored and its lock released.
+// The admission step claims the key (admission/round-trip.ts, which also says whose key it is and
+// where it lives); the idempotency check (admission/checks.ts) answers from the claim and finishes
+// it here.
 
 /**
  * The answer stored (when there is one to keep) and the lock released, in one command, by the
@@ -107,5 +54,39 @@ export function idempotencyRecords(redis: RedisClient) {
     ): Promise<boolean> {
       return (await client.idempotencyFinish(recordKey, lockKey, sealed ?? "", ttlSeconds, owner)) === 1;
     },
+  };
+}
+
+/**
+ * Stored answers sealed with AES-256-GCM under a key derived (HKDF-SHA256) from the server's
+ * secret (kit `createSealer`): an answer can hold a credential shown once (an API key's or a
+ * webhook's secret, an access, participant or agent token), and a dump of Redis must reveal none.
+ * A record sealed under another secret (rotated) does not open: it counts as absent.
+ */
+export type Seal = {
+  seal(plain: string): string;
+  open(sealed: string): string | null;
+  /**
+   * The key (base64url, 32 bytes) a plane seals its stored outcome of the key `id` with
+   * (docs/idempotency.md): derived from the same secret and the key's identity, so only a
+   * request under that key can have a plane's stored outcome opened, and a dump of a plane's
+   * table reveals no answer.
+   */
+  planeKey(id: string): string;
+};
+
+/** The one key id of the records' sealer: the records live minutes, so none outlives a rotation. */
+const KID = "jwt";
+
+export function createSeal(secret: string): Seal {
+  const sealer = createSealer("idempotency records", [{ kid: KID, secret }]);
+  return {
+    planeKey(id) {
+      return Buffer.from(hkdfSync("sha256", secret, "evalp", `idempotency plane outcome ${id}`, 32)).toString(
+        "base64url",
+      );
+    },
+    seal: (plain) => sealer.seal(plain),
+    open: (sealed) => sealer.open(sealed, KID),
   };
 }

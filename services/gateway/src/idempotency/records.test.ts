@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createSeal } from "./seal.js";
+import { createSeal } from "./records.js";
 
 describe("createSeal", () => {
   it("opens what it sealed, and nothing else: no clear text inside, another secret or a change refused", () => {

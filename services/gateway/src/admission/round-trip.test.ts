@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { leaseSize, windowLeases } from "./leases.js";
+import { leaseSize, windowLeases } from "./round-trip.js";
 
 function clock(start = 1_000_000) {
   let at = start;
