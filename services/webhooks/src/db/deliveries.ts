@@ -170,7 +170,8 @@ export type StoredDeliveries = {
  * The conflict clause of every insert of events: an event already stored (a redelivered message)
  * is kept as it was, but locked (an update whose condition is false still locks the row it found),
  * so that retention, which deletes an event only once it holds its lock, cannot delete it while
- * the statement stores deliveries that refer to it (no foreign key guards them).
+ * the statement stores deliveries that refer to it (no foreign key guards them). Events are
+ * inserted in id order, so two replicas storing the same redelivered events lock them in one order.
  */
 export const KEEP_STORED_EVENT = "ON CONFLICT (id) DO UPDATE SET body = webhook_events.body WHERE false";
 
@@ -191,6 +192,7 @@ export async function insertEventDeliveries(
     `WITH stored_events AS (
        INSERT INTO webhook_events (id, environment_id, event_type, body, created_at, subject_id)
        SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::timestamptz[], $15::uuid[])
+       ORDER BY 1
        ${KEEP_STORED_EVENT}
      )
      INSERT INTO webhook_deliveries (id, environment_id, endpoint_id, event_id, event_type, trace_context,
