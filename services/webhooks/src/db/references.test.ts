@@ -1,54 +1,24 @@
-import {
-  createPool,
-  type EventEnvelope,
-  newId,
-  type Pool,
-  type Queryable,
-  withTransaction,
-} from "@evalp/kit";
-import { createTestDatabase, type TestDatabase } from "@evalp/testing";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type EventEnvelope, newId, type Queryable, withTransaction } from "@evalp/kit";
+import { describe, expect, it } from "vitest";
 import { recordAttempt } from "../attempts.js";
+import {
+  TEST_ENVIRONMENT as ENVIRONMENT,
+  firstAttempt,
+  storeTestEndpoint,
+  testSealer,
+  useTestDatabase,
+} from "../database.test-support.js";
 import { eventBody } from "../event-body.js";
-import { createSecretSealer, type SecretEnvelope } from "../sealed-secrets.js";
-import { generateSecret } from "../secrets.js";
-import { migrations } from "../server.js";
 import { insertEventDeliveries } from "./deliveries.js";
-import { type ClaimedDelivery, writeSuccesses } from "./delivery-attempts.js";
-import { insertEndpoint } from "./endpoints.js";
+import { writeSuccesses } from "./delivery-attempts.js";
 import { webhooksRetention } from "./retention.js";
 
 // No foreign key keeps a delivery's event or an attempt's delivery (009_delivery_references.sql):
 // the writers keep them, and these tests break when one of them stops doing so.
-const ENVIRONMENT = "01936f6e-7a2b-7c3d-8e4f-5a6b7c8d9e0f";
-const sealer = createSecretSealer({ WEBHOOK_SECRETS_KEYS: `test:${"k".repeat(40)}` });
 const RETENTION = { RETENTION_OUTBOX_DAYS: 7, RETENTION_WEBHOOK_DELIVERIES_DAYS: 30 };
+const db = useTestDatabase();
 
-let database: TestDatabase;
-let pool: Pool;
-
-beforeAll(async () => {
-  database = await createTestDatabase([migrations]);
-  pool = createPool({ databaseUrl: database.url, schema: migrations.schema, max: 4 });
-});
-afterAll(async () => {
-  await pool?.end();
-  await database?.drop();
-});
-
-async function endpoint(): Promise<{ id: string; url: string; secret: SecretEnvelope }> {
-  const id = newId();
-  const sealed = sealer.seal(id, generateSecret());
-  const row = await insertEndpoint(pool, {
-    id,
-    environmentId: ENVIRONMENT,
-    url: "https://receiver.example/hook",
-    eventTypes: ["*"],
-    secret: sealed,
-    enabled: true,
-  });
-  return { id: row.id, url: row.url, secret: `${sealed.kid}:${sealed.sealed}` as SecretEnvelope };
-}
+const endpoint = () => storeTestEndpoint(db.pool, "https://receiver.example/hook");
 
 function event(): { event: EventEnvelope; body: string } {
   const envelope: EventEnvelope = {
@@ -75,14 +45,14 @@ function storeDelivery(db: Queryable, stored: { event: EventEnvelope; body: stri
 }
 
 async function eventExists(id: string): Promise<boolean> {
-  const found = await pool.query("SELECT 1 FROM webhook_events WHERE id = $1", [id]);
+  const found = await db.pool.query("SELECT 1 FROM webhook_events WHERE id = $1", [id]);
   return found.rowCount === 1;
 }
 
 /** An event stored long ago (past retention) that no delivery refers to. */
 async function orphanEvent(): Promise<{ event: EventEnvelope; body: string }> {
   const stored = event();
-  await pool.query(
+  await db.pool.query(
     `INSERT INTO webhook_events (id, environment_id, event_type, body, created_at)
      VALUES ($1, $2, $3, $4, now() - interval '40 days')`,
     [stored.event.id, ENVIRONMENT, stored.event.type, stored.body],
@@ -92,9 +62,9 @@ async function orphanEvent(): Promise<{ event: EventEnvelope; body: string }> {
 
 /** Runs retention's `webhook_events` batch in a transaction, calling `between` after its first query. */
 async function deleteOrphanEvents(between: () => Promise<void> = async () => {}): Promise<number> {
-  const task = webhooksRetention(RETENTION, sealer).find((each) => each.table === "webhook_events");
+  const task = webhooksRetention(RETENTION, testSealer).find((each) => each.table === "webhook_events");
   if (!task) throw new Error("no webhook_events task");
-  return withTransaction(pool, async (tx) => {
+  return withTransaction(db.pool, async (tx) => {
     let first = true;
     // The transaction as the task sees it, with `between` run once its first query returned.
     const observed = new Proxy(tx, {
@@ -119,10 +89,10 @@ describe("references kept without foreign keys", () => {
   it("locks an event already stored while deliveries of it are stored again, until they commit", async () => {
     const [a, b] = [await endpoint(), await endpoint()];
     const stored = event();
-    await storeDelivery(pool, stored, a.id);
-    await withTransaction(pool, async (tx) => {
+    await storeDelivery(db.pool, stored, a.id);
+    await withTransaction(db.pool, async (tx) => {
       await storeDelivery(tx, stored, b.id);
-      const free = await pool.query("SELECT id FROM webhook_events WHERE id = $1 FOR UPDATE SKIP LOCKED", [
+      const free = await db.pool.query("SELECT id FROM webhook_events WHERE id = $1 FOR UPDATE SKIP LOCKED", [
         stored.event.id,
       ]);
       expect(free.rowCount).toBe(0);
@@ -135,7 +105,7 @@ describe("references kept without foreign keys", () => {
     // A delivery of it committed after retention's first look and before its delete (written
     // directly: the consumer's own insert would wait on retention's lock instead).
     const referring = async () => {
-      await pool.query(
+      await db.pool.query(
         `INSERT INTO webhook_deliveries (id, environment_id, endpoint_id, event_id, event_type, next_attempt_at)
          VALUES ($1, $2, $3, $4, $5, now())`,
         [newId(), ENVIRONMENT, target.id, kept.event.id, kept.event.type],
@@ -150,26 +120,17 @@ describe("references kept without foreign keys", () => {
 
   it("writes no attempt for a delivery that is no longer there", async () => {
     const target = await endpoint();
-    const missing: ClaimedDelivery = {
-      id: newId(),
-      endpoint_id: target.id,
-      event_id: newId(),
-      attempt_count: 0,
-      series_start: 0,
-      next_attempt_at: new Date(),
-      claim_token: newId(),
-      url: target.url,
-      secret: target.secret,
-      previous_secret: null,
-      endpoint_stopped: false,
-      endpoint_deleted: false,
-      endpoint_failing: false,
-      body: "{}",
-      trace_context: null,
-    };
-    await writeSuccesses(pool, [{ delivery: missing, status: 204, attemptedAt: new Date(), durationMs: 3 }]);
-    await recordAttempt(pool, missing, { ok: false, status: 500, error: "HTTP 500", durationMs: 3 }, [100]);
-    const attempts = await pool.query("SELECT 1 FROM webhook_delivery_attempts WHERE delivery_id = $1", [
+    const missing = firstAttempt(target, { eventId: newId(), body: "{}", token: newId() });
+    await writeSuccesses(db.pool, [
+      { delivery: missing, status: 204, attemptedAt: new Date(), durationMs: 3 },
+    ]);
+    await recordAttempt(
+      db.pool,
+      missing,
+      { ok: false, status: 500, error: "HTTP 500", durationMs: 3 },
+      [100],
+    );
+    const attempts = await db.pool.query("SELECT 1 FROM webhook_delivery_attempts WHERE delivery_id = $1", [
       missing.id,
     ]);
     expect(attempts.rowCount).toBe(0);
