@@ -32,12 +32,6 @@ export async function recordAttempt(
     }
     // The endpoint first: every transaction that touches both locks the endpoint before deliveries.
     const streak = await trackStreak(tx, delivery.endpoint_id, result.ok, now);
-    await insertAttempt(tx, delivery.id, {
-      attemptedAt: new Date(now.getTime() - result.durationMs),
-      status: result.status ?? null,
-      error: result.ok ? null : result.error,
-      durationMs: result.durationMs,
-    });
     let outcome = decideOutcome({
       result,
       attemptsInSeries: delivery.attempt_count + 1 - delivery.series_start,
@@ -47,7 +41,17 @@ export async function recordAttempt(
     if (outcome.kind === "retry" && streak.disabled)
       outcome = { kind: "dead_letter", reason: ENDPOINT_DISABLED };
     const owned = await settle(tx, delivery, outcome, result.ok ? null : result.error, result.status ?? null);
-    if (!owned) await countAttempt(tx, delivery.id);
+    // The delivery's row is updated (and so locked) before its attempt is written: no foreign key
+    // keeps an attempt's delivery, and this way retention can neither delete it under the attempt
+    // nor leave an attempt of a delivery it deleted.
+    if (owned || (await countAttempt(tx, delivery.id))) {
+      await insertAttempt(tx, delivery.id, {
+        attemptedAt: new Date(now.getTime() - result.durationMs),
+        status: result.status ?? null,
+        error: result.ok ? null : result.error,
+        durationMs: result.durationMs,
+      });
+    }
     if (outcome.kind === "gone") await disableEndpoint(tx, delivery.endpoint_id, "gone");
     else if (!result.ok && !streak.disabled && shouldAutoDisable(streak.failingSince, now)) {
       await disableEndpoint(tx, delivery.endpoint_id, "failing");

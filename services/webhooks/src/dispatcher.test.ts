@@ -1,35 +1,26 @@
-import { createLogger, createPool, type EventEnvelope, newId, type Pool, withTransaction } from "@evalp/kit";
-import { createTestDatabase, type TestDatabase } from "@evalp/testing";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { createLogger, type EventEnvelope, newId, withTransaction } from "@evalp/kit";
+import { describe, expect, it, vi } from "vitest";
+import {
+  TEST_ENVIRONMENT as ENVIRONMENT,
+  firstAttempt,
+  testSealer as sealer,
+  storeTestEndpoint,
+  useTestDatabase,
+} from "./database.test-support.js";
 import { deadLetterWaiting, insertEventDeliveries } from "./db/deliveries.js";
 import type { ClaimedDelivery } from "./db/delivery-attempts.js";
-import { insertEndpoint, markDeleted } from "./db/endpoints.js";
+import { markDeleted } from "./db/endpoints.js";
 import type { Sender, SendInput } from "./deliver.js";
 import { disableEndpoint } from "./disable.js";
 import { createDispatcher, type Dispatcher } from "./dispatcher.js";
 import { eventBody } from "./event-body.js";
-import { createSecretSealer, type SecretEnvelope } from "./sealed-secrets.js";
 import { generateSecret } from "./secrets.js";
-import { migrations } from "./server.js";
 
 // The dispatcher's memory path against a real `webhook_deliveries`: deliveries stored leased to
 // it and handed over, as the events consumer does, with a sender that only records.
-const ENVIRONMENT = "01936f6e-7a2b-7c3d-8e4f-5a6b7c8d9e0f";
 const TIMEOUT_MS = 1_000;
 const logger = createLogger("test", "silent");
-const sealer = createSecretSealer({ WEBHOOK_SECRETS_KEYS: `test:${"k".repeat(40)}` });
-
-let database: TestDatabase;
-let pool: Pool;
-
-beforeAll(async () => {
-  database = await createTestDatabase([migrations]);
-  pool = createPool({ databaseUrl: database.url, schema: migrations.schema, max: 4 });
-});
-afterAll(async () => {
-  await pool?.end();
-  await database?.drop();
-});
+const db = useTestDatabase();
 
 /**
  * A sender whose attempts all succeed after `delayMs`, in the order they were made, with when
@@ -54,7 +45,7 @@ function recordingSender(delayMs = 5): Sender & { sent: SendInput[]; startedAt: 
 /** A started dispatcher: its rounds claim from the table beside what it is handed. */
 function dispatcherWith(sender: Sender, bounds: { concurrency: number; perEndpoint: number }): Dispatcher {
   const dispatcher = createDispatcher({
-    pool,
+    pool: db.pool,
     logger,
     sealer,
     sender,
@@ -74,17 +65,7 @@ async function storeLeased(
 ): Promise<ClaimedDelivery[]> {
   const targets = [];
   for (let i = 0; i < endpoints; i++) {
-    const id = newId();
-    const sealed = sealer.seal(id, generateSecret());
-    const row = await insertEndpoint(pool, {
-      id,
-      environmentId: ENVIRONMENT,
-      url: `https://receiver.example/${i}`,
-      eventTypes: ["*"],
-      secret: sealed,
-      enabled: true,
-    });
-    targets.push({ ...row, secret: `${sealed.kid}:${sealed.sealed}` as SecretEnvelope });
+    targets.push(await storeTestEndpoint(db.pool, `https://receiver.example/${i}`));
   }
   const events: Array<{ event: EventEnvelope; body: string }> = [];
   const handed: ClaimedDelivery[] = [];
@@ -99,27 +80,11 @@ async function storeLeased(
     const body = eventBody(event);
     events.push({ event, body });
     for (const target of targets) {
-      handed.push({
-        id: newId(),
-        endpoint_id: target.id,
-        event_id: event.id,
-        attempt_count: 0,
-        series_start: 0,
-        next_attempt_at: new Date(),
-        claim_token: lease.token,
-        url: target.url,
-        secret: target.secret,
-        previous_secret: null,
-        endpoint_stopped: false,
-        endpoint_deleted: false,
-        endpoint_failing: false,
-        body,
-        trace_context: null,
-      });
+      handed.push(firstAttempt(target, { eventId: event.id, body, token: lease.token }));
     }
   }
   const stored = await insertEventDeliveries(
-    pool,
+    db.pool,
     events,
     handed.map((d) => ({
       id: d.id,
@@ -137,7 +102,7 @@ async function storeLeased(
 }
 
 async function statuses(ids: string[]) {
-  const found = await pool.query<{
+  const found = await db.pool.query<{
     id: string;
     status: string;
     attempt_count: number;
@@ -182,7 +147,7 @@ describe("createDispatcher, deliveries handed over in memory", { timeout: 20_000
     const handed = await storeLeased(1, 4, lease);
     const [taken] = handed;
     // Another worker's claim after this worker's lease ran out.
-    await pool.query("UPDATE webhook_deliveries SET claim_token = $2 WHERE id = $1", [taken?.id, newId()]);
+    await db.pool.query("UPDATE webhook_deliveries SET claim_token = $2 WHERE id = $1", [taken?.id, newId()]);
     // Handed over as if stored long ago: what is left of the lease is shorter than an attempt's.
     dispatcher.take(handed, performance.now() - lease.ms);
     await vi.waitFor(() => expect(sender.sent).toHaveLength(3), { timeout: 10_000, interval: 20 });
@@ -243,7 +208,7 @@ describe("createDispatcher, deliveries handed over in memory", { timeout: 20_000
   it("sends nothing more to an endpoint disabled while its deliveries wait, once the bound has passed", async () => {
     await stoppedWhileQueued(
       (endpointId) =>
-        withTransaction(pool, (tx) => disableEndpoint(tx, endpointId, "requested")).then(() => {}),
+        withTransaction(db.pool, (tx) => disableEndpoint(tx, endpointId, "requested")).then(() => {}),
       "endpoint disabled",
     );
   });
@@ -251,7 +216,7 @@ describe("createDispatcher, deliveries handed over in memory", { timeout: 20_000
   it("sends nothing more to an endpoint deleted while its deliveries wait, once the bound has passed", async () => {
     await stoppedWhileQueued(
       (endpointId) =>
-        withTransaction(pool, async (tx) => {
+        withTransaction(db.pool, async (tx) => {
           await markDeleted(tx, endpointId);
           await deadLetterWaiting(tx, endpointId, "endpoint deleted");
         }),
@@ -268,7 +233,7 @@ describe("createDispatcher, deliveries handed over in memory", { timeout: 20_000
     const endpointId = handed[0]?.endpoint_id as string;
     const sealed = sealer.seal(endpointId, secret);
     // A PATCH of its url and a rotation of its secret after the deliveries were stored.
-    await pool.query(
+    await db.pool.query(
       "UPDATE webhook_endpoints SET url = $2, secret_sealed = $3, secret_key_id = $4 WHERE id = $1",
       [endpointId, moved, sealed.sealed, sealed.kid],
     );
@@ -287,7 +252,7 @@ describe("createDispatcher, deliveries handed over in memory", { timeout: 20_000
     const dispatcher = dispatcherWith(sender, { concurrency: 2, perEndpoint: 2 });
     const handed = await storeLeased(1, 3, dispatcher.storedLease());
     // Disabled by a transaction that could not see these deliveries yet: they are still pending.
-    await pool.query("UPDATE webhook_endpoints SET disabled_at = now() WHERE id = $1", [
+    await db.pool.query("UPDATE webhook_endpoints SET disabled_at = now() WHERE id = $1", [
       handed[0]?.endpoint_id,
     ]);
     // Seen held longer ago than the bound: read again before they are launched.

@@ -167,10 +167,20 @@ export type StoredDeliveries = {
 };
 
 /**
+ * The conflict clause of every insert of events: an event already stored (a redelivered message)
+ * is kept as it was, but locked (an update whose condition is false still locks the row it found),
+ * so that retention, which deletes an event only once it holds its lock, cannot delete it while
+ * the statement stores deliveries that refer to it (no foreign key guards them). Events are
+ * inserted in id order, so two replicas storing the same redelivered events lock them in one order.
+ */
+export const KEEP_STORED_EVENT = "ON CONFLICT (id) DO UPDATE SET body = webhook_events.body WHERE false";
+
+/**
  * Stores events (with the body receivers get) and their deliveries, due now, in one statement, so
  * a batch costs the consumer one round trip and one commit. An event or delivery that exists
- * already (a redelivered message) is left as it is. The deliveries marked `leased` are stored
- * under `lease` (its token, for `ms` from now), so that no claim is needed to attempt them.
+ * already (a redelivered message) is left as it is (the event locked: `KEEP_STORED_EVENT`). The
+ * deliveries marked `leased` are stored under `lease` (its token, for `ms` from now), so that no
+ * claim is needed to attempt them.
  */
 export async function insertEventDeliveries(
   db: Queryable,
@@ -182,7 +192,8 @@ export async function insertEventDeliveries(
     `WITH stored_events AS (
        INSERT INTO webhook_events (id, environment_id, event_type, body, created_at, subject_id)
        SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::timestamptz[], $15::uuid[])
-       ON CONFLICT (id) DO NOTHING
+       ORDER BY 1
+       ${KEEP_STORED_EVENT}
      )
      INSERT INTO webhook_deliveries (id, environment_id, endpoint_id, event_id, event_type, trace_context,
        next_attempt_at, leased_until, claim_token)

@@ -194,8 +194,10 @@ export type Success = {
 };
 
 /**
- * Records a group of plain successes in one statement: each attempt row, and each delivery
- * `succeeded` where its lease still holds (counted only, where a replay or disabling took it).
+ * Records a group of plain successes in one statement: each delivery `succeeded` where its lease
+ * still holds (counted only, where a replay or disabling took it), and the attempt row of each
+ * delivery so updated. No foreign key keeps an attempt's delivery: the update locks the row, so
+ * retention cannot delete it under the attempt, and one retention deleted already gets none.
  */
 export async function writeSuccesses(db: Queryable, group: Success[]): Promise<void> {
   await db.query(
@@ -216,7 +218,8 @@ export async function writeSuccesses(db: Queryable, group: Success[]): Promise<v
        RETURNING d.id
      )
      INSERT INTO webhook_delivery_attempts (id, delivery_id, attempted_at, response_status, error, duration_ms)
-     SELECT attempt_id, delivery_id, attempted_at, response_status, NULL, duration_ms FROM input`,
+     SELECT attempt_id, delivery_id, attempted_at, response_status, NULL, duration_ms FROM input
+     WHERE delivery_id IN (SELECT id FROM settled UNION ALL SELECT id FROM counted)`,
     [
       group.map((entry) => entry.delivery.id),
       group.map((entry) => entry.delivery.claim_token),
@@ -241,12 +244,16 @@ export async function insertAttempt(
   );
 }
 
-/** Counts an attempt whose outcome no longer sets the status (its lease was taken away). */
-export async function countAttempt(db: Queryable, deliveryId: string): Promise<void> {
-  await db.query(
+/**
+ * Counts an attempt whose outcome no longer sets the status (its lease was taken away); whether
+ * the delivery is still there (retention may have deleted it, final for days).
+ */
+export async function countAttempt(db: Queryable, deliveryId: string): Promise<boolean> {
+  const counted = await db.query(
     "UPDATE webhook_deliveries SET attempt_count = attempt_count + 1, updated_at = clock_timestamp() WHERE id = $1",
     [deliveryId],
   );
+  return (counted.rowCount ?? 0) > 0;
 }
 
 /** A delivery's new status, set only while `delivery`'s lease holds; the row, or null when it no longer did. */

@@ -36,18 +36,29 @@ function finishedDeliveries(days: number): RetentionTask {
   };
 }
 
-/** Events received more than `days` ago that no delivery refers to any more (or ever did). */
+/**
+ * Events received more than `days` ago that no delivery refers to any more (or ever did). No
+ * foreign key keeps a delivery's event, so the events are locked first and only then checked, in
+ * a second statement whose snapshot is taken under those locks: a consumer storing a delivery of
+ * one of them either committed before (its delivery is seen and the event kept) or waits on the
+ * lock (`KEEP_STORED_EVENT`) and stores the event again once it is deleted.
+ */
 function orphanEvents(days: number): RetentionTask {
   return {
     table: "webhook_events",
     async deleteBatch(db, limit) {
-      const deleted = await db.query(
-        `DELETE FROM webhook_events WHERE id IN (
-           SELECT e.id FROM webhook_events e
-           WHERE e.created_at < ${olderThanDays(1)}
-             AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)
-           ORDER BY e.created_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+      const locked = await db.query<{ id: string }>(
+        `SELECT e.id FROM webhook_events e
+         WHERE e.created_at < ${olderThanDays(1)}
+           AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)
+         ORDER BY e.created_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
         [days, limit],
+      );
+      if (locked.rows.length === 0) return { webhook_events: 0 };
+      const deleted = await db.query(
+        `DELETE FROM webhook_events e WHERE e.id = ANY($1::uuid[])
+           AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)`,
+        [locked.rows.map((row) => row.id)],
       );
       return { webhook_events: deleted.rowCount ?? 0 };
     },

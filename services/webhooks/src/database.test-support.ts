@@ -1,0 +1,77 @@
+import { createPool, newId, type Pool } from "@evalp/kit";
+import { createTestDatabase, type TestDatabase } from "@evalp/testing";
+import { afterAll, beforeAll } from "vitest";
+import type { ClaimedDelivery } from "./db/delivery-attempts.js";
+import { insertEndpoint } from "./db/endpoints.js";
+import { createSecretSealer, type SecretEnvelope } from "./sealed-secrets.js";
+import { generateSecret } from "./secrets.js";
+import { migrations } from "./server.js";
+
+/** The environment the plane's database tests write in, and the key their endpoints' secrets are sealed with. */
+export const TEST_ENVIRONMENT = "01936f6e-7a2b-7c3d-8e4f-5a6b7c8d9e0f";
+export const testSealer = createSecretSealer({ WEBHOOK_SECRETS_KEYS: `test:${"k".repeat(40)}` });
+
+/**
+ * A database of this plane's migrations for the calling test file, made before its tests and
+ * dropped after them, with a pool of `max` connections on it (read `pool` inside the tests).
+ */
+export function useTestDatabase(max = 4): { readonly pool: Pool } {
+  let database: TestDatabase | undefined;
+  let pool: Pool | undefined;
+  beforeAll(async () => {
+    database = await createTestDatabase([migrations]);
+    pool = createPool({ databaseUrl: database.url, schema: migrations.schema, max });
+  });
+  afterAll(async () => {
+    await pool?.end();
+    await database?.drop();
+  });
+  return {
+    get pool(): Pool {
+      if (!pool) throw new Error("the test database is made before the tests, not while the file loads");
+      return pool;
+    },
+  };
+}
+
+/** An enabled endpoint of the test environment taking every event type, with its secret as a claim reads it. */
+export async function storeTestEndpoint(
+  pool: Pool,
+  url: string,
+): Promise<{ id: string; url: string; secret: SecretEnvelope }> {
+  const id = newId();
+  const sealed = testSealer.seal(id, generateSecret());
+  const row = await insertEndpoint(pool, {
+    id,
+    environmentId: TEST_ENVIRONMENT,
+    url,
+    eventTypes: ["*"],
+    secret: sealed,
+    enabled: true,
+  });
+  return { id: row.id, url: row.url, secret: `${sealed.kid}:${sealed.sealed}` as SecretEnvelope };
+}
+
+/** A first attempt's delivery of `eventId` to `target` as the dispatcher is handed it, leased under `token`. */
+export function firstAttempt(
+  target: { id: string; url: string; secret: SecretEnvelope },
+  delivery: { eventId: string; body: string; token: string },
+): ClaimedDelivery {
+  return {
+    id: newId(),
+    endpoint_id: target.id,
+    event_id: delivery.eventId,
+    attempt_count: 0,
+    series_start: 0,
+    next_attempt_at: new Date(),
+    claim_token: delivery.token,
+    url: target.url,
+    secret: target.secret,
+    previous_secret: null,
+    endpoint_stopped: false,
+    endpoint_deleted: false,
+    endpoint_failing: false,
+    body: delivery.body,
+    trace_context: null,
+  };
+}
