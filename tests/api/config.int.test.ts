@@ -3,7 +3,7 @@ import { idempotencyId, operatorScope, redisKeys } from "@evalp/gateway";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiClient, apiClient } from "./support/client.js";
 import { createKey, createTenant, expectError, ik, type Tenant } from "./support/fixtures.js";
-import { type Stack, startStack } from "./support/stack.js";
+import { type Stack, startStack, useStack } from "./support/stack.js";
 
 const LEGACY_KEY = `legacy-${randomUUID()}`;
 const LEGACY_ENVIRONMENT = randomUUID();
@@ -150,19 +150,17 @@ describe("rate limit (RATE_LIMIT_PER_MINUTE)", () => {
 });
 
 describe("SIGNUP_ENABLED=false", () => {
+  // A stack of its own, started before the test (under the hook's timeout, as every stack is).
+  const closed = useStack({ SIGNUP_ENABLED: "false" });
+
   it("turns sign-up off with 404", async () => {
-    const closed = await startStack({ SIGNUP_ENABLED: "false" });
-    try {
-      const response = await apiClient(closed.url).post("/auth/signup", {
-        email: "late@example.com",
-        password: "password123",
-        organization_name: "Late",
-      });
-      expectError(response, 404, "not_found");
-      const users = await closed.db.query("SELECT count(*)::int AS n FROM users");
-      expect(users.rows[0].n).toBe(0);
-    } finally {
-      await closed.close();
-    }
+    const response = await closed.api.post("/auth/signup", {
+      email: "late@example.com",
+      password: "password123",
+      organization_name: "Late",
+    });
+    expectError(response, 404, "not_found");
+    const users = await closed.stack.db.query("SELECT count(*)::int AS n FROM users");
+    expect(users.rows[0].n).toBe(0);
   });
 });

@@ -21,6 +21,7 @@ import {
   interviewSetup,
   openSocket,
 } from "./support/interview.js";
+import { deleteKeys } from "./support/redis.js";
 import { type Stack, useStack } from "./support/stack.js";
 import { waitForDelivery } from "./support/webhooks.js";
 
@@ -48,8 +49,7 @@ afterAll(async () => {
 
 // Every test comes from 127.0.0.1: the per-address attempt counters start empty for each.
 beforeEach(async () => {
-  const keys = await stack.redis.keys(`${stack.config.REDIS_KEY_PREFIX}attempts:*`);
-  if (keys.length > 0) await stack.redis.del(...keys);
+  await deleteKeys(stack.redis, `${stack.config.REDIS_KEY_PREFIX}attempts:*`);
 });
 
 async function consoleOf(tenant: Tenant, viewport?: { width: number; height: number }) {

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { type ApiClient, apiClient } from "./support/client.js";
 import { createTenant, expectError, ik, type Tenant } from "./support/fixtures.js";
-import { type Stack, startStack, useStack } from "./support/stack.js";
+import { type Stack, useStack } from "./support/stack.js";
 
 const context = useStack();
 let stack: Stack;
@@ -158,26 +158,25 @@ describe("operations", () => {
 });
 
 describe("a backend that is down", () => {
+  // A stack of its own, whose control the test stops; started before the test (under the hook's
+  // timeout, as every stack is).
+  const separate = useStack();
+
   it("answers 503 unavailable with Retry-After, and /readyz says degraded", async () => {
-    const separate = await startStack();
-    try {
-      const client = apiClient(separate.url);
-      const user = await client.post("/auth/signup", {
-        email: "down@example.com",
-        password: "password123",
-        organization_name: "Down",
-      });
-      await separate.stop("control");
-      const response = await client.get("/v1/auth/principal", { token: user.body.access_token });
-      const detail = expectError(response, 503, "unavailable");
-      expect(detail.message).not.toMatch(/ECONNREFUSED|127\.0\.0\.1|stack/i);
-      expect(response.headers.get("retry-after")).toBe("1");
-      // The gateway still serves what needs no control: it stays ready, and says what it misses.
-      const ready = await apiClient(separate.opsUrl).get("/readyz");
-      expect(ready.status).toBe(200);
-      expect(ready.body).toEqual({ status: "degraded", failing: ["control"] });
-    } finally {
-      await separate.close();
-    }
+    const client = apiClient(separate.stack.url);
+    const user = await client.post("/auth/signup", {
+      email: "down@example.com",
+      password: "password123",
+      organization_name: "Down",
+    });
+    await separate.stack.stop("control");
+    const response = await client.get("/v1/auth/principal", { token: user.body.access_token });
+    const detail = expectError(response, 503, "unavailable");
+    expect(detail.message).not.toMatch(/ECONNREFUSED|127\.0\.0\.1|stack/i);
+    expect(response.headers.get("retry-after")).toBe("1");
+    // The gateway still serves what needs no control: it stays ready, and says what it misses.
+    const ready = await apiClient(separate.stack.opsUrl).get("/readyz");
+    expect(ready.status).toBe(200);
+    expect(ready.body).toEqual({ status: "degraded", failing: ["control"] });
   });
 });

@@ -379,10 +379,15 @@ describe("delivery (docs/webhooks.md)", () => {
       event_types: ["subject.imported"],
     });
     for (let i = 0; i < 48; i++) await importSubjects(api, own, [`backlog-${i}`]);
-    await vi.waitFor(() => expect(receiver.at("/backlog").length).toBeGreaterThanOrEqual(16), {
-      timeout: 10_000,
-      interval: 20,
-    });
+    // The whole backlog is there before the endpoint is disabled: an event that reaches the
+    // fan-out afterwards gets no delivery at all (a loaded machine's relay can lag the imports).
+    await vi.waitFor(
+      async () => {
+        expect(receiver.at("/backlog").length).toBeGreaterThanOrEqual(16);
+        expect(await deliveriesOf(api, own, endpoint.id)).toHaveLength(48);
+      },
+      { timeout: 10_000, interval: 50 },
+    );
     const disabled = await api.patch(
       `${own.env}/webhooks/${endpoint.id}`,
       { enabled: false },
@@ -396,8 +401,16 @@ describe("delivery (docs/webhooks.md)", () => {
     expect(late).toEqual([]);
     const sent = receiver.at("/backlog").length;
     expect(sent).toBeLessThan(48);
-    const dead = await deliveriesOf(api, own, endpoint.id, "dead_letter");
-    expect(dead).toHaveLength(48);
+    // Those in flight turn dead_letter once their attempt is recorded, after the receiver answers.
+    const dead = await vi.waitFor(
+      async () => {
+        const found = await deliveriesOf(api, own, endpoint.id, "dead_letter");
+        expect(found).toHaveLength(48);
+        return found;
+      },
+      { timeout: 10_000, interval: 100 },
+    );
+    expect(receiver.at("/backlog")).toHaveLength(sent);
     // Those never sent were never attempted; those sent were in flight when it was disabled.
     expect(dead.filter((d) => d.attempt_count === 0)).toHaveLength(48 - sent);
     expect(dead.every((d) => d.last_error === "endpoint disabled")).toBe(true);

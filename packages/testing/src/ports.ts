@@ -1,4 +1,3 @@
-import { once } from "node:events";
 import { createServer } from "node:net";
 import { answers as answersAt } from "@evalp/local-servers";
 
@@ -15,18 +14,17 @@ const BLOCKS = 12;
 const block = FIRST_PORT + (Number(process.env.VITEST_POOL_ID ?? 0) % BLOCKS) * BLOCK;
 let next = Math.floor(Math.random() * BLOCK);
 
-async function bindable(port: number): Promise<boolean> {
-  const server = createServer();
-  server.listen(port, "127.0.0.1");
-  const [result] = await Promise.race([
-    once(server, "listening").then(() => [true] as const),
-    once(server, "error").then(() => [false] as const),
-  ]);
-  if (result) {
-    server.close();
-    await once(server, "close");
-  }
-  return result;
+/**
+ * Whether a server could listen on `port` now. The error listener is on the server before it
+ * listens: racing `once(server, "listening")` with `once(server, "error")` left the EADDRINUSE of
+ * a taken port unhandled, which ended the process instead of moving on to the next port.
+ */
+function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
+  });
 }
 
 /** A port that is free on 127.0.0.1 and handed to no one else in this run, for a process that must be told its port. */

@@ -65,6 +65,25 @@ async function ask<T>(port: number, question: (redis: Redis) => Promise<T>): Pro
   }
 }
 
+/** Kills every process of a topology (one never started or already gone is skipped) and removes its folder. */
+async function tearDown(processes: RedisNodeProcess[], dir: string): Promise<void> {
+  for (const started of processes) await started.server.stop("SIGKILL");
+  rmSync(dir, { recursive: true, force: true });
+}
+
+/**
+ * Runs a topology's start-up; when it fails (a node that does not start, a sync that times out),
+ * what it started is stopped before the error goes on: nobody else holds the processes to stop.
+ */
+async function orTearDown(processes: RedisNodeProcess[], dir: string, startUp: () => Promise<void>) {
+  try {
+    await startUp();
+  } catch (error) {
+    await tearDown(processes, dir);
+    throw error;
+  }
+}
+
 async function until(what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -99,7 +118,6 @@ export async function startRedisSentinelSet(name = "mymaster"): Promise<TestRedi
   const nodes = ports.map((port, i) =>
     node(port, dir, [...dataArgs(port, dir), ...(i === 0 ? [] : ["--replicaof", HOST, String(primaryPort)])]),
   );
-  for (const started of nodes) await started.server.start();
   const sentinelPorts = [await freePort(), await freePort(), await freePort()];
   const sentinels = sentinelPorts.map((port) => {
     const conf = join(dir, `sentinel-${port}.conf`);
@@ -118,7 +136,6 @@ export async function startRedisSentinelSet(name = "mymaster"): Promise<TestRedi
     );
     return node(port, dir, [conf, "--sentinel"]);
   });
-  for (const sentinel of sentinels) await sentinel.server.start();
 
   const primaryPortNow = async (): Promise<number> => {
     for (const sentinel of sentinels) {
@@ -135,19 +152,22 @@ export async function startRedisSentinelSet(name = "mymaster"): Promise<TestRedi
     if (!found) throw new Error(`no node on ${port}`);
     return found;
   };
-  // Every replica in sync and every sentinel aware of the others and of both replicas.
-  await until("the replicas to sync", async () => {
-    const info = await ask(primaryPort, (redis) => redis.info("replication"));
-    return (info.match(/state=online/g) ?? []).length === 2;
-  });
-  await until("the sentinels to know each other", async () => {
-    for (const sentinel of sentinels) {
-      const known = await ask(sentinel.port, (redis) => redis.call("SENTINEL", "MASTER", name));
-      const fields = Array.isArray(known) ? known.map(String) : [];
-      const field = (key: string) => Number(fields[fields.indexOf(key) + 1]);
-      if (field("num-other-sentinels") !== 2 || field("num-slaves") !== 2) return false;
-    }
-    return true;
+  await orTearDown([...sentinels, ...nodes], dir, async () => {
+    for (const started of [...nodes, ...sentinels]) await started.server.start();
+    // Every replica in sync and every sentinel aware of the others and of both replicas.
+    await until("the replicas to sync", async () => {
+      const info = await ask(primaryPort, (redis) => redis.info("replication"));
+      return (info.match(/state=online/g) ?? []).length === 2;
+    });
+    await until("the sentinels to know each other", async () => {
+      for (const sentinel of sentinels) {
+        const known = await ask(sentinel.port, (redis) => redis.call("SENTINEL", "MASTER", name));
+        const fields = Array.isArray(known) ? known.map(String) : [];
+        const field = (key: string) => Number(fields[fields.indexOf(key) + 1]);
+        if (field("num-other-sentinels") !== 2 || field("num-slaves") !== 2) return false;
+      }
+      return true;
+    });
   });
 
   return {
@@ -170,10 +190,7 @@ export async function startRedisSentinelSet(name = "mymaster"): Promise<TestRedi
       );
       return byPort(found);
     },
-    async close() {
-      for (const started of [...sentinels, ...nodes]) await started.server.stop("SIGKILL");
-      rmSync(dir, { recursive: true, force: true });
-    },
+    close: () => tearDown([...sentinels, ...nodes], dir),
   };
 }
 
@@ -216,15 +233,17 @@ export async function startRedisCluster(): Promise<TestRedisCluster> {
       ]),
     );
   }
-  for (const started of nodes) await started.server.start();
-  await run("redis-cli", [
-    "--cluster",
-    "create",
-    ...nodes.map((started) => `${HOST}:${started.port}`),
-    "--cluster-replicas",
-    "1",
-    "--cluster-yes",
-  ]);
+  await orTearDown(nodes, dir, async () => {
+    for (const started of nodes) await started.server.start();
+    await run("redis-cli", [
+      "--cluster",
+      "create",
+      ...nodes.map((started) => `${HOST}:${started.port}`),
+      "--cluster-replicas",
+      "1",
+      "--cluster-yes",
+    ]);
+  });
 
   const view = async (): Promise<string> => {
     for (const started of nodes) {
@@ -258,7 +277,7 @@ export async function startRedisCluster(): Promise<TestRedisCluster> {
       },
       timeoutMs,
     );
-  await healthy();
+  await orTearDown(nodes, dir, () => healthy());
 
   return {
     url: `redis+cluster://${nodes.map((started) => `${HOST}:${started.port}`).join(",")}`,
@@ -282,9 +301,6 @@ export async function startRedisCluster(): Promise<TestRedisCluster> {
     },
     healthy: (count, timeoutMs) => healthy(count, timeoutMs),
     failedOver: (port, timeoutMs) => healthy(3, timeoutMs, port),
-    async close() {
-      for (const started of nodes) await started.server.stop("SIGKILL");
-      rmSync(dir, { recursive: true, force: true });
-    },
+    close: () => tearDown(nodes, dir),
   };
 }
