@@ -98,18 +98,94 @@ export function createRedis(url: string): RedisClient {
 }
 
 /**
- * A second connection for subscribing (a subscribed connection takes no other command), with the
- * settings of `redis` but no command timeout: a SUBSCRIBE answered late must still take effect.
- * On a Cluster, messages published on any node reach a subscriber of any node.
+ * A channel every gateway hears, on a connection of its own (a subscribed connection takes no
+ * other command) with the settings of `redis` but no command timeout: a subscription answered late
+ * must still take effect. On a Cluster the channel is sharded (SSUBSCRIBE/SPUBLISH, Redis 7): it
+ * lives on its slot's node, where the publisher and every subscriber meet, so that a message has
+ * reached every subscriber when its publish answers, as on one server. A plain PUBLISH reaches
+ * another node's subscribers over the cluster bus, after it answered (tens of ms), which let a
+ * gateway serve a credential another gateway had already answered as revoked.
+ *
+ * `onLost` runs whenever the subscription may have missed a message (its connection ended, on a
+ * Cluster the connection of any node), `onListening` once it is in place again.
  */
-export function subscriberOf(redis: RedisClient): RedisClient {
+export type Broadcast = {
+  /** Subscribes now and again after every loss; `onMessage` gets the channel's messages. */
+  listen(handlers: { onMessage(text: string): void; onLost(): void; onListening(): void }): void;
+  publish(text: string): Promise<unknown>;
+  close(): void;
+};
+
+export function broadcastOf(
+  redis: RedisClient,
+  channel: string,
+  onFailure: (error: unknown) => void,
+): Broadcast {
   if (redis instanceof Cluster) {
-    return redis.duplicate(undefined, {
+    const subscriber = redis.duplicate(undefined, {
       lazyConnect: true,
+      shardedSubscribers: true,
       redisOptions: { ...redis.options.redisOptions, commandTimeout: undefined },
     });
+    let closed = false;
+    let retry: NodeJS.Timeout | undefined;
+    return {
+      listen(handlers) {
+        subscriber.on("error", () => {});
+        subscriber.on("smessage", (from: string, text: string) => {
+          if (from === channel) handlers.onMessage(text);
+        });
+        // Subscribing again is harmless where the subscription held; where its node's connection
+        // ended it fails until the group has replaced the subscriber (at its next look at the
+        // slots), and is tried again every second until it lands on the slot's node as it is now.
+        const subscribe = () => {
+          clearTimeout(retry);
+          if (closed) return;
+          subscriber.ssubscribe(channel).then(
+            () => handlers.onListening(),
+            (error: unknown) => {
+              onFailure(error);
+              if (!closed) retry = setTimeout(subscribe, 1_000);
+            },
+          );
+        };
+        // A node's connection ended (a sharded subscriber's among them): what it would have heard
+        // is lost.
+        const lost = () => {
+          handlers.onLost();
+          clearTimeout(retry);
+          if (!closed) retry = setTimeout(subscribe, 1_000);
+        };
+        subscriber.on("-node", lost);
+        subscriber.on("close", lost);
+        subscriber.on("subscribersReady", subscribe);
+        subscriber.on("ready", subscribe);
+        subscriber.connect().catch(() => {});
+      },
+      publish: (text) => redis.spublish(channel, text),
+      close: () => {
+        closed = true;
+        clearTimeout(retry);
+        subscriber.disconnect();
+      },
+    };
   }
-  return redis.duplicate({ lazyConnect: true, commandTimeout: undefined });
+  const subscriber = redis.duplicate({ lazyConnect: true, commandTimeout: undefined });
+  return {
+    listen(handlers) {
+      subscriber.on("error", () => {});
+      subscriber.on("message", (from: string, text: string) => {
+        if (from === channel) handlers.onMessage(text);
+      });
+      subscriber.on("close", () => handlers.onLost());
+      subscriber.on("ready", () => {
+        subscriber.subscribe(channel).then(() => handlers.onListening(), onFailure);
+      });
+      subscriber.connect().catch(() => {});
+    },
+    publish: (text) => redis.publish(channel, text),
+    close: () => subscriber.disconnect(),
+  };
 }
 
 /**

@@ -16,14 +16,18 @@ export async function deleteKeys(redis: RedisClient, pattern: string): Promise<v
 }
 
 /**
- * How many connections are subscribed to `channel`: on a Cluster, each node counts its own
- * subscribers (a message published on any node reaches all of them), so every node is asked.
+ * How many connections are subscribed to `channel`: on a Cluster the gateways' channels are
+ * sharded (SSUBSCRIBE, on the channel's slot's node), so every node is asked for its sharded
+ * subscribers.
  */
 export async function subscribers(redis: RedisClient, channel: string): Promise<number> {
   const nodes = redis instanceof Cluster ? redis.nodes("all") : [redis];
   let count = 0;
   for (const node of nodes) {
-    const [, subscribed] = await node.pubsub("NUMSUB", channel);
+    const [, subscribed] =
+      redis instanceof Cluster
+        ? await node.pubsub("SHARDNUMSUB", channel)
+        : await node.pubsub("NUMSUB", channel);
     count += Number(subscribed);
   }
   return count;

@@ -16,7 +16,7 @@ import type { FastifyRequest } from "fastify";
 import { LRUCache } from "lru-cache";
 import type { Logger } from "pino";
 import type { Access, ParticipantAccess, Principal, PrincipalKind, RouteAccess } from "../http/principal.js";
-import { type RedisClient, subscriberOf } from "../redis.js";
+import { broadcastOf, type RedisClient } from "../redis.js";
 import type { Upstreams } from "../upstream.js";
 import { callOptions } from "../upstream.js";
 
@@ -328,34 +328,26 @@ export function createPrincipalCache(options: {
   };
   const dropAll = () => drop({});
 
-  // No command timeout on the channel's connection: a SUBSCRIBE answered late (a busy Redis or
-  // gateway at start-up) must still turn the cache on, where a timed-out one left it off for good
-  // although Redis had subscribed. A connection that fails closes, and its next `ready` subscribes
-  // again.
-  const subscriber = ttlMs > 0 ? subscriberOf(redis) : null;
-  if (subscriber) {
-    subscriber.on("error", () => {});
-    subscriber.on("message", (from: string, text: string) => {
-      if (from === channel) drop(parseChange(text));
-    });
-    // Whatever was published while the channel was down is lost: forget everything on the way
-    // down and cache again only once subscribed anew.
-    subscriber.on("close", () => {
+  // Whatever was published while the channel was down is lost: forget everything on the way down
+  // and cache again only once subscribed anew (redis.ts's broadcastOf).
+  const broadcast =
+    ttlMs > 0
+      ? broadcastOf(redis, channel, (error) =>
+          logger.warn({ err: error }, "principal cache: subscribe failed"),
+        )
+      : null;
+  broadcast?.listen({
+    onMessage: (text) => drop(parseChange(text)),
+    onLost: () => {
       if (listening) logger.warn("principal cache off: invalidation channel lost");
       listening = false;
       dropAll();
-    });
-    subscriber.on("ready", () => {
-      subscriber.subscribe(channel).then(
-        () => {
-          dropAll();
-          listening = true;
-        },
-        (error: unknown) => logger.warn({ err: error }, "principal cache: subscribe failed"),
-      );
-    });
-    subscriber.connect().catch(() => {});
-  }
+    },
+    onListening: () => {
+      dropAll();
+      listening = true;
+    },
+  });
 
   return {
     peek(credential) {
@@ -392,16 +384,16 @@ export function createPrincipalCache(options: {
               ? { principal_id: change.principalId }
               : {};
       drop(message);
-      if (!subscriber) return;
+      if (!broadcast) return;
       // Redis down means every gateway's channel is down too, so none of them is caching.
-      await redis.publish(channel, JSON.stringify(message)).catch((error: unknown) => {
+      await broadcast.publish(JSON.stringify(message)).catch((error: unknown) => {
         logger.warn({ err: error }, "principal cache: could not publish a credential change");
       });
     },
     async close() {
       listening = false;
       dropAll();
-      subscriber?.disconnect();
+      broadcast?.close();
     },
   };
 }
