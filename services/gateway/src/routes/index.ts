@@ -274,7 +274,7 @@ export function route<
   const status = spec.status ?? 200;
   const { summary, description, responses } = plane.prose[operationId];
   if (!responses[status]) throw new Error(`${operationId}: its prose has no ${status} response`);
-  // Whether an Idempotency-Key is honoured (plugins/idempotency.ts: not declared is "none").
+  // Whether an Idempotency-Key is honoured (admission/checks.ts: not declared is "none").
   const idempotent =
     method !== "GET" && (spec.access.idempotency === "required" || spec.access.idempotency === "optional");
   type Params = PathParams<`${Prefix}${Path}`>;
