@@ -3,12 +3,17 @@ import { ConnectError } from "@connectrpc/connect";
 import { AppError, type Config, fromConnectError, type IdempotencyMetadata } from "@evalp/kit";
 import canonicalize from "canonicalize";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { RouteAccess } from "../http/principal.js";
 import type { Seal } from "../idempotency/records.js";
 import { idempotencyRecords } from "../idempotency/records.js";
 import type { GatewayMetrics, RateLimitName } from "../metrics.js";
 import type { RedisClient } from "../redis.js";
-import { type PrincipalCache, type PrincipalChange, pathParams, presentedCredential } from "./credentials.js";
+import {
+  type PrincipalCache,
+  type PrincipalChange,
+  pathParams,
+  presentedCredential,
+  type RouteAccess,
+} from "./credentials.js";
 import { fixedWindows } from "./round-trip.js";
 import { addressWindows, WINDOW_MS } from "./step.js";
 

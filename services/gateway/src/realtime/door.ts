@@ -1,7 +1,7 @@
 import { AppError } from "@evalp/kit";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { WebSocket } from "ws";
-import type { RouteAccess } from "../http/principal.js";
+import type { RouteAccess } from "../admission/credentials.js";
 
 /**
  * Declares a realtime door: a WebSocket at `url` (GET), for the credential `auth` names. `check`

@@ -15,9 +15,9 @@ import type {
   RawRequestDefaultExpression,
   RawServerDefault,
 } from "fastify";
+import type { RouteAccess } from "../admission/credentials.js";
 import type { CursorCodec } from "../http/cursor.js";
 import { pageOf, type UpstreamPage } from "../http/paging.js";
-import type { RouteAccess } from "../http/principal.js";
 import { callOptions } from "../upstream.js";
 import { registerControlRoutes } from "./control/index.js";
 import type { RouteDeps } from "./deps.js";

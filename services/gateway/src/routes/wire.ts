@@ -15,7 +15,7 @@ import {
   type TString,
   Type,
 } from "@sinclair/typebox";
-import type { RouteAccess } from "../http/principal.js";
+import type { RouteAccess } from "../admission/credentials.js";
 import { iso } from "../http/timestamps.js";
 
 // What every plane's wire module builds on: how a schema is declared (named, nullable, referred
