@@ -151,13 +151,15 @@ function leasedAdmission(
   leases: WindowLeases,
   limits: RateLimits,
 ) {
-  const refusalsOf = new Map<string, Window & { endsAt: number }>();
+  // An address's refusals as read with its window: their count, when their own window ends (what
+  // a 429 for them says to wait), and until when they are held (the address's lease).
+  const refusalsOf = new Map<string, { count: number; resetsAt: number; heldUntil: number }>();
   const counts = { address: leaseSize(limits.perAddress), credential: leaseSize(limits.perCredential) };
   const heldRefusals = (key: string): Window | undefined => {
     const held = refusalsOf.get(key);
     const at = Date.now();
-    if (!held || held.endsAt <= at) return undefined;
-    return { count: held.count, resetMs: held.endsAt - at };
+    if (!held || held.heldUntil <= at) return undefined;
+    return { count: held.count, resetMs: Math.max(0, held.resetsAt - at) };
   };
   const addressPasses = (counted: Admitted) =>
     counted.address !== undefined &&
@@ -188,8 +190,14 @@ function leasedAdmission(
     if (asked.address) leases.keep(address.window, asked.address, counts.address, limits.perAddress);
     // Bounded as the leases are: past it, the addresses' refusals are read again.
     if (refusalsOf.size >= 100_000) refusalsOf.clear();
-    if (asked.refusals && asked.address)
-      refusalsOf.set(address.refusals, { ...asked.refusals, endsAt: Date.now() + asked.address.resetMs });
+    if (asked.refusals && asked.address) {
+      const at = Date.now();
+      refusalsOf.set(address.refusals, {
+        count: asked.refusals.count,
+        resetsAt: at + asked.refusals.resetMs,
+        heldUntil: at + asked.address.resetMs,
+      });
+    }
     if (asked.credential && credential)
       leases.keep(credential, asked.credential, counts.credential, limits.perCredential);
     counted.address = asked.address;
