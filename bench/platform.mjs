@@ -106,9 +106,10 @@ async function measureTrees(natsPort) {
   const admin = new pg.Client({ connectionString: adminUrl.toString() });
   await admin.connect();
   const { rows } = await admin.query("SELECT pg_backend_pid() AS pid");
-  await admin.end();
-  // A cluster on another machine has no process here to read.
+  // Read while the backend lives: once the connection ends its /proc entry goes, and with it
+  // the way to its postmaster. A cluster on another machine has no process here to read.
   const postmaster = parentPid(rows[0].pid);
+  await admin.end();
   if (postmaster !== null && readComm(postmaster) === "postgres") trees.set("postgres", postmaster);
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry) || readComm(entry) !== "nats-server") continue;
