@@ -5,7 +5,7 @@ import {
   beginOutboxTransaction,
   commitOutboxTransaction,
 } from "../events/outbox/outbox-handoff.js";
-import { holdCommit, recordKeyInTransaction, settleHeldCommit } from "../idempotency/idempotency-keys.js";
+import { beginRecordingKey, holdCommit, settleHeldCommit } from "../idempotency/idempotency-keys.js";
 
 export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;
@@ -141,12 +141,12 @@ export function isConnectionFailure(error: unknown): boolean {
  */
 export async function withTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
-  let key: Awaited<ReturnType<typeof recordKeyInTransaction>>;
+  let key: Awaited<ReturnType<typeof beginRecordingKey>>;
   let held = false;
   try {
-    await client.query("BEGIN");
     beginOutboxTransaction(client);
-    key = await recordKeyInTransaction(client);
+    // BEGIN, with the RPC's key recorded in the same round trip when it has one to record.
+    key = await beginRecordingKey(client);
     const result = await work(client);
     // The transaction that recorded the key commits with the RPC's answer (idempotency-keys.ts).
     held = holdCommit(key, client, {

@@ -2,6 +2,8 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import { AppError } from "../core/errors.js";
 import type { PoolClient, Queryable } from "../db/db.js";
+import { lastResult } from "../db/multi-statement.js";
+import { preparedStatement } from "../db/prepared-statements.js";
 import { type RetentionTask, rowsOlderThan } from "../db/retention.js";
 
 /**
@@ -59,30 +61,38 @@ export class KeyAlreadyCommitted extends Error {
 }
 
 /**
- * Called by `withTransaction` right after BEGIN: when an RPC under a key runs its first
- * transaction, the key's row is inserted there, so that the row exists if and only if the write
+ * Opens `withTransaction`'s transaction (BEGIN) and, when an RPC under a key runs its first
+ * transaction, inserts the key's row there, so that the row exists if and only if the write
  * committed. A transaction advisory lock on the key, tried without waiting, tells a run still in
  * progress (its answer lost to a timeout, say) from none: 409 `idempotency_key_in_use` rather
  * than a second execution, or a wait as long as the first. A row already there (a run committed
  * between the interceptor's look-up and this) ends the transaction: the interceptor answers with
  * that run's outcome. Resolves with the key recorded, if any (it is `recorded` once committed).
+ * BEGIN and the record go as one multi-statement query, one round trip: such a query takes no
+ * parameters, so the key's values are written into it as literals.
  */
-export async function recordKeyInTransaction(client: PoolClient): Promise<KeyInFlight | undefined> {
+export async function beginRecordingKey(client: PoolClient): Promise<KeyInFlight | undefined> {
   const key = inFlight.getStore();
-  if (key?.state !== "open") return undefined;
+  if (key?.state !== "open") {
+    await client.query("BEGIN");
+    return undefined;
+  }
   // Taken before the first await: a transaction the RPC opens beside this one records nothing.
   key.state = "recording";
   try {
-    const { rows } = await client.query<{ locked: boolean; inserted: boolean }>(
-      `WITH try_lock AS (SELECT pg_try_advisory_xact_lock(hashtextextended('idempotency:' || $1, 0)) AS locked),
+    const rowId = client.escapeLiteral(key.rowId);
+    const answer = await client.query<{ locked: boolean; inserted: boolean }>(
+      `BEGIN;
+       WITH try_lock AS (SELECT pg_try_advisory_xact_lock(hashtextextended('idempotency:' || ${rowId}, 0)) AS locked),
             inserted_row AS (
-              INSERT INTO idempotency_keys (id, fingerprint) SELECT $1, $2 FROM try_lock WHERE locked
+              INSERT INTO idempotency_keys (id, fingerprint) SELECT ${rowId}, ${client.escapeLiteral(key.fingerprint)}
+              FROM try_lock WHERE locked
               ON CONFLICT (id) DO NOTHING RETURNING 1)
        SELECT (SELECT locked FROM try_lock) AS locked, EXISTS (SELECT 1 FROM inserted_row) AS inserted`,
-      [key.rowId, key.fingerprint],
     );
-    if (!rows[0]?.locked) throw keyInUse();
-    if (!rows[0].inserted) throw new KeyAlreadyCommitted();
+    const row = lastResult(answer).rows[0];
+    if (!row?.locked) throw keyInUse();
+    if (!row.inserted) throw new KeyAlreadyCommitted();
   } catch (error) {
     key.state = "open";
     throw error;
@@ -125,9 +135,18 @@ export async function commitHeld(key: KeyInFlight, outcome?: Buffer): Promise<bo
   let committed = false;
   held.settled = (async () => {
     try {
-      if (outcome) await storeKeyOutcome(held.client, key.rowId, outcome);
-      // A transaction a failed statement aborted answers COMMIT with ROLLBACK, and no error.
-      const ended = await held.client.query("COMMIT");
+      // The outcome and the COMMIT in one round trip (the lock the write took is held until it
+      // returns), the values written in as literals: the row's id escaped, the outcome in hex. A
+      // failed UPDATE skips the COMMIT and rejects; a transaction a failed statement aborted
+      // answers COMMIT with ROLLBACK, and no error.
+      const ended = lastResult(
+        await held.client.query(
+          outcome
+            ? `UPDATE idempotency_keys SET outcome = decode('${outcome.toString("hex")}', 'hex')
+               WHERE id = ${held.client.escapeLiteral(key.rowId)}; COMMIT`
+            : "COMMIT",
+        ),
+      );
       committed = ended.command === "COMMIT";
     } catch (error) {
       held.hooks.abandoned();
@@ -171,11 +190,15 @@ export function keyInUse(): AppError {
 /** A recorded key: the request it was recorded for and its sealed outcome (null until stored). */
 export type KeyRow = { fingerprint: string; outcome: Buffer | null };
 
+/** Prepared: every keyed call looks its key up before it runs (kit's preparedStatement). */
+const FIND_KEY = preparedStatement(
+  "kit.find_idempotency_key",
+  "SELECT fingerprint, outcome FROM idempotency_keys WHERE id = $1",
+);
+
 /** The row of a key, if its write committed. */
 export async function findKey(db: Queryable, rowId: string): Promise<KeyRow | undefined> {
-  const { rows } = await db.query<KeyRow>("SELECT fingerprint, outcome FROM idempotency_keys WHERE id = $1", [
-    rowId,
-  ]);
+  const { rows } = await db.query<KeyRow>(FIND_KEY([rowId]));
   return rows[0];
 }
 
