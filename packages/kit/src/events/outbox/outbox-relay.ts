@@ -1,9 +1,9 @@
 import { type JetStreamClient, jetstream } from "@nats-io/jetstream";
-import type pg from "pg";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import { isUuid } from "../../core/ids.js";
 import type { Pool } from "../../db/db.js";
+import { lastResult } from "../../db/multi-statement.js";
 import type { TraceCarrier } from "../../telemetry/trace-context.js";
 import { ensureStreams, type NatsConnection, routedSubject, type StreamRoute } from "../nats.js";
 import { createWakeLoop } from "../wake-loop.js";
@@ -43,6 +43,12 @@ export type OutboxRelayOptions = {
   sweepAfterMs?: number;
   /** How long a publish waits for JetStream's ack before the batch is tried again. */
   publishTimeoutMs?: number;
+  /**
+   * How long rows published right after their commit wait, acked, to be stamped together: one
+   * UPDATE (and commit) per window rather than per event-loop turn, which under steady writes
+   * holds a single row.
+   */
+  stampDelayMs?: number;
   /** Where the rows published are counted (`evalp_outbox_published_total`). */
   metrics?: Registry;
   /** Told the subjects of the rows of each batch once it is published and committed. */
@@ -71,6 +77,7 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const intervalMs = options.intervalMs ?? 1_000;
   const sweepAfterMs = Math.trunc(options.sweepAfterMs ?? 5_000);
   const publishTimeoutMs = options.publishTimeoutMs ?? 5_000;
+  const stampDelayMs = options.stampDelayMs ?? 50;
   const roots = options.routes.map((route) => route.root);
   const routeOf = new Map(options.routes.map((route) => [route.root, route]));
   const log = options.logger.child({ component: "outbox-relay" });
@@ -80,8 +87,11 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   let schema = "";
   /** Rows committed in this event-loop turn, published together at its end. */
   let committed: OutboxValues[] = [];
-  /** The publishes of committed rows still waiting for their acks or stamps. */
+  /** The publishes of committed rows still waiting for their acks, and the stamps under way. */
   const inFlight = new Set<Promise<void>>();
+  /** Rows published after their commit and acked, waiting for the next stamp (`stampDelayMs`). */
+  let acked: Array<{ id: string; subject: string }> = [];
+  let stampTimer: NodeJS.Timeout | undefined;
   let unsubscribe = () => {};
   const publishedCount = options.metrics ? outboxPublishedCounter(options.metrics) : null;
   // How full its streams are: a full one refuses the relay's publishes.
@@ -120,13 +130,13 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     committed = [];
     // Before the streams are known to exist, and once stopping, the sweep takes them.
     if (!streamsReady || stopped || rows.length === 0) return;
-    const done = publishAndStamp(rows)
+    const done = publishThenStamp(rows)
       .catch((error: unknown) => log.debug({ err: error }, "publish after commit failed: left to the sweep"))
       .finally(() => inFlight.delete(done));
     inFlight.add(done);
   }
 
-  async function publishAndStamp(rows: OutboxValues[]): Promise<void> {
+  async function publishThenStamp(rows: OutboxValues[]): Promise<void> {
     const { published, failed } = await publish(
       rows.map(([id, , subject, , payload, , traceContext]) => ({
         id,
@@ -135,20 +145,41 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
         trace_context: traceContext,
       })),
     );
-    const ids = published.filter(isUuid);
-    if (ids.length > 0) {
-      // As the sweep's stamp, without waiting for its WAL flush: a stamp lost only publishes the
-      // row again. Ids of our own rows, checked again, written into the statement.
-      await options.pool.query(
-        `BEGIN; SET LOCAL synchronous_commit = off;
-         UPDATE outbox SET published_at = clock_timestamp()
-         WHERE id = ANY('{${ids.join(",")}}'::uuid[]) AND published_at IS NULL; COMMIT`,
-      );
-      publishedCount?.inc({ schema }, ids.length);
-      const stamped = new Set(ids);
-      options.onPublished?.(rows.filter((row) => stamped.has(row[0])).map((row) => row[2]));
+    const ids = new Set(published.filter(isUuid));
+    if (ids.size > 0) {
+      for (const row of rows) if (ids.has(row[0])) acked.push({ id: row[0], subject: row[2] });
+      stampTimer ??= setTimeout(() => void stampAcked(), stampDelayMs).unref();
     }
     if (failed) throw failed;
+  }
+
+  /**
+   * Stamps the acked rows `published_at`, as the sweep's stamp, without waiting for its WAL flush:
+   * a stamp lost (to a crash, or a failure here, left to the sweep) only publishes the rows again.
+   * Ids of our own rows, checked again, written into the statement.
+   */
+  async function stampAcked(): Promise<void> {
+    clearTimeout(stampTimer);
+    stampTimer = undefined;
+    const rows = acked;
+    acked = [];
+    if (rows.length === 0) return;
+    const done = options.pool
+      .query(
+        `BEGIN; SET LOCAL synchronous_commit = off;
+         UPDATE outbox SET published_at = clock_timestamp()
+         WHERE id = ANY('{${rows.map((row) => row.id).join(",")}}'::uuid[]) AND published_at IS NULL; COMMIT`,
+      )
+      .then(
+        () => {
+          publishedCount?.inc({ schema }, rows.length);
+          options.onPublished?.(rows.map((row) => row.subject));
+        },
+        (error: unknown) => log.debug({ err: error }, "stamp after publish failed: left to the sweep"),
+      )
+      .finally(() => inFlight.delete(done));
+    inFlight.add(done);
+    await done;
   }
 
   /** One batch of the sweep; resolves with the number of rows it claimed. */
@@ -244,15 +275,10 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       unsubscribe();
       unobserve();
       await Promise.all(inFlight);
+      // The rows just acked are stamped now rather than after the window.
+      await stampAcked();
       await loop.stop();
     },
     wake: () => loop.wake(),
   };
-}
-
-/** The last result of a multi-statement query, which node-postgres answers with one result per statement. */
-function lastResult<R extends pg.QueryResultRow>(
-  answer: pg.QueryResult<R> | pg.QueryResult<R>[],
-): pg.QueryResult<R> {
-  return Array.isArray(answer) ? (answer.at(-1) as pg.QueryResult<R>) : answer;
 }
