@@ -3,6 +3,7 @@ import { createClient, createRouterTransport } from "@connectrpc/connect";
 import {
   createLogger,
   createPool,
+  errorInterceptor,
   IDEMPOTENCY_FINGERPRINT_HEADER,
   IDEMPOTENCY_ID_HEADER,
   IDEMPOTENCY_MIGRATIONS_DIR,
@@ -41,7 +42,7 @@ afterAll(async () => {
 /** What the handler does once its write's transaction is done, before it answers. */
 type AfterWrite = (tx: { pid: number }) => Promise<void>;
 
-function plane(afterWrite: AfterWrite) {
+function plane(afterWrite: AfterWrite, options: { recordsFirst?: boolean } = {}) {
   const runs = { count: 0 };
   const transport = createRouterTransport(
     (router) =>
@@ -60,8 +61,18 @@ function plane(afterWrite: AfterWrite) {
           return { usage: { things: BigInt(written.things) } };
         },
       }),
-    // In a plane's order: the request's context (its logger) first, then the key.
-    { router: { interceptors: [requestContextInterceptor(logger), idempotencyInterceptor(pool)] } },
+    // In a plane's order: the request's context (its logger) and the errors' mapping first, then the key.
+    {
+      router: {
+        interceptors: [
+          requestContextInterceptor(logger),
+          errorInterceptor,
+          idempotencyInterceptor(pool, {
+            recordsFirst: options.recordsFirst ? [UsageService.method.countUsage] : [],
+          }),
+        ],
+      },
+    },
   );
   const client = createClient(UsageService, transport);
   const headers = {
@@ -69,7 +80,14 @@ function plane(afterWrite: AfterWrite) {
     [IDEMPOTENCY_FINGERPRINT_HEADER]: "fingerprint",
     [IDEMPOTENCY_SEAL_HEADER]: randomBytes(32).toString("base64url"),
   };
-  return { runs, call: (environmentId: string) => client.countUsage({ environmentId }, { headers }) };
+  return {
+    runs,
+    call: (environmentId: string, fingerprint = "fingerprint") =>
+      client.countUsage(
+        { environmentId },
+        { headers: { ...headers, [IDEMPOTENCY_FINGERPRINT_HEADER]: fingerprint } },
+      ),
+  };
 }
 
 async function thingsOf(environmentId: string): Promise<number> {
@@ -151,6 +169,22 @@ describe("a keyed write commits with its answer", () => {
     const answer = await call(environmentId);
     expect(seenAfterWait).toBe(1);
     expect(answer.usage.things).toBe(1n);
+    expect(await keyRows()).toEqual([expect.objectContaining({ has_outcome: true })]);
+  });
+});
+
+describe("a keyed write that records its key first (no look-up before it runs)", () => {
+  it("answers a retry the stored outcome, refuses the key with another request, and writes once", async () => {
+    await observer.query("DELETE FROM keyed_test.idempotency_keys");
+    const environmentId = randomUUID();
+    const { runs, call } = plane(async () => {}, { recordsFirst: true });
+    expect((await call(environmentId)).usage.things).toBe(1n);
+    const again = await call(environmentId);
+    expect(again.usage.things).toBe(1n);
+    await expect(call(environmentId, "another request")).rejects.toThrow(/different request/);
+    // The retries reached the handler (there was no look-up), whose transaction found the key.
+    expect(runs.count).toBe(3);
+    expect(await thingsOf(environmentId)).toBe(1);
     expect(await keyRows()).toEqual([expect.objectContaining({ has_outcome: true })]);
   });
 });

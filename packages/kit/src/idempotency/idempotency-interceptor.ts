@@ -1,4 +1,4 @@
-import { fromBinary, toBinary } from "@bufbuild/protobuf";
+import { type DescMethod, fromBinary, toBinary } from "@bufbuild/protobuf";
 import type { Interceptor, StreamResponse, UnaryRequest, UnaryResponse } from "@connectrpc/connect";
 import { AppError, isErrorCode } from "../core/errors.js";
 import type { Pool } from "../db/db.js";
@@ -37,20 +37,31 @@ type Outcome =
  * for a keyed request costs one look-up and records nothing (it commits no transaction of its
  * own, or if it does, its answer is given again on a retry, which is what the retry asks for).
  * A row is per RPC: a route calls each write RPC at most once per request.
+ *
+ * `recordsFirst` names RPCs whose handler does nothing a retry could notice before its first
+ * transaction, which records the key: they skip the look-up (a round trip and a connection), and
+ * a committed run is found by that transaction instead (`KeyAlreadyCommitted`), answered as the
+ * look-up would have answered it: its outcome, 409 while it is not stored, 422 for another request.
  */
-export function idempotencyInterceptor(pool: Pool): Interceptor {
+export function idempotencyInterceptor(
+  pool: Pool,
+  options: { recordsFirst?: DescMethod[] } = {},
+): Interceptor {
+  const recordsFirst = new Set((options.recordsFirst ?? []).map((method) => rpcName(method.parent, method)));
   return (next) => async (req) => {
     const id = req.header.get(IDEMPOTENCY_ID_HEADER);
     const sealKey = Buffer.from(req.header.get(IDEMPOTENCY_SEAL_HEADER) ?? "", "base64url");
     if (req.stream || !id || sealKey.length !== 32) return next(req);
     const key: KeyInFlight = {
       // One row per RPC: a route that makes two writes under one key records each.
-      rowId: `${id}:${req.service.typeName}/${req.method.name}`,
+      rowId: `${id}:${rpcName(req.service, req.method)}`,
       fingerprint: req.header.get(IDEMPOTENCY_FINGERPRINT_HEADER) ?? "",
       state: "open",
     };
-    const committed = await committedAnswer(pool, key, sealKey, req);
-    if (committed) return committed;
+    if (!recordsFirst.has(rpcName(req.service, req.method))) {
+      const committed = await committedAnswer(pool, key, sealKey, req);
+      if (committed) return committed;
+    }
     let response: UnaryResponse | StreamResponse;
     try {
       response = await runUnderKey(key, () => next(req));
@@ -81,6 +92,11 @@ export function idempotencyInterceptor(pool: Pool): Interceptor {
     );
     return response;
   };
+}
+
+/** An RPC's full name: its service's and its own. */
+function rpcName(service: { typeName: string }, method: { name: string }): string {
+  return `${service.typeName}/${method.name}`;
 }
 
 /**

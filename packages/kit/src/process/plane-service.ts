@@ -1,4 +1,5 @@
 import { fileURLToPath } from "node:url";
+import type { DescMethod } from "@bufbuild/protobuf";
 import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import type { CallerTable } from "../auth/service-callers.js";
 import { type Pool, pingPool } from "../db/db.js";
@@ -29,6 +30,8 @@ export function planeService(
     callers: CallerTable;
     interceptors?: Interceptor[];
     checks?: ReadinessCheck[];
+    /** Keyed writes that need no look-up of their key before they run (`idempotencyInterceptor`). */
+    recordsFirst?: DescMethod[];
   },
 ): ServiceDefinition {
   return {
@@ -36,6 +39,9 @@ export function planeService(
     routes: parts.routes,
     callers: parts.callers,
     checks: [{ name: "postgres", check: () => pingPool(pool) }, ...(parts.checks ?? [])],
-    interceptors: [idempotencyInterceptor(pool), ...(parts.interceptors ?? [])],
+    interceptors: [
+      idempotencyInterceptor(pool, { recordsFirst: parts.recordsFirst }),
+      ...(parts.interceptors ?? []),
+    ],
   };
 }

@@ -39,7 +39,9 @@ const UNIQUE_VIOLATION = "23505";
  * in one statement, under the environment's count lock for just that statement
  * (db/subject-import.ts): concurrent imports cannot together create more subjects than the limit.
  * When another import changed what the plan was made from, the import runs again as a
- * transaction that takes the lock before it reads.
+ * transaction that takes the lock before it reads. Under an Idempotency-Key it runs without a
+ * look-up of the key first (`recordsFirst`, server.ts): it does nothing a retry could notice
+ * before its transaction, whose first statement records the key or finds it committed.
  */
 /** An unlocked attempt whose plan another import changed meanwhile: it writes nothing. */
 const NOT_ADMITTED = new Error("an import not admitted without the count lock");
