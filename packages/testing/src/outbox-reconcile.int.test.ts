@@ -83,10 +83,18 @@ describe("reconcileOutbox", () => {
         }
         return written;
       });
-      await vi.waitFor(async () => expect((await streamIds()).sort()).toEqual([...ids].sort()), {
-        timeout: 10_000,
-        interval: 100,
-      });
+      // Published, and stamped: what reconcileOutbox checks are the rows stamped published.
+      await vi.waitFor(
+        async () => {
+          expect((await streamIds()).sort()).toEqual([...ids].sort());
+          const stamped = await pool.query(
+            "SELECT 1 FROM outbox WHERE id = ANY($1) AND published_at IS NOT NULL",
+            [ids],
+          );
+          expect(stamped.rowCount).toBe(ids.length);
+        },
+        { timeout: 10_000, interval: 100 },
+      );
       // NATS comes back with a stream that holds the first half only (a new stream: no
       // duplicate window remembers the others).
       const jsm = await jetstreamManager(nc);
