@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import type { RouteDeps } from "../deps.js";
-import { type PlaneProse, type Prose, plane, under } from "../index.js";
+import { type Api, plane, under } from "../index.js";
 import { ENV_PREFIX } from "../wire.js";
 import { activeOrganizationRoutes } from "./active-organization.js";
 import { apiKeyRoutes } from "./api-keys.js";
@@ -22,42 +22,32 @@ import { SUBJECT_ERASURE_SCHEMAS } from "./wire-erasures.js";
 /** The control plane's routes, and the sign-up, log-in and reset routes that lead to it. */
 export async function registerControlRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
   for (const schema of [...CONTROL_SCHEMAS, ...SUBJECT_ERASURE_SCHEMAS, SubjectExport]) app.addSchema(schema);
-  await under(app, "/auth", (api) => {
-    authSessionRoutes(api, deps);
-    passwordResetRoutes(api, deps);
-  });
-  await under(app, "/v1", async (api) => {
-    principalRoutes(api);
-    activeOrganizationRoutes(api, deps);
-    organizationRoutes(api, deps);
-    invitationRoutes(api, deps);
-  });
-  await under(app, ORG_PREFIX, async (api) => {
-    membershipRoutes(api, deps);
-    auditRoutes(api, deps);
-    await appRoutes(api, deps);
-  });
-  await under(app, ENV_PREFIX, (api) => {
-    apiKeyRoutes(api, deps);
-    quotaRoutes(api, deps);
-    subjectRoutes(api, deps);
-    subjectLifecycleRoutes(api, deps);
-  });
+  await under(app, AUTH, "/auth", deps, [authSessionRoutes, passwordResetRoutes]);
+  await under(app, CONTROL, "/v1", deps, [
+    principalRoutes,
+    activeOrganizationRoutes,
+    organizationRoutes,
+    invitationRoutes,
+  ]);
+  await under(app, CONTROL, ORG_PREFIX, deps, [membershipRoutes, auditRoutes, appRoutes]);
+  await under(app, CONTROL, ENV_PREFIX, deps, [
+    apiKeyRoutes,
+    quotaRoutes,
+    subjectRoutes,
+    subjectLifecycleRoutes,
+  ]);
 }
 
-/** The control plane's operations, by operationId: each is one route of the plane. */
-export type ControlOperationId = keyof typeof prose;
-
 /**
- * What `/openapi.json` says of each of the control plane's operations (prose.json, by operationId):
- * its summary, its description and what each success status means. The routes beside this file
- * declare the rest: a route's `id` is one of these (the compiler refuses one without its prose),
- * and a unit test finds the route of each.
+ * The control plane's tag, and what `/openapi.json` says of each of its operations (prose.json, by
+ * operationId): its summary, its description and what each success status means. The routes
+ * beside this file declare the rest: a route's operation is one of these (the compiler refuses one
+ * without its prose), and a unit test finds the route of each.
  */
-export const CONTROL_PROSE = prose satisfies Record<ControlOperationId, Prose>;
+export const CONTROL = plane("control", prose);
 
-/** The control plane's tag, and its operations' prose (above). */
-export const CONTROL: PlaneProse<ControlOperationId> = plane("control", CONTROL_PROSE);
+/** A plugin of the control plane's routes under `Prefix` (`under`): its routes' operations are the plane's. */
+export type ControlApi<Prefix extends string> = Api<Prefix, keyof typeof prose>;
 
 /** The auth routes (sign-up, log-in, password resets): the control plane's, under their own tag. */
-export const AUTH: PlaneProse<ControlOperationId> = { ...CONTROL, tag: "auth" };
+export const AUTH: typeof CONTROL = { ...CONTROL, tag: "auth" };

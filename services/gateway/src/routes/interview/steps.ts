@@ -12,23 +12,20 @@ export const STEP_ERRORS = [409];
 
 /**
  * What every step of the participant's interview (consent, an answer, finish, a proposal's
- * decision) declares: a POST answered `{"interview"}` (its handler is a `step`).
+ * decision), a POST with the access `STEP`, declares: it is answered `{"interview"}` (its handler
+ * is a `step`).
  */
 export const INTERVIEW_STEP = {
-  method: "POST",
-  access: STEP,
   answer: ref(InterviewState),
   errors: STEP_ERRORS,
 } as const;
 
 /**
- * What the participant's and the agent's transcript reads declare: a GET of the transcript paged
- * by sequence number (`SeqPageQuery`); each route gives its access and the RPC of its side, whose
- * answer `transcriptPageJson` maps.
+ * What the participant's and the agent's transcript reads (`GET /interview/transcript`) declare:
+ * the transcript paged by sequence number (`SeqPageQuery`); each route gives its access and the
+ * RPC of its side, whose answer `transcriptPageJson` maps.
  */
 export const TRANSCRIPT_READ = {
-  method: "GET",
-  path: "/interview/transcript",
   query: SeqPageQuery,
   answer: ref(TranscriptPage),
 } as const;

@@ -1,9 +1,9 @@
 import { Type } from "@sinclair/typebox";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
-import { type Api, reads, route, writes } from "../index.js";
+import { reads, route, writes } from "../index.js";
 import { FreeObject, Name, pageOfItems, pageQuery, ref } from "../wire.js";
-import { PLATFORM } from "./index.js";
+import type { PlatformApi } from "./index.js";
 import {
   type APP_PREFIX,
   appRef,
@@ -18,13 +18,9 @@ import {
 } from "./wire.js";
 
 /** `APP/bundles`: create, #8 list, get, #9 status and #10 preview. */
-export async function bundleRoutes(app: Api<typeof APP_PREFIX>, deps: RouteDeps): Promise<void> {
+export function bundleRoutes(app: PlatformApi<typeof APP_PREFIX>, deps: RouteDeps): void {
   const bundles = deps.upstreams.platform.bundles;
-  route(app, PLATFORM, {
-    id: "createBundle",
-    method: "POST",
-    path: "/bundles",
-    access: writes("bundles:write"),
+  route(app, "createBundle", "POST /bundles", writes("bundles:write"), {
     body: Type.Object({ name: Name, ...ComponentVersionIds }, { additionalProperties: false }),
     status: 201,
     answer: ref(Bundle),
@@ -44,11 +40,7 @@ export async function bundleRoutes(app: Api<typeof APP_PREFIX>, deps: RouteDeps)
     },
   });
 
-  route(app, PLATFORM, {
-    id: "listBundles",
-    method: "GET",
-    path: "/bundles",
-    access: reads("bundles:read"),
+  route(app, "listBundles", "GET /bundles", reads("bundles:read"), {
     query: pageQuery({ status: Type.Optional(StringEnum(BUNDLE_STATUSES)) }),
     answer: pageOfItems(Bundle),
     list: ({ params, query }, page, call) =>
@@ -56,21 +48,13 @@ export async function bundleRoutes(app: Api<typeof APP_PREFIX>, deps: RouteDeps)
     item: bundleJson,
   });
 
-  route(app, PLATFORM, {
-    id: "getBundle",
-    method: "GET",
-    path: "/bundles/:bundle_id",
-    access: reads("bundles:read"),
+  route(app, "getBundle", "GET /bundles/:bundle_id", reads("bundles:read"), {
     answer: ref(Bundle),
     rpc: ({ params }, call) => bundles.getBundle(bundleRef(params), call),
     json: (answer) => bundleJson(answer.bundle),
   });
 
-  route(app, PLATFORM, {
-    id: "changeBundleStatus",
-    method: "POST",
-    path: "/bundles/:bundle_id/status",
-    access: writes("bundles:write"),
+  route(app, "changeBundleStatus", "POST /bundles/:bundle_id/status", writes("bundles:write"), {
     body: Type.Object({ status: StringEnum(BUNDLE_STATUSES) }, { additionalProperties: false }),
     answer: ref(Bundle),
     errors: [409],
@@ -83,12 +67,8 @@ export async function bundleRoutes(app: Api<typeof APP_PREFIX>, deps: RouteDeps)
     },
   });
 
-  route(app, PLATFORM, {
-    id: "previewBundle",
-    method: "POST",
-    path: "/bundles/:bundle_id/preview",
-    // Preview writes nothing, so it takes no Idempotency-Key (docs/idempotency.md), though one is honoured.
-    access: { auth: "operator", scope: "bundles:read", idempotency: "optional" },
+  // Preview writes nothing, so it takes no Idempotency-Key (docs/idempotency.md), though one is honoured.
+  route(app, "previewBundle", "POST /bundles/:bundle_id/preview", reads("bundles:read", "optional"), {
     body: Type.Object(
       {
         answers: FreeObject,
