@@ -37,13 +37,30 @@ import {
   ValidationError,
 } from "./wire.js";
 
-/** What the document says of one operation: prose, kept apart from the route that declares the rest. */
+/**
+ * What the document says of one operation, kept apart from the route that declares the rest: its
+ * prose, its success statuses and its error statuses beyond the common ones.
+ */
 export type Prose = {
   summary: string;
   description: string;
-  /** What each success status means, by status. */
+  /**
+   * What each success status means, by status. The route's answer is sent with the one status
+   * given, or where a repeat's 200 stands beside it (a 201 repeated), with the other: the handler
+   * sends the repeat's itself, with the same body (`await reply.code(200).send(…)`).
+   */
   responses: Partial<Record<number, string>>;
+  /** Error statuses beyond the common ones (401, 403, 404, 422, 429, 503), e.g. 409 or 410. */
+  errors?: number[];
+  /** What an error status means on this operation, where it says more than the common meaning. */
+  errorMeanings?: Partial<Record<number, string>>;
 };
+
+/** The status a route's answer is sent with: its prose's success status (a repeat's 200 aside). */
+export function successStatus(responses: Prose["responses"]): number {
+  const statuses = Object.keys(responses).map(Number);
+  return statuses.find((status) => status !== 200) ?? 200;
+}
 
 /**
  * A plane of the API as its routes declare it: the tag of its operations and their prose (its
@@ -136,8 +153,9 @@ export function writes(scope: Scope, idempotency: "required" | "optional" = "req
 
 /**
  * What a route declares beyond its operation, where it is and its access (`route()`'s other
- * arguments): its schemas, its success (`status` and `answer`), the few lines that are its own;
- * the error responses are derived (the ones every route can give, plus `errors`).
+ * arguments): its schemas, its answer and the few lines that are its own. Its statuses are its
+ * prose's (`Prose`); the error responses are derived (the ones every route can give, plus the
+ * prose's `errors`).
  */
 export type RouteSpec<
   P extends TSchema,
@@ -150,23 +168,27 @@ export type RouteSpec<
   body?: B;
   /** Other headers than Idempotency-Key, which the access's `idempotency` declares. */
   headers?: TObject;
-  /**
-   * The success status (200 unless given) and its body (`answer`; none for 204). Other success
-   * statuses the prose gives (e.g. 200 for a repeat of a 201) are sent by the handler itself,
-   * with the same body (`await reply.code(…).send(…)`).
-   */
-  status?: 200 | 201 | 202 | 204;
+  /** The success's body (none for a 204). */
   answer?: R;
   /**
    * The answer's media type when its body is not JSON (an event stream): the handler returns the
    * body (a stream) and the document shows it as text of this type; no `answer` then.
    */
   media?: string;
-  /** Error statuses beyond the common ones (401, 403, 404, 422, 429, 503), e.g. 409 or 410. */
-  errors?: number[];
-  /** What an error status means on this route, where it says more than the common meaning. */
-  errorMeanings?: Record<number, string>;
 } & Answer<P, Q, B, R, A>;
+
+/**
+ * The `rpc` and `json` of a route that answers with what its path names (a get, an erasure): its
+ * RPC asked with `ref(params)`, the path's parameters as the plane names the resource, and its
+ * answer put on the wire by `json`.
+ */
+export function byPath<Params, Ref, A, J>(
+  rpc: (ref: Ref, call: Call) => Promise<A>,
+  ref: (params: Params) => Ref,
+  json: (answer: A) => J,
+) {
+  return { rpc: ({ params }: { params: Params }, call: Call) => rpc(ref(params), call), json };
+}
 
 /** The item type of a page envelope's `items`. */
 type PageItem<T> = T extends { items: Array<infer Item> } ? Item : never;
@@ -306,9 +328,8 @@ export function route<
 ): void {
   const { method, path: url } = methodAndPath(operation);
   const params = pathParams(`${app.prefix}${url}`);
-  const status = spec.status ?? 200;
-  const { summary, description, responses } = app.plane.prose[id];
-  if (!responses[status]) throw new Error(`${id}: its prose has no ${status} response`);
+  const { summary, description, responses, errors = [], errorMeanings } = app.plane.prose[id];
+  const status = successStatus(responses);
   // Whether an Idempotency-Key is honoured (admission/checks.ts: not declared is "none").
   const idempotent =
     method !== "GET" && (access.idempotency === "required" || access.idempotency === "optional");
@@ -337,7 +358,7 @@ export function route<
               : successResponse(meaning, spec.answer, idempotent),
           ]),
         ),
-        ...errorResponses(access, spec.body !== undefined, spec.errors ?? [], idempotent, spec.errorMeanings),
+        ...errorResponses(access, spec.body !== undefined, errors, idempotent, errorMeanings),
       },
     },
     handler: async (request, reply) => {

@@ -356,7 +356,7 @@ export function errorResponses(
   hasBody: boolean,
   extra: number[],
   honoursIdempotencyKey: boolean,
-  meanings: Record<number, string> = {},
+  meanings: Partial<Record<number, string>> = {},
 ): Record<number, object> {
   const statuses = new Set([404, 422, 429, 503, 504, ...extra]);
   if (honoursIdempotencyKey) statuses.add(409);

@@ -51,7 +51,6 @@ export function apiKeyRoutes(app: ControlApi<typeof ENV_PREFIX>, deps: RouteDeps
   const apiKeys = deps.upstreams.apiKeys;
   route(app, "createApiKey", "POST /api-keys", writes("keys:write"), {
     body: CreateApiKeyBody,
-    status: 201,
     answer: ref(ApiKeyCreated),
     handler: async ({ request, call }) => {
       const scopes = checkRequestedScopes(request.access?.scopes ?? [], request.body.scopes);

@@ -25,9 +25,7 @@ export function appRoutes(app: ControlApi<typeof ORG_PREFIX>, deps: RouteDeps): 
       },
       { additionalProperties: false },
     ),
-    status: 201,
     answer: ref(Application),
-    errors: [409],
     rpc: ({ params, body }, call) =>
       organizations.createApp(
         {
@@ -56,9 +54,7 @@ export function appRoutes(app: ControlApi<typeof ORG_PREFIX>, deps: RouteDeps): 
 
   route(app, "createEnvironment", "POST /apps/:app_id/environments", writes("apps:write"), {
     body: Type.Object({ slug: Slug, name: Name }, { additionalProperties: false }),
-    status: 201,
     answer: ref(EnvironmentBody),
-    errors: [409],
     rpc: ({ params, body }, call) =>
       organizations.createEnvironment(
         { ...organizationRef(params), appId: params.app_id, slug: body.slug, name: body.name },

@@ -46,9 +46,7 @@ export function authSessionRoutes(app: ControlApi<"/auth">, deps: RouteDeps): vo
       },
       { additionalProperties: false },
     ),
-    status: 201,
     answer: ref(SignupResult),
-    errors: [409],
     handler: async ({ request, reply, call }) => {
       if (!deps.config.SIGNUP_ENABLED)
         throw new AppError("not_found", "Sign-up is disabled.", { resource: "route" });
@@ -67,7 +65,6 @@ export function authSessionRoutes(app: ControlApi<"/auth">, deps: RouteDeps): vo
       { additionalProperties: false },
     ),
     answer: ref(AccessToken),
-    errors: [401],
     handler: async ({ request, reply, call }) => {
       await deps.attempts.check("login", request.body.email, request.ip);
       const answer = await auth.login(request.body, call);
@@ -76,7 +73,6 @@ export function authSessionRoutes(app: ControlApi<"/auth">, deps: RouteDeps): vo
   });
 
   route(app, "logOut", "POST /logout", LOG_OUT, {
-    status: 204,
     handler: async ({ request, reply, call }) => {
       await auth.logout(sessionRef(request), call);
       reply.clearCookie(SESSION_COOKIE, cookie);

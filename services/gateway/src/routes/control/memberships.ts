@@ -47,9 +47,7 @@ export function membershipRoutes(app: ControlApi<typeof ORG_PREFIX>, deps: Route
       },
       { additionalProperties: false },
     ),
-    status: 201,
     answer: ref(MembershipBody),
-    errors: [409],
     handler: async ({ request, call }) => {
       const { params, body, access } = request;
       // Counted before control mails anything; a refused invitation counts too, as attempts do.
@@ -86,7 +84,6 @@ export function invitationRoutes(app: ControlApi<"/v1">, deps: RouteDeps): void 
     body: TokenAndPassword,
     answer: ref(InvitationAcceptance),
     // 401: an existing account's invitation accepted with another password than the account's.
-    errors: [401, 410],
     rpc: ({ body }, call) => memberships.acceptInvitation(body, call),
     json: invitationAcceptanceJson,
   });

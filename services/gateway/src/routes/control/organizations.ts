@@ -17,7 +17,6 @@ export function organizationRoutes(app: ControlApi<"/v1">, deps: RouteDeps): voi
 
   route(app, "createOrganization", "POST /organizations", FOUNDS, {
     body: Type.Object({ name: Name }, { additionalProperties: false }),
-    status: 201,
     answer: ref(OrganizationBody),
     rpc: ({ access, body }, call) =>
       organizations.createOrganization({ userId: access?.principal.userId ?? "", name: body.name }, call),

@@ -27,7 +27,6 @@ export function passwordResetRoutes(app: ControlApi<"/auth">, deps: RouteDeps): 
       { email: Type.String({ minLength: 3, maxLength: 320 }) },
       { additionalProperties: false },
     ),
-    status: 202,
     answer: Type.Object({ status: Type.Literal("accepted") }, { title: "PasswordResetRequested" }),
     handler: async ({ request, call }) => {
       const { email } = request.body;
@@ -40,7 +39,6 @@ export function passwordResetRoutes(app: ControlApi<"/auth">, deps: RouteDeps): 
   route(app, "confirmPasswordReset", "POST /password-reset/confirm", CONFIRMS, {
     body: TokenAndPassword,
     answer: Type.Object({ status: Type.Literal("reset") }, { title: "PasswordResetDone" }),
-    errors: [410],
     handler: async ({ request, call }) => {
       await auth.confirmPasswordReset(request.body, call);
       return { status: "reset" as const };

@@ -29,7 +29,6 @@ export function quotaRoutes(app: ControlApi<typeof ENV_PREFIX>, deps: RouteDeps)
       { additionalProperties: false },
     ),
     answer: ref(QuotasBody),
-    errors: [409],
     handler: async ({ request, call }) => {
       const answer = await quotas.updateQuotas(
         {

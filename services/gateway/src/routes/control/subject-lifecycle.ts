@@ -1,7 +1,7 @@
 import type { Readable } from "node:stream";
 import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
-import { reads, route, writes } from "../index.js";
+import { byPath, reads, route, writes } from "../index.js";
 import { type ENV_PREFIX, environmentRef, pageOfItems, pageQuery, ref } from "../wire.js";
 import type { ControlApi } from "./index.js";
 import { exportBody, SUBJECT_EXPORT_ID } from "./subject-export.js";
@@ -53,15 +53,12 @@ export function subjectLifecycleRoutes(app: ControlApi<typeof ENV_PREFIX>, deps:
   });
 
   route(app, "eraseSubject", "DELETE /subjects/:subject_id", writes("subjects:write"), {
-    status: 202,
     answer: ref(SubjectErasureAccepted),
-    rpc: ({ params }, call) => subjects.eraseSubject(subjectRef(params), call),
-    json: (answer) => erasureAcceptedJson(answer.erasure),
+    ...byPath(subjects.eraseSubject, subjectRef, (answer) => erasureAcceptedJson(answer.erasure)),
   });
 
   route(app, "getSubjectErasure", "GET /subjects/:subject_id/erasure", reads("subjects:read"), {
     answer: ref(SubjectErasureState),
-    rpc: ({ params }, call) => subjects.getSubjectErasure(subjectRef(params), call),
-    json: (answer) => erasureJson(answer.erasure),
+    ...byPath(subjects.getSubjectErasure, subjectRef, (answer) => erasureJson(answer.erasure)),
   });
 }

@@ -2,7 +2,7 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { Type } from "@sinclair/typebox";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
-import { reads, route, writes } from "../index.js";
+import { byPath, reads, route, writes } from "../index.js";
 import { type ENV_PREFIX, environmentRef, Name, pageOfItems, ref } from "../wire.js";
 import type { ControlApi } from "./index.js";
 import {
@@ -51,15 +51,12 @@ export function subjectRoutes(app: ControlApi<typeof ENV_PREFIX>, deps: RouteDep
 
   route(app, "getSubject", "GET /subjects/:subject_id", reads("subjects:read"), {
     answer: ref(SubjectBody),
-    rpc: ({ params }, call) => subjects.getSubject(subjectRef(params), call),
-    json: (answer) => subjectJson(answer.subject),
+    ...byPath(subjects.getSubject, subjectRef, (answer) => subjectJson(answer.subject)),
   });
 
   route(app, "createProgram", "POST /programs", writes("subjects:write"), {
     body: Type.Object({ name: Name }, { additionalProperties: false }),
-    status: 201,
     answer: ref(ProgramBody),
-    errors: [409],
     rpc: ({ params, body }, call) =>
       subjects.createProgram({ environment: environmentRef(params), name: body.name }, call),
     json: (answer) => programJson(answer.program),

@@ -40,7 +40,6 @@ export function agentSetupRoutes(app: InterviewApi<typeof ENV_PREFIX>, deps: Rou
     writes("interviews:agent"),
     {
       body: SessionBody(900),
-      status: 201,
       answer: ref(AgentSession),
       handler: async ({ request, call }) => {
         const answer = await agent.createAgentSession(sessionRequest(request), call);
@@ -105,7 +104,6 @@ export function agentRoutes(app: InterviewApi<"/v1/agent">, deps: RouteDeps): vo
   route(app, "runAgentCommand", "POST /interview/commands", COMMAND, {
     body: CommandHead,
     answer: ref(AgentAck),
-    errors: [409],
     handler: async ({ request, reply }) => {
       const receivedAt = new Date();
       const problems = commandProblems(request.body, "body");

@@ -2,7 +2,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Type } from "@sinclair/typebox";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
-import { reads, route, writes } from "../index.js";
+import { byPath, reads, route, writes } from "../index.js";
 import { DateTime, type ENV_PREFIX, environmentRef, pageOfItems, pageQuery, ref, Uuid } from "../wire.js";
 import type { InterviewApi } from "./index.js";
 import {
@@ -60,9 +60,7 @@ export function evaluationRoutes(app: InterviewApi<typeof ENV_PREFIX>, deps: Rou
       { subject_id: Uuid, bundle_id: Uuid, program_id: Type.Optional(Uuid) },
       { additionalProperties: false },
     ),
-    status: 201,
     answer: ref(Evaluation),
-    errors: [409],
     rpc: ({ params, body }, call) =>
       evaluations.createEvaluation(
         {
@@ -78,8 +76,7 @@ export function evaluationRoutes(app: InterviewApi<typeof ENV_PREFIX>, deps: Rou
 
   route(app, "getEvaluation", "GET /evaluations/:evaluation_id", reads("evaluations:read"), {
     answer: ref(Evaluation),
-    rpc: ({ params }, call) => evaluations.getEvaluation(evaluationRef(params), call),
-    json: (answer) => evaluationJson(answer.evaluation),
+    ...byPath(evaluations.getEvaluation, evaluationRef, (answer) => evaluationJson(answer.evaluation)),
   });
 
   route(
@@ -90,9 +87,7 @@ export function evaluationRoutes(app: InterviewApi<typeof ENV_PREFIX>, deps: Rou
     {
       // A JSON body is required, as FastAPI requires a body model: `{}` takes the default TTL.
       body: SessionBody(3600),
-      status: 201,
       answer: ref(ParticipantSession),
-      errors: [409],
       handler: async ({ request, call }) => {
         const answer = await evaluations.createParticipantSession(sessionRequest(request), call);
         // The sockets of the sessions it superseded: those held here at once, the other gateways'
@@ -110,7 +105,6 @@ export function evaluationRoutes(app: InterviewApi<typeof ENV_PREFIX>, deps: Rou
     "DELETE /evaluations/:evaluation_id/participant-sessions/:session_id",
     writes("evaluations:write"),
     {
-      status: 204,
       handler: async ({ request, call }) => {
         const { params } = request;
         await evaluations.revokeParticipantSession(
@@ -169,22 +163,19 @@ export function resultRoutes(app: InterviewApi<typeof ENV_PREFIX>, deps: RouteDe
   const evaluations = deps.upstreams.interview.evaluations;
   route(app, "getEvaluationResult", "GET /evaluations/:evaluation_id/result", reads("evaluations:read"), {
     answer: ref(EvaluationResult),
-    errors: [409],
-    rpc: ({ params }, call) => evaluations.getEvaluationResult(evaluationRef(params), call),
-    json: (answer) => resultJson(answer.result),
+    ...byPath(evaluations.getEvaluationResult, evaluationRef, (answer) => resultJson(answer.result)),
   });
 
   route(app, "listEvaluationResults", "GET /evaluations/:evaluation_id/results", reads("evaluations:read"), {
     answer: ref(EvaluationResultList),
-    rpc: ({ params }, call) => evaluations.listEvaluationResults(evaluationRef(params), call),
-    json: (answer) => ({ items: answer.items.map(resultJson) }),
+    ...byPath(evaluations.listEvaluationResults, evaluationRef, (answer) => ({
+      items: answer.items.map(resultJson),
+    })),
   });
 
   route(app, "rescoreEvaluation", "POST /evaluations/:evaluation_id/rescore", writes("evaluations:write"), {
     body: Type.Object({ bundle_id: Uuid }, { additionalProperties: false }),
-    status: 201,
     answer: ref(EvaluationResult),
-    errors: [409],
     rpc: ({ params, body }, call) =>
       evaluations.rescoreEvaluation({ ...evaluationRef(params), bundleId: body.bundle_id }, call),
     json: (answer) => resultJson(answer.result),

@@ -5,7 +5,7 @@ import type { RouteDeps } from "../deps.js";
 import { route } from "../index.js";
 import { DateTime, ref } from "../wire.js";
 import type { InterviewApi } from "./index.js";
-import { INTERVIEW_STEP, STEP, STEP_ERRORS, step, TRANSCRIPT_READ } from "./steps.js";
+import { INTERVIEW_STEP, STEP, step, TRANSCRIPT_READ } from "./steps.js";
 import { connectionJson, interviewJson, Name, participantRef, seqPage, transcriptPageJson } from "./wire.js";
 import { BehavioralEventReceipt, InterviewStart } from "./wire-schemas.js";
 
@@ -29,7 +29,6 @@ export function participantRoutes(app: InterviewApi<"/v1/participant">, deps: Ro
 
   route(app, "startInterview", "POST /interview/start", STEP, {
     answer: ref(InterviewStart),
-    errors: STEP_ERRORS,
     handler: async ({ request, call }) => {
       const answer = await participant.startInterview({ participant: participantRef(request) }, call);
       return { connection: connectionJson(answer.connection), interview: interviewJson(answer.interview) };
@@ -80,9 +79,7 @@ export function participantRoutes(app: InterviewApi<"/v1/participant">, deps: Ro
       { events: Type.Array(BehavioralEventIn, { minItems: 1 }) },
       { additionalProperties: false },
     ),
-    status: 202,
     answer: ref(BehavioralEventReceipt),
-    errors: STEP_ERRORS,
     handler: async ({ request, call }) => {
       const answer = await participant.recordEvents(
         {

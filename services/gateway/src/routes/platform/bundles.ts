@@ -1,7 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
-import { reads, route, writes } from "../index.js";
+import { byPath, reads, route, writes } from "../index.js";
 import { FreeObject, Name, pageOfItems, pageQuery, ref } from "../wire.js";
 import type { PlatformApi } from "./index.js";
 import {
@@ -22,7 +22,6 @@ export function bundleRoutes(app: PlatformApi<typeof APP_PREFIX>, deps: RouteDep
   const bundles = deps.upstreams.platform.bundles;
   route(app, "createBundle", "POST /bundles", writes("bundles:write"), {
     body: Type.Object({ name: Name, ...ComponentVersionIds }, { additionalProperties: false }),
-    status: 201,
     answer: ref(Bundle),
     handler: async ({ request, call }) => {
       // The six version ids, read by their field names.
@@ -50,14 +49,12 @@ export function bundleRoutes(app: PlatformApi<typeof APP_PREFIX>, deps: RouteDep
 
   route(app, "getBundle", "GET /bundles/:bundle_id", reads("bundles:read"), {
     answer: ref(Bundle),
-    rpc: ({ params }, call) => bundles.getBundle(bundleRef(params), call),
-    json: (answer) => bundleJson(answer.bundle),
+    ...byPath(bundles.getBundle, bundleRef, (answer) => bundleJson(answer.bundle)),
   });
 
   route(app, "changeBundleStatus", "POST /bundles/:bundle_id/status", writes("bundles:write"), {
     body: Type.Object({ status: StringEnum(BUNDLE_STATUSES) }, { additionalProperties: false }),
     answer: ref(Bundle),
-    errors: [409],
     handler: async ({ request, call }) => {
       const answer = await bundles.changeBundleStatus(
         { ...bundleRef(request.params), status: request.body.status },
@@ -79,10 +76,6 @@ export function bundleRoutes(app: PlatformApi<typeof APP_PREFIX>, deps: RouteDep
       { additionalProperties: false },
     ),
     answer: ref(BundlePreview),
-    errors: [409],
-    errorMeanings: {
-      413: "The body is larger than 1 MiB, or `answers`, `context` and `signals` together are larger than the preview's limit (256 KiB by default; `context.limit`, `context.size`).",
-    },
     handler: async ({ request, call }) => {
       const { body } = request;
       const answer = await bundles.previewBundle(

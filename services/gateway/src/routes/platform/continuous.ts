@@ -21,9 +21,7 @@ export function continuousRoutes(app: PlatformApi<typeof ENV_PREFIX>, deps: Rout
       },
       { additionalProperties: false },
     ),
-    status: 201,
     answer: ref(ContinuousAnswerReceipt),
-    errors: [409],
     handler: async ({ request, reply, call }) => {
       const { body } = request;
       const answer = await deps.upstreams.platform.continuous.recordAnswer(

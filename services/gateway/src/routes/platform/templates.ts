@@ -2,7 +2,7 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { Type } from "@sinclair/typebox";
 import { RequestValidationError } from "../../validation/json-body.js";
 import type { RouteDeps } from "../deps.js";
-import { reads, route, writes } from "../index.js";
+import { byPath, reads, route, writes } from "../index.js";
 import { Name, ref } from "../wire.js";
 import { ContentInput } from "./contents.js";
 import type { PlatformApi } from "./index.js";
@@ -76,7 +76,6 @@ export function templateRoutes(app: PlatformApi<typeof APP_PREFIX>, deps: RouteD
       },
       { additionalProperties: false },
     ),
-    status: 201,
     answer: ref(Template),
     handler: async ({ request, call }) => {
       const { body } = request;
@@ -96,13 +95,11 @@ export function templateRoutes(app: PlatformApi<typeof APP_PREFIX>, deps: RouteD
 
   route(app, "getTemplate", "GET /templates/:template_id", reads(["bundles:read", "templates:write"]), {
     answer: ref(Template),
-    rpc: ({ params }, call) => templates.getTemplate(templateRef(params), call),
-    json: (answer) => templateJson(answer.template),
+    ...byPath(templates.getTemplate, templateRef, (answer) => templateJson(answer.template)),
   });
 
   route(app, "addTemplateDefinition", "POST /templates/:template_id/definitions", writes("templates:write"), {
     body: DefinitionInput,
-    status: 201,
     answer: ref(TemplateDefinition),
     handler: async ({ request, call }) => {
       const answer = await templates.addDefinition(
@@ -122,7 +119,6 @@ export function templateRoutes(app: PlatformApi<typeof APP_PREFIX>, deps: RouteD
       { business_id_prefix: Type.String({ pattern: "^[a-z0-9](?:[a-z0-9_-]{0,126}[a-z0-9])?$" }) },
       { additionalProperties: false },
     ),
-    status: 201,
     answer: ref(TemplateClone),
     handler: async ({ request, call }) => {
       const answer = await templates.cloneTemplate(

@@ -1,7 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
-import { reads, route, writes } from "../index.js";
+import { byPath, reads, route, writes } from "../index.js";
 import { type ENV_PREFIX, environmentRef, pageOfItems, pageQuery, ref, Uuid } from "../wire.js";
 import type { WebhooksApi } from "./index.js";
 import {
@@ -39,8 +39,7 @@ export function webhookDeliveryRoutes(app: WebhooksApi<typeof ENV_PREFIX>, deps:
 
   route(app, "getWebhookDelivery", "GET /webhook-deliveries/:delivery_id", reads("webhooks:read"), {
     answer: ref(WebhookDeliveryWithAttempts),
-    rpc: ({ params }, call) => deliveries.getDelivery(deliveryRef(params), call),
-    json: (answer) => deliveryWithAttemptsJson(answer.delivery),
+    ...byPath(deliveries.getDelivery, deliveryRef, (answer) => deliveryWithAttemptsJson(answer.delivery)),
   });
 
   route(

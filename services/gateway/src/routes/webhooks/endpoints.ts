@@ -1,7 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
-import { reads, route, writes } from "../index.js";
+import { byPath, reads, route, writes } from "../index.js";
 import { type ENV_PREFIX, environmentRef, pageOfItems, ref } from "../wire.js";
 import { refusingFields } from "./field-refusals.js";
 import type { WebhooksApi } from "./index.js";
@@ -30,9 +30,7 @@ export function webhookEndpointRoutes(app: WebhooksApi<typeof ENV_PREFIX>, deps:
       },
       { additionalProperties: false },
     ),
-    status: 201,
     answer: ref(WebhookEndpointCreated),
-    errors: [409],
     handler: async ({ request, call }) => {
       const { url, event_types, enabled, secret } = request.body;
       const created = endpoints.createEndpoint(
@@ -58,8 +56,7 @@ export function webhookEndpointRoutes(app: WebhooksApi<typeof ENV_PREFIX>, deps:
 
   route(app, "getWebhookEndpoint", "GET /webhooks/:id", reads("webhooks:read"), {
     answer: ref(WebhookEndpoint),
-    rpc: ({ params }, call) => endpoints.getEndpoint(endpointRef(params), call),
-    json: (answer) => endpointJson(answer.endpoint),
+    ...byPath(endpoints.getEndpoint, endpointRef, (answer) => endpointJson(answer.endpoint)),
   });
 
   route(app, "updateWebhookEndpoint", "PATCH /webhooks/:id", writes("webhooks:write"), {
@@ -90,7 +87,6 @@ export function webhookEndpointRoutes(app: WebhooksApi<typeof ENV_PREFIX>, deps:
   });
 
   route(app, "deleteWebhookEndpoint", "DELETE /webhooks/:id", writes("webhooks:write"), {
-    status: 204,
     handler: async ({ request, call }) => {
       await endpoints.deleteEndpoint(endpointRef(request.params), call);
       return undefined;

@@ -58,7 +58,6 @@ export function webhookEventRoutes(app: WebhooksApi<typeof ENV_PREFIX>, deps: Ro
   const live = deps.upstreams.webhooks.live;
 
   route(app, "triggerWebhookEvent", "POST /events/trigger", writes("webhooks:write"), {
-    status: 202,
     body: Type.Object(
       {
         type: StringEnum(CATALOG_TYPES, {
