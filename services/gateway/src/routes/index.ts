@@ -20,14 +20,44 @@ import type { RouteAccess } from "../admission/credentials.js";
 import type { CursorCodec } from "../http/cursor.js";
 import { pageOf, type UpstreamPage } from "../http/paging.js";
 import { callOptions } from "../upstream.js";
-import { registerControlRoutes } from "./control/index.js";
+import { activeOrganizationRoutes } from "./control/active-organization.js";
+import { apiKeyRoutes } from "./control/api-keys.js";
+import { appRoutes } from "./control/apps.js";
+import { auditRoutes } from "./control/audit.js";
+import { authSessionRoutes } from "./control/auth-session.js";
+import { AUTH, CONTROL } from "./control/index.js";
+import { invitationRoutes, membershipRoutes } from "./control/memberships.js";
+import { organizationRoutes } from "./control/organizations.js";
+import { passwordResetRoutes } from "./control/password-reset.js";
+import { principalRoutes } from "./control/principal.js";
+import { quotaRoutes } from "./control/quotas.js";
+import { subjectLifecycleRoutes } from "./control/subject-lifecycle.js";
+import { subjectRoutes } from "./control/subjects.js";
+import { ORG_PREFIX } from "./control/wire.js";
 import type { RouteDeps } from "./deps.js";
 import { registerGuideRoutes } from "./guides.js";
-import { registerInterviewRoutes } from "./interview/index.js";
-import { registerPlatformRoutes } from "./platform/index.js";
-import { registerWebhookRoutes } from "./webhooks/index.js";
+import { agentRoutes, agentSetupRoutes } from "./interview/agent.js";
+import { agentRealtimeRoutes } from "./interview/agent-realtime.js";
+import { analyticsRoutes } from "./interview/analytics.js";
+import { evaluationRoutes, resultRoutes } from "./interview/evaluations.js";
+import { INTERVIEW } from "./interview/index.js";
+import { participantRoutes } from "./interview/participant.js";
+import { proposalRoutes } from "./interview/proposals.js";
+import { realtimeRoutes } from "./interview/realtime.js";
+import { registerRealtimeDocument } from "./interview/realtime-document.js";
+import { bundleRoutes } from "./platform/bundles.js";
+import { continuousRoutes } from "./platform/continuous.js";
+import { PLATFORM } from "./platform/index.js";
+import { templateRoutes } from "./platform/templates.js";
+import { APP_PREFIX } from "./platform/wire.js";
+import { webhookDeliveryRoutes } from "./webhooks/deliveries.js";
+import { webhookEndpointActionRoutes } from "./webhooks/endpoint-actions.js";
+import { webhookEndpointRoutes } from "./webhooks/endpoints.js";
+import { webhookEventRoutes } from "./webhooks/events.js";
+import { WEBHOOKS } from "./webhooks/index.js";
 import {
   ApplicationError,
+  ENV_PREFIX,
   errorResponses,
   IdempotentHeaders,
   OptionalIdempotencyHeaders,
@@ -70,11 +100,17 @@ export function successStatus(responses: Prose["responses"]): number {
 export type PlaneProse<Id extends string = string> = {
   tag: string;
   prose: Record<Id, Prose>;
+  /** The named schemas of its resources: components of the document, which answers `$ref`. */
+  schemas: readonly TSchema[];
 };
 
-/** The plane tagged `tag` whose operations are described by `prose`. */
-export function plane<Id extends string>(tag: string, prose: Record<Id, Prose>): PlaneProse<Id> {
-  return { tag, prose };
+/** The plane tagged `tag` whose operations are described by `prose`, and its named `schemas`. */
+export function plane<Id extends string>(
+  tag: string,
+  prose: Record<Id, Prose>,
+  schemas: readonly TSchema[],
+): PlaneProse<Id> {
+  return { tag, prose, schemas };
 }
 
 /**
@@ -376,14 +412,47 @@ export function route<
   });
 }
 
-/** Every route of the API, plane by plane, the named schemas they share, and the guides. */
+/**
+ * Every route of the API, plane by plane: each plugin's plane, prefix and files of routes (the
+ * control plane's first, with the sign-up, log-in and reset routes that lead to it); the named
+ * schemas they share, the realtime doors' document and the guides.
+ */
 export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
-  for (const schema of [ApplicationError, ValidationError]) app.addSchema(schema);
+  const planes = [CONTROL, PLATFORM, INTERVIEW, WEBHOOKS];
+  for (const schema of [ApplicationError, ValidationError, ...planes.flatMap((plane) => plane.schemas)])
+    app.addSchema(schema);
   // What every list route pages with (`route()` reads it from the plane's plugin).
   app.decorate("cursors", deps.cursors);
-  await registerControlRoutes(app, deps);
-  await registerPlatformRoutes(app, deps);
-  await registerInterviewRoutes(app, deps);
-  await registerWebhookRoutes(app, deps);
+  await under(app, AUTH, "/auth", deps, [authSessionRoutes, passwordResetRoutes]);
+  await under(app, CONTROL, "/v1", deps, [
+    principalRoutes,
+    activeOrganizationRoutes,
+    organizationRoutes,
+    invitationRoutes,
+  ]);
+  await under(app, CONTROL, ORG_PREFIX, deps, [membershipRoutes, auditRoutes, appRoutes]);
+  await under(app, CONTROL, ENV_PREFIX, deps, [
+    apiKeyRoutes,
+    quotaRoutes,
+    subjectRoutes,
+    subjectLifecycleRoutes,
+  ]);
+  await under(app, PLATFORM, APP_PREFIX, deps, [templateRoutes, bundleRoutes]);
+  await under(app, PLATFORM, ENV_PREFIX, deps, [continuousRoutes]);
+  await under(app, INTERVIEW, ENV_PREFIX, deps, [
+    evaluationRoutes,
+    resultRoutes,
+    analyticsRoutes,
+    agentSetupRoutes,
+  ]);
+  await under(app, INTERVIEW, "/v1/participant", deps, [participantRoutes, proposalRoutes, realtimeRoutes]);
+  await under(app, INTERVIEW, "/v1/agent", deps, [agentRoutes, agentRealtimeRoutes]);
+  registerRealtimeDocument(app, deps.config.REALTIME_URL);
+  await under(app, WEBHOOKS, ENV_PREFIX, deps, [
+    webhookEndpointRoutes,
+    webhookEndpointActionRoutes,
+    webhookDeliveryRoutes,
+    webhookEventRoutes,
+  ]);
   registerGuideRoutes(app);
 }

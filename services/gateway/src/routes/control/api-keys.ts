@@ -4,7 +4,7 @@ import { RequestValidationError } from "../../validation/json-body.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
 import { reads, route, writes } from "../index.js";
-import { type ENV_PREFIX, environmentRef, pageOfItems, ref } from "../wire.js";
+import { type ENV_PREFIX, environmentPage, environmentRef, pageOfItems, ref } from "../wire.js";
 import type { ControlApi } from "./index.js";
 import { ApiKeyCreated, ApiKeySummary, apiKeyJson } from "./wire.js";
 
@@ -69,8 +69,7 @@ export function apiKeyRoutes(app: ControlApi<typeof ENV_PREFIX>, deps: RouteDeps
 
   route(app, "listApiKeys", "GET /api-keys", reads("keys:write"), {
     answer: pageOfItems(ApiKeySummary),
-    list: ({ params }, page, call) =>
-      apiKeys.listApiKeys({ environment: environmentRef(params), page }, call),
+    list: ({ params }, page, call) => apiKeys.listApiKeys(environmentPage(params, page), call),
     item: apiKeyJson,
   });
 

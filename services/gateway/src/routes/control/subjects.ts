@@ -1,9 +1,9 @@
 import type { JsonObject } from "@bufbuild/protobuf";
-import { Type } from "@sinclair/typebox";
+import { type Static, Type } from "@sinclair/typebox";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
 import { byPath, reads, route, writes } from "../index.js";
-import { type ENV_PREFIX, environmentRef, Name, pageOfItems, ref } from "../wire.js";
+import { type ENV_PREFIX, environmentPage, environmentRef, Name, pageOfItems, ref } from "../wire.js";
 import type { ControlApi } from "./index.js";
 import {
   ProgramBody,
@@ -25,6 +25,11 @@ const SubjectItem = Type.Object(
   { additionalProperties: false },
 );
 
+/** A subject of an import's body as the RPC takes it. */
+function subjectInput(item: Static<typeof SubjectItem>) {
+  return { externalId: item.external_id, identityMode: item.identity_mode, profile: item.profile };
+}
+
 /** #5 `POST ENV/subjects/batch`, `GET ENV/subjects/{subject_id}`, `POST/GET ENV/programs` (under ENV). */
 export function subjectRoutes(app: ControlApi<typeof ENV_PREFIX>, deps: RouteDeps): void {
   const subjects = deps.upstreams.subjects;
@@ -36,14 +41,7 @@ export function subjectRoutes(app: ControlApi<typeof ENV_PREFIX>, deps: RouteDep
     answer: ref(SubjectImport),
     rpc: ({ params, body }, call) =>
       subjects.importSubjects(
-        {
-          environment: environmentRef(params),
-          items: body.items.map((item) => ({
-            externalId: item.external_id,
-            identityMode: item.identity_mode,
-            profile: item.profile,
-          })),
-        },
+        { environment: environmentRef(params), items: body.items.map(subjectInput) },
         call,
       ),
     json: subjectImportJson,
@@ -64,8 +62,7 @@ export function subjectRoutes(app: ControlApi<typeof ENV_PREFIX>, deps: RouteDep
 
   route(app, "listPrograms", "GET /programs", reads("org:read"), {
     answer: pageOfItems(ProgramBody),
-    list: ({ params }, page, call) =>
-      subjects.listPrograms({ environment: environmentRef(params), page }, call),
+    list: ({ params }, page, call) => subjects.listPrograms(environmentPage(params, page), call),
     item: programJson,
   });
 }

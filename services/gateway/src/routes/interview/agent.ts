@@ -20,6 +20,9 @@ import {
 } from "./wire.js";
 import { AgentAck, AgentPrices, AgentSession, InterviewState } from "./wire-schemas.js";
 
+/** Agent sessions are opened with a key whose only scope is `interviews:agent` (docs/authentication.md). */
+const AGENT_KEY = writes("interviews:agent");
+
 /** The agent's reads: its token only. */
 const AGENT = { auth: "agent" } as const;
 
@@ -33,21 +36,15 @@ const COMMAND = { auth: "agent", idempotency: "none" } as const;
 export function agentSetupRoutes(app: InterviewApi<typeof ENV_PREFIX>, deps: RouteDeps): void {
   const agent = deps.upstreams.interview.agent;
 
-  route(
-    app,
-    "createAgentSession",
-    "POST /evaluations/:evaluation_id/agent-sessions",
-    writes("interviews:agent"),
-    {
-      body: SessionBody(900),
-      answer: ref(AgentSession),
-      handler: async ({ request, call }) => {
-        const answer = await agent.createAgentSession(sessionRequest(request), call);
-        deps.hub.supersede(request.params.evaluation_id, answer.supersededSessionIds);
-        return agentSessionJson(answer);
-      },
+  route(app, "createAgentSession", "POST /evaluations/:evaluation_id/agent-sessions", AGENT_KEY, {
+    body: SessionBody(900),
+    answer: ref(AgentSession),
+    handler: async ({ request, call }) => {
+      const answer = await agent.createAgentSession(sessionRequest(request), call);
+      deps.hub.supersede(request.params.evaluation_id, answer.supersededSessionIds);
+      return agentSessionJson(answer);
     },
-  );
+  });
 
   route(app, "putAgentPrices", "PUT /agent-prices", writes("evaluations:write", "optional"), {
     body: Type.Object(

@@ -29,13 +29,17 @@ import {
   ParticipantSession,
 } from "./wire-schemas.js";
 
+/** An evaluation and its results are read under `evaluations:read`, written under `evaluations:write`. */
+const READ = reads("evaluations:read");
+const WRITE = writes("evaluations:write");
+
 /**
  * `ENV/evaluations` (docs/interview.md): evaluations, their participant sessions, the operator's view
  * of their interview and their behavioral events. Scopes `evaluations:write` / `evaluations:read`.
  */
 export function evaluationRoutes(app: InterviewApi<typeof ENV_PREFIX>, deps: RouteDeps): void {
   const evaluations = deps.upstreams.interview.evaluations;
-  route(app, "listEvaluations", "GET /evaluations", reads("evaluations:read"), {
+  route(app, "listEvaluations", "GET /evaluations", READ, {
     query: pageQuery(EvaluationFilters),
     answer: pageOfItems(ListedEvaluation),
     list: ({ params, query }, page, call) =>
@@ -55,7 +59,7 @@ export function evaluationRoutes(app: InterviewApi<typeof ENV_PREFIX>, deps: Rou
     item: listedEvaluationJson,
   });
 
-  route(app, "createEvaluation", "POST /evaluations", writes("evaluations:write"), {
+  route(app, "createEvaluation", "POST /evaluations", WRITE, {
     body: Type.Object(
       { subject_id: Uuid, bundle_id: Uuid, program_id: Type.Optional(Uuid) },
       { additionalProperties: false },
@@ -74,36 +78,30 @@ export function evaluationRoutes(app: InterviewApi<typeof ENV_PREFIX>, deps: Rou
     json: (answer) => evaluationJson(answer.evaluation),
   });
 
-  route(app, "getEvaluation", "GET /evaluations/:evaluation_id", reads("evaluations:read"), {
+  route(app, "getEvaluation", "GET /evaluations/:evaluation_id", READ, {
     answer: ref(Evaluation),
     ...byPath(evaluations.getEvaluation, evaluationRef, (answer) => evaluationJson(answer.evaluation)),
   });
 
-  route(
-    app,
-    "createParticipantSession",
-    "POST /evaluations/:evaluation_id/participant-sessions",
-    writes("evaluations:write"),
-    {
-      // A JSON body is required, as FastAPI requires a body model: `{}` takes the default TTL.
-      body: SessionBody(3600),
-      answer: ref(ParticipantSession),
-      handler: async ({ request, call }) => {
-        const answer = await evaluations.createParticipantSession(sessionRequest(request), call);
-        // The sockets of the sessions it superseded: those held here at once, the other gateways'
-        // when the interview plane's `revoked` frame reaches them.
-        deps.hub.revokeParticipants(request.params.evaluation_id, answer.revokedSessionIds, "superseded");
-        const session = participantSessionJson(answer);
-        return { ...session, url: interviewPageUrl(deps.config.PUBLIC_URL, session.participant_token) };
-      },
+  route(app, "createParticipantSession", "POST /evaluations/:evaluation_id/participant-sessions", WRITE, {
+    // A JSON body is required, as FastAPI requires a body model: `{}` takes the default TTL.
+    body: SessionBody(3600),
+    answer: ref(ParticipantSession),
+    handler: async ({ request, call }) => {
+      const answer = await evaluations.createParticipantSession(sessionRequest(request), call);
+      // The sockets of the sessions it superseded: those held here at once, the other gateways'
+      // when the interview plane's `revoked` frame reaches them.
+      deps.hub.revokeParticipants(request.params.evaluation_id, answer.revokedSessionIds, "superseded");
+      const session = participantSessionJson(answer);
+      return { ...session, url: interviewPageUrl(deps.config.PUBLIC_URL, session.participant_token) };
     },
-  );
+  });
 
   route(
     app,
     "revokeParticipantSession",
     "DELETE /evaluations/:evaluation_id/participant-sessions/:session_id",
-    writes("evaluations:write"),
+    WRITE,
     {
       handler: async ({ request, call }) => {
         const { params } = request;
@@ -117,32 +115,20 @@ export function evaluationRoutes(app: InterviewApi<typeof ENV_PREFIX>, deps: Rou
     },
   );
 
-  route(
-    app,
-    "getEvaluationInterview",
-    "GET /evaluations/:evaluation_id/interview",
-    reads("evaluations:read"),
-    {
-      query: SeqPageQuery,
-      answer: ref(EvaluationInterview),
-      rpc: ({ params, query }, call) =>
-        evaluations.getEvaluationInterview({ ...evaluationRef(params), ...seqPage(query) }, call),
-      json: (answer) => operatorInterviewJson(answer.interview),
-    },
-  );
+  route(app, "getEvaluationInterview", "GET /evaluations/:evaluation_id/interview", READ, {
+    query: SeqPageQuery,
+    answer: ref(EvaluationInterview),
+    rpc: ({ params, query }, call) =>
+      evaluations.getEvaluationInterview({ ...evaluationRef(params), ...seqPage(query) }, call),
+    json: (answer) => operatorInterviewJson(answer.interview),
+  });
 
-  route(
-    app,
-    "listBehavioralEvents",
-    "GET /evaluations/:evaluation_id/behavioral-events",
-    reads("evaluations:read"),
-    {
-      answer: pageOfItems(BehavioralEvent),
-      list: ({ params }, page, call) =>
-        evaluations.listBehavioralEvents({ ...evaluationRef(params), page }, call),
-      item: behavioralEventJson,
-    },
-  );
+  route(app, "listBehavioralEvents", "GET /evaluations/:evaluation_id/behavioral-events", READ, {
+    answer: pageOfItems(BehavioralEvent),
+    list: ({ params }, page, call) =>
+      evaluations.listBehavioralEvents({ ...evaluationRef(params), page }, call),
+    item: behavioralEventJson,
+  });
 }
 
 /** The filters of `GET ENV/evaluations` (docs/results.md#listing-evaluations), each optional. */
@@ -161,19 +147,19 @@ const EvaluationFilters = {
  */
 export function resultRoutes(app: InterviewApi<typeof ENV_PREFIX>, deps: RouteDeps): void {
   const evaluations = deps.upstreams.interview.evaluations;
-  route(app, "getEvaluationResult", "GET /evaluations/:evaluation_id/result", reads("evaluations:read"), {
+  route(app, "getEvaluationResult", "GET /evaluations/:evaluation_id/result", READ, {
     answer: ref(EvaluationResult),
     ...byPath(evaluations.getEvaluationResult, evaluationRef, (answer) => resultJson(answer.result)),
   });
 
-  route(app, "listEvaluationResults", "GET /evaluations/:evaluation_id/results", reads("evaluations:read"), {
+  route(app, "listEvaluationResults", "GET /evaluations/:evaluation_id/results", READ, {
     answer: ref(EvaluationResultList),
     ...byPath(evaluations.listEvaluationResults, evaluationRef, (answer) => ({
       items: answer.items.map(resultJson),
     })),
   });
 
-  route(app, "rescoreEvaluation", "POST /evaluations/:evaluation_id/rescore", writes("evaluations:write"), {
+  route(app, "rescoreEvaluation", "POST /evaluations/:evaluation_id/rescore", WRITE, {
     body: Type.Object({ bundle_id: Uuid }, { additionalProperties: false }),
     answer: ref(EvaluationResult),
     rpc: ({ params, body }, call) =>

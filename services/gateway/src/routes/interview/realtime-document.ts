@@ -1,5 +1,6 @@
 import { ERROR_CATALOG } from "@evalp/kit";
 import type { TSchema } from "@sinclair/typebox";
+import type { FastifyInstance } from "fastify";
 import {
   EVENT_SCHEMA_NAMES,
   EVENT_STREAM_SECURITY,
@@ -309,4 +310,16 @@ export function realtimeDocument(openapi: OpenApiComponents, realtimeUrl: string
       },
     },
   };
+}
+
+/**
+ * Serves `/asyncapi.json`: the realtime doors' frames as AsyncAPI 3, built once (on the first
+ * request, when the OpenAPI document it takes its schemas from is complete).
+ */
+export function registerRealtimeDocument(app: FastifyInstance, realtimeUrl: string): void {
+  let realtime: JsonObject | undefined;
+  app.get("/asyncapi.json", { schema: { hide: true } }, async () => {
+    realtime ??= realtimeDocument(app.swagger() as OpenApiComponents, realtimeUrl);
+    return realtime;
+  });
 }

@@ -1,19 +1,6 @@
-import type { FastifyInstance } from "fastify";
-import type { RouteDeps } from "../deps.js";
-import { type Api, plane, under } from "../index.js";
-import { ENV_PREFIX } from "../wire.js";
-import { bundleRoutes } from "./bundles.js";
-import { continuousRoutes } from "./continuous.js";
+import { type Api, plane } from "../index.js";
 import prose from "./prose.json" with { type: "json" };
-import { templateRoutes } from "./templates.js";
-import { APP_PREFIX, PLATFORM_SCHEMAS } from "./wire.js";
-
-/** The platform's routes: an app's templates and bundles, an environment's continuous answers. */
-export async function registerPlatformRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
-  for (const schema of PLATFORM_SCHEMAS) app.addSchema(schema);
-  await under(app, PLATFORM, APP_PREFIX, deps, [templateRoutes, bundleRoutes]);
-  await under(app, PLATFORM, ENV_PREFIX, deps, [continuousRoutes]);
-}
+import { PLATFORM_SCHEMAS } from "./wire.js";
 
 /**
  * The platform plane's tag, and what `/openapi.json` says of each of its operations (prose.json, by
@@ -21,7 +8,7 @@ export async function registerPlatformRoutes(app: FastifyInstance, deps: RouteDe
  * beside this file declare the rest: a route's operation is one of these (the compiler refuses one
  * without its prose), and a unit test finds the route of each.
  */
-export const PLATFORM = plane("platform", prose);
+export const PLATFORM = plane("platform", prose, PLATFORM_SCHEMAS);
 
 /** A plugin of the platform plane's routes under `Prefix` (`under`): its routes' operations are the plane's. */
 export type PlatformApi<Prefix extends string> = Api<Prefix, keyof typeof prose>;

@@ -1,9 +1,9 @@
 import { Type } from "@sinclair/typebox";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
-import { byPath, reads, route, writes } from "../index.js";
+import { byPath, route } from "../index.js";
 import { type ENV_PREFIX, environmentRef, pageOfItems, pageQuery, ref, Uuid } from "../wire.js";
-import type { WebhooksApi } from "./index.js";
+import { READ, type WebhooksApi, WRITE } from "./index.js";
 import {
   DELIVERY_STATUSES,
   deliveryJson,
@@ -16,7 +16,7 @@ import {
 /** `ENV/webhook-deliveries`: #13 list (by `status`, `endpoint_id`, `event_type`), get with attempts, #14 replay. */
 export function webhookDeliveryRoutes(app: WebhooksApi<typeof ENV_PREFIX>, deps: RouteDeps): void {
   const { deliveries } = deps.upstreams.webhooks;
-  route(app, "listWebhookDeliveries", "GET /webhook-deliveries", reads("webhooks:read"), {
+  route(app, "listWebhookDeliveries", "GET /webhook-deliveries", READ, {
     query: pageQuery({
       status: Type.Optional(StringEnum(DELIVERY_STATUSES)),
       endpoint_id: Type.Optional(Uuid),
@@ -37,20 +37,14 @@ export function webhookDeliveryRoutes(app: WebhooksApi<typeof ENV_PREFIX>, deps:
     item: deliveryJson,
   });
 
-  route(app, "getWebhookDelivery", "GET /webhook-deliveries/:delivery_id", reads("webhooks:read"), {
+  route(app, "getWebhookDelivery", "GET /webhook-deliveries/:delivery_id", READ, {
     answer: ref(WebhookDeliveryWithAttempts),
     ...byPath(deliveries.getDelivery, deliveryRef, (answer) => deliveryWithAttemptsJson(answer.delivery)),
   });
 
-  route(
-    app,
-    "replayWebhookDelivery",
-    "POST /webhook-deliveries/:delivery_id/replay",
-    writes("webhooks:write"),
-    {
-      answer: ref(WebhookDelivery),
-      handler: async ({ request, call }) =>
-        deliveryJson((await deliveries.replayDelivery(deliveryRef(request.params), call)).delivery),
-    },
-  );
+  route(app, "replayWebhookDelivery", "POST /webhook-deliveries/:delivery_id/replay", WRITE, {
+    answer: ref(WebhookDelivery),
+    handler: async ({ request, call }) =>
+      deliveryJson((await deliveries.replayDelivery(deliveryRef(request.params), call)).delivery),
+  });
 }

@@ -1,9 +1,9 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
-import { route, writes } from "../index.js";
+import { route } from "../index.js";
 import { DateTime, type ENV_PREFIX, ref } from "../wire.js";
-import type { WebhooksApi } from "./index.js";
+import { type WebhooksApi, WRITE } from "./index.js";
 import {
   deliveryJson,
   endpointRef,
@@ -17,19 +17,19 @@ import {
 export function webhookEndpointActionRoutes(app: WebhooksApi<typeof ENV_PREFIX>, deps: RouteDeps): void {
   const endpoints = deps.upstreams.webhooks.endpoints;
 
-  route(app, "rotateWebhookSecret", "POST /webhooks/:id/rotate-secret", writes("webhooks:write"), {
+  route(app, "rotateWebhookSecret", "POST /webhooks/:id/rotate-secret", WRITE, {
     answer: ref(WebhookEndpointCreated),
     handler: async ({ request, call }) =>
       endpointWithSecretJson(await endpoints.rotateSecret(endpointRef(request.params), call)),
   });
 
-  route(app, "testWebhookEndpoint", "POST /webhooks/:id/test", writes("webhooks:write"), {
+  route(app, "testWebhookEndpoint", "POST /webhooks/:id/test", WRITE, {
     answer: ref(WebhookDelivery),
     handler: async ({ request, call }) =>
       deliveryJson((await endpoints.testEndpoint(endpointRef(request.params), call)).delivery),
   });
 
-  route(app, "recoverWebhookDeliveries", "POST /webhooks/:id/recover", writes("webhooks:write"), {
+  route(app, "recoverWebhookDeliveries", "POST /webhooks/:id/recover", WRITE, {
     body: Type.Object(
       { since: DateTime, dry_run: Type.Optional(Type.Boolean({ default: false })) },
       { additionalProperties: false },

@@ -1,10 +1,10 @@
 import { Type } from "@sinclair/typebox";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
-import { byPath, reads, route, writes } from "../index.js";
-import { type ENV_PREFIX, environmentRef, pageOfItems, ref } from "../wire.js";
+import { byPath, route } from "../index.js";
+import { type ENV_PREFIX, environmentPage, environmentRef, pageOfItems, ref } from "../wire.js";
 import { refusingFields } from "./field-refusals.js";
-import type { WebhooksApi } from "./index.js";
+import { READ, type WebhooksApi, WRITE } from "./index.js";
 import {
   EVENT_TYPES,
   endpointJson,
@@ -20,7 +20,7 @@ const Url = Type.String({ minLength: 1, maxLength: 2048 });
 /** `ENV/webhooks`: create, list, get, change and delete an endpoint. */
 export function webhookEndpointRoutes(app: WebhooksApi<typeof ENV_PREFIX>, deps: RouteDeps): void {
   const endpoints = deps.upstreams.webhooks.endpoints;
-  route(app, "createWebhookEndpoint", "POST /webhooks", writes("webhooks:write"), {
+  route(app, "createWebhookEndpoint", "POST /webhooks", WRITE, {
     body: Type.Object(
       {
         url: Url,
@@ -47,19 +47,18 @@ export function webhookEndpointRoutes(app: WebhooksApi<typeof ENV_PREFIX>, deps:
     },
   });
 
-  route(app, "listWebhookEndpoints", "GET /webhooks", reads("webhooks:read"), {
+  route(app, "listWebhookEndpoints", "GET /webhooks", READ, {
     answer: pageOfItems(WebhookEndpoint),
-    list: ({ params }, page, call) =>
-      endpoints.listEndpoints({ environment: environmentRef(params), page }, call),
+    list: ({ params }, page, call) => endpoints.listEndpoints(environmentPage(params, page), call),
     item: endpointJson,
   });
 
-  route(app, "getWebhookEndpoint", "GET /webhooks/:id", reads("webhooks:read"), {
+  route(app, "getWebhookEndpoint", "GET /webhooks/:id", READ, {
     answer: ref(WebhookEndpoint),
     ...byPath(endpoints.getEndpoint, endpointRef, (answer) => endpointJson(answer.endpoint)),
   });
 
-  route(app, "updateWebhookEndpoint", "PATCH /webhooks/:id", writes("webhooks:write"), {
+  route(app, "updateWebhookEndpoint", "PATCH /webhooks/:id", WRITE, {
     body: Type.Object(
       {
         url: Type.Optional(Url),
@@ -86,7 +85,7 @@ export function webhookEndpointRoutes(app: WebhooksApi<typeof ENV_PREFIX>, deps:
     },
   });
 
-  route(app, "deleteWebhookEndpoint", "DELETE /webhooks/:id", writes("webhooks:write"), {
+  route(app, "deleteWebhookEndpoint", "DELETE /webhooks/:id", WRITE, {
     handler: async ({ request, call }) => {
       await endpoints.deleteEndpoint(endpointRef(request.params), call);
       return undefined;

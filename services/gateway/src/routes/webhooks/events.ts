@@ -11,9 +11,9 @@ import type { SocketSlot } from "../../realtime/socket-slots.js";
 import { callOptions } from "../../upstream.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
-import { reads, route, writes } from "../index.js";
+import { route } from "../index.js";
 import { type ENV_PREFIX, type EnvPath, environmentRef, ref } from "../wire.js";
-import type { WebhooksApi } from "./index.js";
+import { READ, type WebhooksApi, WRITE } from "./index.js";
 
 /** Every event type of the catalog, in its order: what a listener may filter on and `trigger` emits. */
 export const CATALOG_TYPES = Object.keys(EVENT_CATALOG) as EventType[];
@@ -57,7 +57,7 @@ export function errorMessage(error: AppError, requestId: string): string {
 export function webhookEventRoutes(app: WebhooksApi<typeof ENV_PREFIX>, deps: RouteDeps): void {
   const live = deps.upstreams.webhooks.live;
 
-  route(app, "triggerWebhookEvent", "POST /events/trigger", writes("webhooks:write"), {
+  route(app, "triggerWebhookEvent", "POST /events/trigger", WRITE, {
     body: Type.Object(
       {
         type: StringEnum(CATALOG_TYPES, {
@@ -84,7 +84,7 @@ export function webhookEventRoutes(app: WebhooksApi<typeof ENV_PREFIX>, deps: Ro
   app.addHook("preClose", async () => {
     for (const stream of open) stream.abort();
   });
-  route(app, "streamWebhookEvents", "GET /events/stream", reads("webhooks:read"), {
+  route(app, "streamWebhookEvents", "GET /events/stream", READ, {
     query: Type.Object({
       event_types: Type.Optional(
         Type.String({
