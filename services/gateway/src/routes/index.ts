@@ -1,7 +1,7 @@
 // The route layer: how one route is declared (`route()`: its operation, where it is, its access,
 // then as data its schemas and the call that answers it), the plugin a plane's routes live in
 // (`under()`, which names the plane), and every route of the API (`registerRoutes`). Each plane's
-// folder holds its `index.ts` (tag, prose, registration), `prose.json`, `wire.ts` (schemas,
+// folder holds its `index.ts` (tag, prose, named schemas), `prose.json`, `wire.ts` (schemas,
 // requests, mappers) and one file of routes per resource; what every plane builds on is `wire.ts`
 // beside this file.
 import type { Scope } from "@evalp/kit";
@@ -447,7 +447,7 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
   ]);
   await under(app, INTERVIEW, "/v1/participant", deps, [participantRoutes, proposalRoutes, realtimeRoutes]);
   await under(app, INTERVIEW, "/v1/agent", deps, [agentRoutes, agentRealtimeRoutes]);
-  registerRealtimeDocument(app, deps.config.REALTIME_URL);
+  registerRealtimeDocument(app, deps.config);
   await under(app, WEBHOOKS, ENV_PREFIX, deps, [
     webhookEndpointRoutes,
     webhookEndpointActionRoutes,
