@@ -32,7 +32,7 @@ import { selectProtocol } from "./realtime/protocol.js";
 import { createSocketSlots } from "./realtime/socket-slots.js";
 import type { RedisClient } from "./redis.js";
 import type { RouteDeps } from "./routes/deps.js";
-import { registerRoutes } from "./routes/index.js";
+import { registerRoutes } from "./routes/register.js";
 import type { Upstreams } from "./upstream.js";
 import {
   BODY_LIMIT_BYTES,

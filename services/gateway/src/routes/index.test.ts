@@ -1,6 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import { describe, expect, it } from "vitest";
-import { headersOf } from "./index.js";
+import { headersOf, methodAndPath, successStatus } from "./index.js";
 import { IdempotentHeaders, OptionalIdempotencyHeaders } from "./wire.js";
 
 describe("a route's headers", () => {
@@ -24,5 +24,20 @@ describe("a route's headers", () => {
       headers: own,
     });
     expect(headers?.required).toEqual(expect.arrayContaining(["x-signature", "idempotency-key"]));
+  });
+});
+
+describe("a route's operation", () => {
+  it("is answered with its prose's success status, a repeat's 200 being the handler's to send", () => {
+    expect(successStatus({ 200: "The caller." })).toBe(200);
+    expect(successStatus({ 204: "The session has ended." })).toBe(204);
+    expect(successStatus({ 200: "The first receipt, repeated.", 201: "Recorded." })).toBe(201);
+  });
+
+  it("names its method and its path relative to its plugin's prefix", () => {
+    expect(methodAndPath("DELETE /evaluations/:evaluation_id")).toEqual({
+      method: "DELETE",
+      path: "/evaluations/:evaluation_id",
+    });
   });
 });

@@ -1,8 +1,9 @@
-// The route layer: how one route is declared (`route()`, as data: its operation, where it is,
-// its access, its schemas and the call that answers it), the plugin a plane's routes live in
-// (`under()`), and every route of the API (`registerRoutes`). Each plane's folder holds its
-// `index.ts` (tag, prose, registration), `prose.json`, `wire.ts` (schemas, requests, mappers) and
-// one file of routes per resource; what every plane builds on is `wire.ts` beside this file.
+// The route layer: how one route is declared (`route()`: its operation, where it is, its access,
+// then as data its schemas and the call that answers it) and the plugin a plane's routes live in
+// (`under()`, which names the plane); every route of the API is registered by `register.ts`. Each
+// plane's folder holds its `index.ts` (tag, prose, named schemas), `prose.json`, `wire.ts`
+// (schemas, requests, mappers) and one file of routes per resource; what every plane builds on is
+// `wire.ts` beside this file.
 import type { Scope } from "@evalp/kit";
 import type { PageRequest } from "@evalp/proto/common/v1/page";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
@@ -19,51 +20,68 @@ import type { RouteAccess } from "../admission/credentials.js";
 import type { CursorCodec } from "../http/cursor.js";
 import { pageOf, type UpstreamPage } from "../http/paging.js";
 import { callOptions } from "../upstream.js";
-import { registerControlRoutes } from "./control/index.js";
 import type { RouteDeps } from "./deps.js";
-import { registerGuideRoutes } from "./guides.js";
-import { registerInterviewRoutes } from "./interview/index.js";
-import { registerPlatformRoutes } from "./platform/index.js";
-import { registerWebhookRoutes } from "./webhooks/index.js";
 import {
-  ApplicationError,
   errorResponses,
   IdempotentHeaders,
   OptionalIdempotencyHeaders,
   PageQuery,
   successResponse,
   textResponse,
-  ValidationError,
 } from "./wire.js";
 
-/** What the document says of one operation: prose, kept apart from the route that declares the rest. */
+/**
+ * What the document says of one operation, kept apart from the route that declares the rest: its
+ * prose, its success statuses and its error statuses beyond the common ones.
+ */
 export type Prose = {
   summary: string;
   description: string;
-  /** What each success status means, by status. */
+  /**
+   * What each success status means, by status. The route's answer is sent with the one status
+   * given, or where a repeat's 200 stands beside it (a 201 repeated), with the other: the handler
+   * sends the repeat's itself, with the same body (`await reply.code(200).send(…)`).
+   */
   responses: Partial<Record<number, string>>;
+  /** Error statuses beyond the common ones (401, 403, 404, 422, 429, 503), e.g. 409 or 410. */
+  errors?: number[];
+  /** What an error status means on this operation, where it says more than the common meaning. */
+  errorMeanings?: Partial<Record<number, string>>;
 };
+
+/** The status a route's answer is sent with: its prose's success status (a repeat's 200 aside). */
+export function successStatus(responses: Prose["responses"]): number {
+  const statuses = Object.keys(responses).map(Number);
+  return statuses.find((status) => status !== 200) ?? 200;
+}
 
 /**
  * A plane of the API as its routes declare it: the tag of its operations and their prose (its
- * `index.ts`, its `prose.json` by operationId). A route's `id` is one of `Id`, so the compiler refuses a route
- * whose operation has no prose.
+ * `index.ts`, its `prose.json` by operationId). A route's operation is one of `Id`, so the compiler
+ * refuses a route whose operation has no prose.
  */
 export type PlaneProse<Id extends string = string> = {
   tag: string;
   prose: Record<Id, Prose>;
+  /** The named schemas of its resources: components of the document, which answers `$ref`. */
+  schemas: readonly TSchema[];
 };
 
-/** The plane tagged `tag` whose operations are described by `prose`. */
-export function plane<Id extends string>(tag: string, prose: Record<Id, Prose>): PlaneProse<Id> {
-  return { tag, prose };
+/** The plane tagged `tag` whose operations are described by `prose`, and its named `schemas`. */
+export function plane<Id extends string>(
+  tag: string,
+  prose: Record<Id, Prose>,
+  schemas: readonly TSchema[],
+): PlaneProse<Id> {
+  return { tag, prose, schemas };
 }
 
 /**
  * The gateway's Fastify instance with request and reply types inferred from TypeBox schemas, in
- * a plugin under `Prefix`: a route's path parameters are those of the prefix and of its path.
+ * a plugin of a plane's routes under `Prefix`: a route's path parameters are those of the prefix
+ * and of its path, and its operation is one of the plane's (`Id`).
  */
-export type Api<Prefix extends string = string> = FastifyInstance<
+export type Api<Prefix extends string = string, Id extends string = string> = FastifyInstance<
   RawServerDefault,
   RawRequestDefaultExpression,
   RawReplyDefaultExpression,
@@ -71,11 +89,27 @@ export type Api<Prefix extends string = string> = FastifyInstance<
   TypeBoxTypeProvider
 > & {
   readonly prefix: Prefix;
-  /** The codec of list cursors (docs/paging.md), decorated once on the app by `registerRoutes`. */
+  /** The codec of list cursors (docs/paging.md), decorated once on the app by `registerRoutes` (`register.ts`). */
   readonly cursors: CursorCodec;
+  /** The plane whose operations the plugin's routes answer: their tag and prose (`under`). */
+  readonly plane: PlaneProse<Id>;
 };
 
-export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
+export type Method = (typeof METHODS)[number];
+
+/** Where an operation is: its method and its path relative to its plugin's prefix, `"GET /apps/:app_id"`. */
+export type Operation = `${Method} /${string}`;
+
+/** The path of an operation (`"/apps/:app_id"` of `"GET /apps/:app_id"`). */
+type PathOf<Op extends Operation> = Op extends `${Method} ${infer Path}` ? Path : never;
+
+/** The method and path of `operation`, as `route()` registers them. */
+export function methodAndPath(operation: Operation): { method: Method; path: string } {
+  const method = METHODS.find((name) => operation.startsWith(`${name} /`));
+  if (!method) throw new Error(`${operation}: not a method and a path`);
+  return { method, path: operation.slice(method.length + 1) };
+}
 
 /** The names of a path's `:name` parameters. */
 type ParamNames<Path extends string> = Path extends `${string}:${infer Name}/${infer Rest}`
@@ -97,21 +131,30 @@ export type RouteContext<P extends TSchema, Q extends TSchema, B extends TSchema
   call: Call;
 };
 
-/** An operator's read under `scope` (a list: any one of them). */
-export function reads(scope: Scope | readonly Scope[]) {
-  return { auth: "operator", scope } as const;
-}
-
-/** An operator's write under `scope`: it takes an Idempotency-Key (docs/idempotency.md). */
-export function writes(scope: Scope) {
-  return { auth: "operator", scope, idempotency: "required" } as const;
+/**
+ * An operator's read under `scope` (a list: any one of them). A read by POST (a preview) writes
+ * nothing, so it needs no Idempotency-Key, though one is honoured (`"optional"`, docs/idempotency.md).
+ */
+export function reads<Idempotency extends "optional" | undefined = undefined>(
+  scope: Scope | readonly Scope[],
+  idempotency?: Idempotency,
+) {
+  return { auth: "operator", scope, ...(idempotency ? { idempotency } : {}) } as const;
 }
 
 /**
- * A route as the API declares it, as data: its operation (`id`, whose prose is its plane's
- * `prose.json`'s), where it is (`method`, and `path` relative to its plugin's prefix), what the
- * plugins need, and the few lines that are its own. `status` and `answer` are its success, and
- * the error responses are derived (the ones every route can give, plus `errors`).
+ * An operator's write under `scope`: it takes an Idempotency-Key (docs/idempotency.md), required
+ * unless the write is the same whenever repeated (a PUT: `"optional"`).
+ */
+export function writes(scope: Scope, idempotency: "required" | "optional" = "required") {
+  return { auth: "operator", scope, idempotency } as const;
+}
+
+/**
+ * What a route declares beyond its operation, where it is and its access (`route()`'s other
+ * arguments): its schemas, its answer and the few lines that are its own. Its statuses are its
+ * prose's (`Prose`); the error responses are derived (the ones every route can give, plus the
+ * prose's `errors`).
  */
 export type RouteSpec<
   P extends TSchema,
@@ -120,29 +163,31 @@ export type RouteSpec<
   R extends TSchema,
   A = unknown,
 > = {
-  /** How it is reached; a connection token opens only the realtime door, a WebSocket (no route). */
-  access: RouteAccess & { auth: HttpAuth };
   query?: Q;
   body?: B;
   /** Other headers than Idempotency-Key, which the access's `idempotency` declares. */
   headers?: TObject;
-  /**
-   * The success status (200 unless given) and its body (`answer`; none for 204). Other success
-   * statuses the prose gives (e.g. 200 for a repeat of a 201) are sent by the handler itself,
-   * with the same body (`await reply.code(…).send(…)`).
-   */
-  status?: 200 | 201 | 202 | 204;
+  /** The success's body (none for a 204). */
   answer?: R;
   /**
    * The answer's media type when its body is not JSON (an event stream): the handler returns the
    * body (a stream) and the document shows it as text of this type; no `answer` then.
    */
   media?: string;
-  /** Error statuses beyond the common ones (401, 403, 404, 422, 429, 503), e.g. 409 or 410. */
-  errors?: number[];
-  /** What an error status means on this route, where it says more than the common meaning. */
-  errorMeanings?: Record<number, string>;
 } & Answer<P, Q, B, R, A>;
+
+/**
+ * The `rpc` and `json` of a route that answers with what its path names (a get, an erasure): its
+ * RPC asked with `ref(params)`, the path's parameters as the plane names the resource, and its
+ * answer put on the wire by `json`.
+ */
+export function byPath<Params, Ref, A, J>(
+  rpc: (ref: Ref, call: Call) => Promise<A>,
+  ref: (params: Params) => Ref,
+  json: (answer: A) => J,
+) {
+  return { rpc: ({ params }: { params: Params }, call: Call) => rpc(ref(params), call), json };
+}
 
 /** The item type of a page envelope's `items`. */
 type PageItem<T> = T extends { items: Array<infer Item> } ? Item : never;
@@ -188,21 +233,31 @@ export function pathParams<Path extends string>(path: Path): PathParams<Path> | 
   return Type.Object(Object.fromEntries(names.map((name) => [name, Type.String()]))) as PathParams<Path>;
 }
 
+/** A file's routes, declared on a plugin of its plane under a prefix (`under`). */
+export type Routes<Prefix extends string, Id extends string> = (
+  api: Api<Prefix, Id>,
+  deps: RouteDeps,
+) => void;
+
 /**
- * Registers `routes` as a plugin under `prefix` (path parameters included), typed by the TypeBox
- * provider: a plane's routes are written relative to where they live.
+ * Registers `routes` (each a file's), operations of `plane`, as a plugin under `prefix` (path
+ * parameters included), typed by the TypeBox provider: a plane's routes are written relative to
+ * where they live.
  */
-export async function under<Prefix extends string>(
+export async function under<Prefix extends string, Id extends string>(
   app: FastifyInstance,
+  plane: PlaneProse<Id>,
   prefix: Prefix,
-  routes: (api: Api<Prefix>) => Promise<void> | void,
+  deps: RouteDeps,
+  routes: ReadonlyArray<Routes<Prefix, Id>>,
 ): Promise<void> {
   await app.register(
     async (scope) => {
-      const api = scope.withTypeProvider<TypeBoxTypeProvider>();
+      // Own to the plugin (its scope is a child of the app): its routes' tag and prose.
+      const api = Object.assign(scope.withTypeProvider<TypeBoxTypeProvider>(), { plane });
       if (!isUnder(api, prefix))
         throw new Error(`routes under ${prefix} are registered at ${api.prefix} without cursors`);
-      await routes(api);
+      for (const declare of routes) declare(api, deps);
     },
     { prefix },
   );
@@ -212,14 +267,17 @@ export async function under<Prefix extends string>(
  * Whether `api` is a plugin under exactly `prefix` (not nested in another prefix) of an app whose
  * routes were registered by `registerRoutes` (which gives it the cursor codec).
  */
-function isUnder<Prefix extends string>(
-  api: Omit<Api, "cursors" | "prefix"> & { prefix: string },
+function isUnder<Prefix extends string, Id extends string>(
+  api: Omit<Api<string, Id>, "cursors" | "prefix"> & { prefix: string },
   prefix: Prefix,
-): api is Api<Prefix> {
+): api is Api<Prefix, Id> {
   return api.prefix === prefix && "cursors" in api;
 }
 
 type HttpAuth = Exclude<RouteAccess["auth"], "connection">;
+
+/** How a route is reached; a connection token opens only the realtime door, a WebSocket (no route). */
+export type HttpAccess = RouteAccess & { auth: HttpAuth };
 
 /** The OpenAPI security requirement of an access mode (`[]`: public). */
 const SECURITY: Record<HttpAuth, Array<Record<string, string[]>>> = {
@@ -246,53 +304,50 @@ export function headersOf(spec: { method: Method; access: RouteAccess; headers?:
 }
 
 /**
- * Declares one route on `app` (a plane's plugin): its schema for validation and the document,
- * its access for the auth, rate-limit and idempotency plugins, and its handler, whose answer is
- * sent with the declared success status.
+ * Declares one route on `app` (a plugin of a plane's routes, see `under`): the operation `id`
+ * (whose prose is its plane's `prose.json`'s), where it is (`operation`: its method and its path
+ * relative to the plugin's prefix), its `access` for the auth, rate-limit and idempotency plugins,
+ * and the rest (`spec`): its schema for validation and the document, and its handler, whose answer
+ * is sent with the declared success status.
  */
 export function route<
   Prefix extends string,
   Id extends string,
-  Path extends `/${string}`,
+  Op extends Operation,
   Q extends TSchema = TSchema,
   B extends TSchema = TSchema,
   R extends TSchema = TSchema,
   A = unknown,
 >(
-  app: Api<Prefix>,
-  plane: PlaneProse<Id>,
-  spec: { id: NoInfer<Id>; method: Method; path: Path } & RouteSpec<
-    PathParams<`${Prefix}${Path}`>,
-    Q,
-    B,
-    R,
-    A
-  >,
+  app: Api<Prefix, Id>,
+  id: NoInfer<Id>,
+  operation: Op,
+  access: HttpAccess,
+  spec: RouteSpec<PathParams<`${Prefix}${PathOf<Op>}`>, Q, B, R, A>,
 ): void {
-  const { id: operationId, method, path: url } = spec;
+  const { method, path: url } = methodAndPath(operation);
   const params = pathParams(`${app.prefix}${url}`);
-  const status = spec.status ?? 200;
-  const { summary, description, responses } = plane.prose[operationId];
-  if (!responses[status]) throw new Error(`${operationId}: its prose has no ${status} response`);
+  const { summary, description, responses, errors = [], errorMeanings } = app.plane.prose[id];
+  const status = successStatus(responses);
   // Whether an Idempotency-Key is honoured (admission/checks.ts: not declared is "none").
   const idempotent =
-    method !== "GET" && (spec.access.idempotency === "required" || spec.access.idempotency === "optional");
-  type Params = PathParams<`${Prefix}${Path}`>;
+    method !== "GET" && (access.idempotency === "required" || access.idempotency === "optional");
+  type Params = PathParams<`${Prefix}${PathOf<Op>}`>;
   app.route<{ Params: Static<Params>; Querystring: Static<Q>; Body: Static<B> }>({
     method,
     url,
-    config: { access: spec.access },
+    config: { access },
     schema: {
-      tags: [plane.tag],
-      operationId,
+      tags: [app.plane.tag],
+      operationId: id,
       summary,
       description,
-      security: SECURITY[spec.access.auth],
+      security: SECURITY[access.auth],
       ...(params ? { params } : {}),
       // A list's query is at least its page's `limit` and `cursor`.
       ...(spec.query ? { querystring: spec.query } : spec.list ? { querystring: PageQuery } : {}),
       ...(spec.body ? { body: spec.body } : {}),
-      ...headersOf({ method, access: spec.access, headers: spec.headers }),
+      ...headersOf({ method, access, headers: spec.headers }),
       response: {
         ...Object.fromEntries(
           Object.entries(responses).map(([code, meaning = ""]) => [
@@ -302,13 +357,7 @@ export function route<
               : successResponse(meaning, spec.answer, idempotent),
           ]),
         ),
-        ...errorResponses(
-          spec.access,
-          spec.body !== undefined,
-          spec.errors ?? [],
-          idempotent,
-          spec.errorMeanings,
-        ),
+        ...errorResponses(access, spec.body !== undefined, errors, idempotent, errorMeanings),
       },
     },
     handler: async (request, reply) => {
@@ -324,16 +373,4 @@ export function route<
       return reply.code(status).send(status === 204 ? "" : body);
     },
   });
-}
-
-/** Every route of the API, plane by plane, the named schemas they share, and the guides. */
-export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
-  for (const schema of [ApplicationError, ValidationError]) app.addSchema(schema);
-  // What every list route pages with (`route()` reads it from the plane's plugin).
-  app.decorate("cursors", deps.cursors);
-  await registerControlRoutes(app, deps);
-  await registerPlatformRoutes(app, deps);
-  await registerInterviewRoutes(app, deps);
-  await registerWebhookRoutes(app, deps);
-  registerGuideRoutes(app);
 }

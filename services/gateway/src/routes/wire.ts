@@ -1,6 +1,7 @@
 import { isMessage, type JsonObject } from "@bufbuild/protobuf";
 import { type Timestamp, TimestampSchema } from "@bufbuild/protobuf/wkt";
 import { ERROR_CATALOG } from "@evalp/kit";
+import type { PageRequest } from "@evalp/proto/common/v1/page";
 import {
   type SchemaOptions,
   type Static,
@@ -62,6 +63,11 @@ export function environmentRef(params: EnvPath) {
     appId: params.app_id,
     environmentId: params.environment_id,
   };
+}
+
+/** What a list of an environment's resources asks its RPC: the environment of the path, and the page. */
+export function environmentPage(params: EnvPath, page: PageRequest) {
+  return { environment: environmentRef(params), page };
 }
 
 /**
@@ -356,7 +362,7 @@ export function errorResponses(
   hasBody: boolean,
   extra: number[],
   honoursIdempotencyKey: boolean,
-  meanings: Record<number, string> = {},
+  meanings: Partial<Record<number, string>> = {},
 ): Record<number, object> {
   const statuses = new Set([404, 422, 429, 503, 504, ...extra]);
   if (honoursIdempotencyKey) statuses.add(409);

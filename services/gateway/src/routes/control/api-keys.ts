@@ -3,10 +3,13 @@ import { Type } from "@sinclair/typebox";
 import { RequestValidationError } from "../../validation/json-body.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
-import { type Api, reads, route, writes } from "../index.js";
-import { type ENV_PREFIX, environmentRef, pageOfItems, ref } from "../wire.js";
-import { CONTROL } from "./index.js";
+import { reads, route, writes } from "../index.js";
+import { type ENV_PREFIX, environmentPage, environmentRef, pageOfItems, ref } from "../wire.js";
+import type { ControlApi } from "./index.js";
 import { ApiKeyCreated, ApiKeySummary, apiKeyJson } from "./wire.js";
+
+/** A revoked key's principal is forgotten wherever it was cached. */
+const REVOKES = { ...writes("keys:write"), changesPrincipals: { param: "key_id" } } as const;
 
 const CreateApiKeyBody = Type.Object(
   {
@@ -44,15 +47,10 @@ function checkRequestedScopes(held: string[], requested: Scope[]): Scope[] {
 }
 
 /** `POST/GET ENV/api-keys` and `POST ENV/api-keys/{key_id}/revoke` (under the ENV prefix). */
-export function apiKeyRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): void {
+export function apiKeyRoutes(app: ControlApi<typeof ENV_PREFIX>, deps: RouteDeps): void {
   const apiKeys = deps.upstreams.apiKeys;
-  route(app, CONTROL, {
-    id: "createApiKey",
-    method: "POST",
-    path: "/api-keys",
-    access: writes("keys:write"),
+  route(app, "createApiKey", "POST /api-keys", writes("keys:write"), {
     body: CreateApiKeyBody,
-    status: 201,
     answer: ref(ApiKeyCreated),
     handler: async ({ request, call }) => {
       const scopes = checkRequestedScopes(request.access?.scopes ?? [], request.body.scopes);
@@ -69,27 +67,13 @@ export function apiKeyRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): void
     },
   });
 
-  route(app, CONTROL, {
-    id: "listApiKeys",
-    method: "GET",
-    path: "/api-keys",
-    access: reads("keys:write"),
+  route(app, "listApiKeys", "GET /api-keys", reads("keys:write"), {
     answer: pageOfItems(ApiKeySummary),
-    list: ({ params }, page, call) =>
-      apiKeys.listApiKeys({ environment: environmentRef(params), page }, call),
+    list: ({ params }, page, call) => apiKeys.listApiKeys(environmentPage(params, page), call),
     item: apiKeyJson,
   });
 
-  route(app, CONTROL, {
-    id: "revokeApiKey",
-    method: "POST",
-    path: "/api-keys/:key_id/revoke",
-    access: {
-      auth: "operator",
-      scope: "keys:write",
-      idempotency: "required",
-      changesPrincipals: { param: "key_id" },
-    },
+  route(app, "revokeApiKey", "POST /api-keys/:key_id/revoke", REVOKES, {
     answer: ref(ApiKeySummary),
     rpc: ({ params }, call) =>
       apiKeys.revokeApiKey({ environment: environmentRef(params), keyId: params.key_id }, call),

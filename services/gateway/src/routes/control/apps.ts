@@ -1,8 +1,8 @@
 import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
-import { type Api, reads, route, writes } from "../index.js";
+import { reads, route, writes } from "../index.js";
 import { Name, pageOfItems, ref } from "../wire.js";
-import { CONTROL } from "./index.js";
+import type { ControlApi } from "./index.js";
 import {
   Application,
   appJson,
@@ -14,13 +14,9 @@ import {
 } from "./wire.js";
 
 /** `ORG/apps` and `APP/environments` (docs/endpoints.md): an organization's apps and their environments. */
-export async function appRoutes(app: Api<typeof ORG_PREFIX>, deps: RouteDeps): Promise<void> {
+export function appRoutes(app: ControlApi<typeof ORG_PREFIX>, deps: RouteDeps): void {
   const organizations = deps.upstreams.organizations;
-  route(app, CONTROL, {
-    id: "createApp",
-    method: "POST",
-    path: "/apps",
-    access: writes("apps:write"),
+  route(app, "createApp", "POST /apps", writes("apps:write"), {
     body: Type.Object(
       {
         slug: Slug,
@@ -29,9 +25,7 @@ export async function appRoutes(app: Api<typeof ORG_PREFIX>, deps: RouteDeps): P
       },
       { additionalProperties: false },
     ),
-    status: 201,
     answer: ref(Application),
-    errors: [409],
     rpc: ({ params, body }, call) =>
       organizations.createApp(
         {
@@ -45,36 +39,22 @@ export async function appRoutes(app: Api<typeof ORG_PREFIX>, deps: RouteDeps): P
     json: (answer) => appJson(answer.app),
   });
 
-  route(app, CONTROL, {
-    id: "listApps",
-    method: "GET",
-    path: "/apps",
-    access: reads("org:read"),
+  route(app, "listApps", "GET /apps", reads("org:read"), {
     answer: pageOfItems(Application),
     list: ({ params }, page, call) => organizations.listApps({ ...organizationRef(params), page }, call),
     item: appJson,
   });
 
-  route(app, CONTROL, {
-    id: "getApp",
-    method: "GET",
-    path: "/apps/:app_id",
-    access: reads("org:read"),
+  route(app, "getApp", "GET /apps/:app_id", reads("org:read"), {
     answer: ref(Application),
     rpc: ({ params }, call) =>
       organizations.getApp({ ...organizationRef(params), appId: params.app_id }, call),
     json: (answer) => appJson(answer.app),
   });
 
-  route(app, CONTROL, {
-    id: "createEnvironment",
-    method: "POST",
-    path: "/apps/:app_id/environments",
-    access: writes("apps:write"),
+  route(app, "createEnvironment", "POST /apps/:app_id/environments", writes("apps:write"), {
     body: Type.Object({ slug: Slug, name: Name }, { additionalProperties: false }),
-    status: 201,
     answer: ref(EnvironmentBody),
-    errors: [409],
     rpc: ({ params, body }, call) =>
       organizations.createEnvironment(
         { ...organizationRef(params), appId: params.app_id, slug: body.slug, name: body.name },
@@ -83,11 +63,7 @@ export async function appRoutes(app: Api<typeof ORG_PREFIX>, deps: RouteDeps): P
     json: (answer) => environmentJson(answer.environment),
   });
 
-  route(app, CONTROL, {
-    id: "listEnvironments",
-    method: "GET",
-    path: "/apps/:app_id/environments",
-    access: reads("org:read"),
+  route(app, "listEnvironments", "GET /apps/:app_id/environments", reads("org:read"), {
     answer: pageOfItems(EnvironmentBody),
     list: ({ params }, page, call) =>
       organizations.listEnvironments({ ...organizationRef(params), appId: params.app_id, page }, call),

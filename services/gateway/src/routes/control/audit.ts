@@ -1,8 +1,8 @@
 import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
-import { type Api, reads, route } from "../index.js";
+import { reads, route } from "../index.js";
 import { pageOfItems, pageQuery } from "../wire.js";
-import { CONTROL } from "./index.js";
+import type { ControlApi } from "./index.js";
 import { AuditEventBody, auditEventJson, type ORG_PREFIX, organizationRef } from "./wire.js";
 
 /** An audit list's filters: one action, one kind of resource. */
@@ -12,14 +12,10 @@ const AuditFilters = {
 };
 
 /** `GET ORG/audit-events` (AuditEventPage), filtered by `action` and `resource_type`. */
-export function auditRoutes(app: Api<typeof ORG_PREFIX>, deps: RouteDeps): void {
+export function auditRoutes(app: ControlApi<typeof ORG_PREFIX>, deps: RouteDeps): void {
   const audit = deps.upstreams.audit;
 
-  route(app, CONTROL, {
-    id: "listAuditEvents",
-    method: "GET",
-    path: "/audit-events",
-    access: reads("audit:read"),
+  route(app, "listAuditEvents", "GET /audit-events", reads("audit:read"), {
     query: pageQuery(AuditFilters),
     answer: pageOfItems(AuditEventBody),
     list: ({ params, query }, page, call) =>

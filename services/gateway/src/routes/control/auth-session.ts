@@ -5,13 +5,22 @@ import type { FastifyReply } from "fastify";
 import { SESSION_COOKIE } from "../../admission/credentials.js";
 import { iso } from "../../http/timestamps.js";
 import type { RouteDeps } from "../deps.js";
-import { type Api, route } from "../index.js";
+import { route } from "../index.js";
 import { Name, ref } from "../wire.js";
-import { AUTH } from "./index.js";
+import type { ControlApi } from "./index.js";
 import { AccessToken, accessTokenJson, Password, SignupResult, sessionRef, signupJson } from "./wire.js";
 
+/** Sign-up needs no credential, and hashes a password (counted per client address). */
+const SIGN_UP = { auth: "none", idempotency: "optional", hashesPassword: true } as const;
+
+/** Log-in needs no credential (its attempts are limited per email and per client address). */
+const LOG_IN = { auth: "none", idempotency: "optional" } as const;
+
+/** Log-out is a session's (an API key is 403), and what was cached of its credential goes. */
+const LOG_OUT = { auth: "session", idempotency: "optional", changesPrincipals: "credential" } as const;
+
 /** `/auth/signup`, `/auth/login` and `/auth/logout`: the only routes that create or end sessions. */
-export function authSessionRoutes(app: Api<"/auth">, deps: RouteDeps): void {
+export function authSessionRoutes(app: ControlApi<"/auth">, deps: RouteDeps): void {
   // Secure unless in development (docs/authentication.md); set and cleared with the same attributes.
   const cookie = {
     httpOnly: true,
@@ -28,11 +37,7 @@ export function authSessionRoutes(app: Api<"/auth">, deps: RouteDeps): void {
     return expiresAt;
   }
 
-  route(app, AUTH, {
-    id: "signUp",
-    method: "POST",
-    path: "/signup",
-    access: { auth: "none", idempotency: "optional", hashesPassword: true },
+  route(app, "signUp", "POST /signup", SIGN_UP, {
     body: Type.Object(
       {
         email: Type.String({ format: "email", maxLength: 320 }),
@@ -41,9 +46,7 @@ export function authSessionRoutes(app: Api<"/auth">, deps: RouteDeps): void {
       },
       { additionalProperties: false },
     ),
-    status: 201,
     answer: ref(SignupResult),
-    errors: [409],
     handler: async ({ request, reply, call }) => {
       if (!deps.config.SIGNUP_ENABLED)
         throw new AppError("not_found", "Sign-up is disabled.", { resource: "route" });
@@ -53,11 +56,7 @@ export function authSessionRoutes(app: Api<"/auth">, deps: RouteDeps): void {
     },
   });
 
-  route(app, AUTH, {
-    id: "logIn",
-    method: "POST",
-    path: "/login",
-    access: { auth: "none", idempotency: "optional" },
+  route(app, "logIn", "POST /login", LOG_IN, {
     body: Type.Object(
       {
         email: Type.String({ minLength: 1, maxLength: 320 }),
@@ -66,7 +65,6 @@ export function authSessionRoutes(app: Api<"/auth">, deps: RouteDeps): void {
       { additionalProperties: false },
     ),
     answer: ref(AccessToken),
-    errors: [401],
     handler: async ({ request, reply, call }) => {
       await deps.attempts.check("login", request.body.email, request.ip);
       const answer = await auth.login(request.body, call);
@@ -74,12 +72,7 @@ export function authSessionRoutes(app: Api<"/auth">, deps: RouteDeps): void {
     },
   });
 
-  route(app, AUTH, {
-    id: "logOut",
-    method: "POST",
-    path: "/logout",
-    access: { auth: "session", idempotency: "optional", changesPrincipals: "credential" },
-    status: 204,
+  route(app, "logOut", "POST /logout", LOG_OUT, {
     handler: async ({ request, reply, call }) => {
       await auth.logout(sessionRef(request), call);
       reply.clearCookie(SESSION_COOKIE, cookie);

@@ -1,32 +1,29 @@
 import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
-import { type Api, reads, route } from "../index.js";
+import { reads, route } from "../index.js";
 import { Name, ref } from "../wire.js";
-import { CONTROL } from "./index.js";
+import type { ControlApi } from "./index.js";
 import { OrganizationBody, organizationJson } from "./wire.js";
 
+/**
+ * A new organization is a session's: every credential of its user reaches one more, so what was
+ * cached of them goes.
+ */
+const FOUNDS = { auth: "session", idempotency: "optional", changesPrincipals: "user" } as const;
+
 /** `POST /v1/organizations` (sessions only; the caller becomes owner) and `GET ORG`. */
-export function organizationRoutes(app: Api<"/v1">, deps: RouteDeps): void {
+export function organizationRoutes(app: ControlApi<"/v1">, deps: RouteDeps): void {
   const organizations = deps.upstreams.organizations;
 
-  route(app, CONTROL, {
-    id: "createOrganization",
-    method: "POST",
-    path: "/organizations",
-    access: { auth: "session", idempotency: "optional", changesPrincipals: "user" },
+  route(app, "createOrganization", "POST /organizations", FOUNDS, {
     body: Type.Object({ name: Name }, { additionalProperties: false }),
-    status: 201,
     answer: ref(OrganizationBody),
     rpc: ({ access, body }, call) =>
       organizations.createOrganization({ userId: access?.principal.userId ?? "", name: body.name }, call),
     json: (answer) => organizationJson(answer.organization),
   });
 
-  route(app, CONTROL, {
-    id: "getOrganization",
-    method: "GET",
-    path: "/organizations/:organization_id",
-    access: reads("org:read"),
+  route(app, "getOrganization", "GET /organizations/:organization_id", reads("org:read"), {
     answer: ref(OrganizationBody),
     rpc: ({ params }, call) =>
       organizations.getOrganization({ organizationId: params.organization_id }, call),

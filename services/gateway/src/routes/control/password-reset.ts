@@ -1,23 +1,32 @@
 import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
-import { type Api, route } from "../index.js";
-import { AUTH } from "./index.js";
+import { route } from "../index.js";
+import type { ControlApi } from "./index.js";
 import { TokenAndPassword } from "./wire.js";
 
+/** A reset is asked for with no credential. */
+const REQUESTS = { auth: "none", idempotency: "optional" } as const;
+
+/**
+ * A reset is confirmed with its token, not a credential; it hashes the new password and ends
+ * every session of the user (whose, the gateway cannot tell).
+ */
+const CONFIRMS = {
+  auth: "none",
+  idempotency: "optional",
+  changesPrincipals: "all",
+  hashesPassword: true,
+} as const;
+
 /** #1 `POST /auth/password-reset/request` and `POST /auth/password-reset/confirm`; no credentials. */
-export function passwordResetRoutes(app: Api<"/auth">, deps: RouteDeps): void {
+export function passwordResetRoutes(app: ControlApi<"/auth">, deps: RouteDeps): void {
   const auth = deps.upstreams.auth;
 
-  route(app, AUTH, {
-    id: "requestPasswordReset",
-    method: "POST",
-    path: "/password-reset/request",
-    access: { auth: "none", idempotency: "optional" },
+  route(app, "requestPasswordReset", "POST /password-reset/request", REQUESTS, {
     body: Type.Object(
       { email: Type.String({ minLength: 3, maxLength: 320 }) },
       { additionalProperties: false },
     ),
-    status: 202,
     answer: Type.Object({ status: Type.Literal("accepted") }, { title: "PasswordResetRequested" }),
     handler: async ({ request, call }) => {
       const { email } = request.body;
@@ -27,14 +36,9 @@ export function passwordResetRoutes(app: Api<"/auth">, deps: RouteDeps): void {
     },
   });
 
-  route(app, AUTH, {
-    id: "confirmPasswordReset",
-    method: "POST",
-    path: "/password-reset/confirm",
-    access: { auth: "none", idempotency: "optional", changesPrincipals: "all", hashesPassword: true },
+  route(app, "confirmPasswordReset", "POST /password-reset/confirm", CONFIRMS, {
     body: TokenAndPassword,
     answer: Type.Object({ status: Type.Literal("reset") }, { title: "PasswordResetDone" }),
-    errors: [410],
     handler: async ({ request, call }) => {
       await auth.confirmPasswordReset(request.body, call);
       return { status: "reset" as const };

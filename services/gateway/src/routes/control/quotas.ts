@@ -1,20 +1,16 @@
 import { quotaCountersMessage } from "@evalp/kit";
 import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
-import { type Api, reads, route, writes } from "../index.js";
+import { reads, route, writes } from "../index.js";
 import { type ENV_PREFIX, environmentRef, ref } from "../wire.js";
-import { CONTROL } from "./index.js";
+import type { ControlApi } from "./index.js";
 import { counters, QuotasBody, quotasJson } from "./wire.js";
 
 /** `GET ENV/quotas` and #6 `PATCH ENV/quotas` (under the ENV prefix; optimistic concurrency). */
-export function quotaRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): void {
+export function quotaRoutes(app: ControlApi<typeof ENV_PREFIX>, deps: RouteDeps): void {
   const quotas = deps.upstreams.quotas;
 
-  route(app, CONTROL, {
-    id: "getQuotas",
-    method: "GET",
-    path: "/quotas",
-    access: reads("org:read"),
+  route(app, "getQuotas", "GET /quotas", reads("org:read"), {
     answer: ref(QuotasBody),
     handler: async ({ request, call }) => {
       const answer = await quotas.getQuotas({ environment: environmentRef(request.params) }, call);
@@ -22,11 +18,7 @@ export function quotaRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): void 
     },
   });
 
-  route(app, CONTROL, {
-    id: "updateQuotas",
-    method: "PATCH",
-    path: "/quotas",
-    access: writes("quotas:write"),
+  route(app, "updateQuotas", "PATCH /quotas", writes("quotas:write"), {
     body: Type.Object(
       {
         expected_revision: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }),
@@ -37,7 +29,6 @@ export function quotaRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): void 
       { additionalProperties: false },
     ),
     answer: ref(QuotasBody),
-    errors: [409],
     handler: async ({ request, call }) => {
       const answer = await quotas.updateQuotas(
         {

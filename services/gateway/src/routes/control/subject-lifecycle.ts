@@ -1,9 +1,9 @@
 import type { Readable } from "node:stream";
 import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
-import { type Api, reads, route, writes } from "../index.js";
+import { byPath, reads, route, writes } from "../index.js";
 import { type ENV_PREFIX, environmentRef, pageOfItems, pageQuery, ref } from "../wire.js";
-import { CONTROL } from "./index.js";
+import type { ControlApi } from "./index.js";
 import { exportBody, SUBJECT_EXPORT_ID } from "./subject-export.js";
 import { SubjectBody, subjectJson, subjectRef } from "./wire.js";
 import {
@@ -20,13 +20,9 @@ const EXPORT_TIMEOUT_MS = 10 * 60 * 1000;
  * The subject lifecycle under ENV (docs/subjects.md): the list, the export (streamed), the
  * erasure (`DELETE`, 202) and its state.
  */
-export function subjectLifecycleRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): void {
+export function subjectLifecycleRoutes(app: ControlApi<typeof ENV_PREFIX>, deps: RouteDeps): void {
   const subjects = deps.upstreams.subjects;
-  route(app, CONTROL, {
-    id: "listSubjects",
-    method: "GET",
-    path: "/subjects",
-    access: reads("subjects:read"),
+  route(app, "listSubjects", "GET /subjects", reads("subjects:read"), {
     query: pageQuery({ external_id: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })) }),
     answer: pageOfItems(SubjectBody),
     list: ({ params, query }, page, call) =>
@@ -37,11 +33,7 @@ export function subjectLifecycleRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteD
     item: subjectJson,
   });
 
-  route(app, CONTROL, {
-    id: "exportSubject",
-    method: "GET",
-    path: "/subjects/:subject_id/export",
-    access: reads("subjects:read"),
+  route(app, "exportSubject", "GET /subjects/:subject_id/export", reads("subjects:read"), {
     // The body is streamed (a Readable of the document's text); the document describes its JSON.
     answer: Type.Unsafe<Readable>(Type.Ref(SUBJECT_EXPORT_ID)),
     handler: async ({ request, reply, call }) => {
@@ -60,24 +52,13 @@ export function subjectLifecycleRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteD
     },
   });
 
-  route(app, CONTROL, {
-    id: "eraseSubject",
-    method: "DELETE",
-    path: "/subjects/:subject_id",
-    access: writes("subjects:write"),
-    status: 202,
+  route(app, "eraseSubject", "DELETE /subjects/:subject_id", writes("subjects:write"), {
     answer: ref(SubjectErasureAccepted),
-    rpc: ({ params }, call) => subjects.eraseSubject(subjectRef(params), call),
-    json: (answer) => erasureAcceptedJson(answer.erasure),
+    ...byPath(subjects.eraseSubject, subjectRef, (answer) => erasureAcceptedJson(answer.erasure)),
   });
 
-  route(app, CONTROL, {
-    id: "getSubjectErasure",
-    method: "GET",
-    path: "/subjects/:subject_id/erasure",
-    access: reads("subjects:read"),
+  route(app, "getSubjectErasure", "GET /subjects/:subject_id/erasure", reads("subjects:read"), {
     answer: ref(SubjectErasureState),
-    rpc: ({ params }, call) => subjects.getSubjectErasure(subjectRef(params), call),
-    json: (answer) => erasureJson(answer.erasure),
+    ...byPath(subjects.getSubjectErasure, subjectRef, (answer) => erasureJson(answer.erasure)),
   });
 }

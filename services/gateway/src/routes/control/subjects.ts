@@ -1,10 +1,10 @@
 import type { JsonObject } from "@bufbuild/protobuf";
-import { Type } from "@sinclair/typebox";
+import { type Static, Type } from "@sinclair/typebox";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
-import { type Api, reads, route, writes } from "../index.js";
-import { type ENV_PREFIX, environmentRef, Name, pageOfItems, ref } from "../wire.js";
-import { CONTROL } from "./index.js";
+import { byPath, reads, route, writes } from "../index.js";
+import { type ENV_PREFIX, environmentPage, environmentRef, Name, pageOfItems, ref } from "../wire.js";
+import type { ControlApi } from "./index.js";
 import {
   ProgramBody,
   programJson,
@@ -25,14 +25,15 @@ const SubjectItem = Type.Object(
   { additionalProperties: false },
 );
 
+/** A subject of an import's body as the RPC takes it. */
+function subjectInput(item: Static<typeof SubjectItem>) {
+  return { externalId: item.external_id, identityMode: item.identity_mode, profile: item.profile };
+}
+
 /** #5 `POST ENV/subjects/batch`, `GET ENV/subjects/{subject_id}`, `POST/GET ENV/programs` (under ENV). */
-export function subjectRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): void {
+export function subjectRoutes(app: ControlApi<typeof ENV_PREFIX>, deps: RouteDeps): void {
   const subjects = deps.upstreams.subjects;
-  route(app, CONTROL, {
-    id: "importSubjects",
-    method: "POST",
-    path: "/subjects/batch",
-    access: writes("subjects:write"),
+  route(app, "importSubjects", "POST /subjects/batch", writes("subjects:write"), {
     body: Type.Object(
       { items: Type.Array(SubjectItem, { minItems: 1, maxItems: 100 }) },
       { additionalProperties: false },
@@ -40,51 +41,28 @@ export function subjectRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): voi
     answer: ref(SubjectImport),
     rpc: ({ params, body }, call) =>
       subjects.importSubjects(
-        {
-          environment: environmentRef(params),
-          items: body.items.map((item) => ({
-            externalId: item.external_id,
-            identityMode: item.identity_mode,
-            profile: item.profile,
-          })),
-        },
+        { environment: environmentRef(params), items: body.items.map(subjectInput) },
         call,
       ),
     json: subjectImportJson,
   });
 
-  route(app, CONTROL, {
-    id: "getSubject",
-    method: "GET",
-    path: "/subjects/:subject_id",
-    access: reads("subjects:read"),
+  route(app, "getSubject", "GET /subjects/:subject_id", reads("subjects:read"), {
     answer: ref(SubjectBody),
-    rpc: ({ params }, call) => subjects.getSubject(subjectRef(params), call),
-    json: (answer) => subjectJson(answer.subject),
+    ...byPath(subjects.getSubject, subjectRef, (answer) => subjectJson(answer.subject)),
   });
 
-  route(app, CONTROL, {
-    id: "createProgram",
-    method: "POST",
-    path: "/programs",
-    access: writes("subjects:write"),
+  route(app, "createProgram", "POST /programs", writes("subjects:write"), {
     body: Type.Object({ name: Name }, { additionalProperties: false }),
-    status: 201,
     answer: ref(ProgramBody),
-    errors: [409],
     rpc: ({ params, body }, call) =>
       subjects.createProgram({ environment: environmentRef(params), name: body.name }, call),
     json: (answer) => programJson(answer.program),
   });
 
-  route(app, CONTROL, {
-    id: "listPrograms",
-    method: "GET",
-    path: "/programs",
-    access: reads("org:read"),
+  route(app, "listPrograms", "GET /programs", reads("org:read"), {
     answer: pageOfItems(ProgramBody),
-    list: ({ params }, page, call) =>
-      subjects.listPrograms({ environment: environmentRef(params), page }, call),
+    list: ({ params }, page, call) => subjects.listPrograms(environmentPage(params, page), call),
     item: programJson,
   });
 }

@@ -9,8 +9,8 @@ import { atFrame, invalidFrame, parseFrame, sendError, sendFrame } from "../../r
 import { callOptions } from "../../upstream.js";
 import type { PydanticItem } from "../../validation/pydantic-errors.js";
 import type { RouteDeps } from "../deps.js";
-import type { Api } from "../index.js";
 import { type AgentCommand, commandProblems, commandRunner } from "./commands.js";
+import type { InterviewApi } from "./index.js";
 import { agentRef, interviewJson } from "./wire.js";
 
 /** A validation error in the service's answer speaks of `body`; on the socket it speaks of `frame`. */
@@ -21,7 +21,7 @@ function fromFrame(error: AppError): AppError {
 }
 
 /** `GET /v1/agent/realtime` (docs/interview.md#the-agent-protocol): the agent's WebSocket, described by `createAgentSession`. */
-export function agentRealtimeRoutes(app: Api<"/v1/agent">, deps: RouteDeps): void {
+export function agentRealtimeRoutes(app: InterviewApi<"/v1/agent">, deps: RouteDeps): void {
   const agent = deps.upstreams.interview.agent;
   const hub = deps.hub;
   const run = commandRunner(deps);

@@ -2,10 +2,10 @@ import { Type } from "@sinclair/typebox";
 import { iso } from "../../http/timestamps.js";
 import { RequestValidationError } from "../../validation/json-body.js";
 import type { RouteDeps } from "../deps.js";
-import { type Api, route, writes } from "../index.js";
+import { route, writes } from "../index.js";
 import { type ENV_PREFIX, environmentRef, ref } from "../wire.js";
 import { CommandHead, commandProblems, commandRunner } from "./commands.js";
-import { INTERVIEW } from "./index.js";
+import type { InterviewApi } from "./index.js";
 import { TRANSCRIPT_READ } from "./steps.js";
 import {
   agentRef,
@@ -20,20 +20,24 @@ import {
 } from "./wire.js";
 import { AgentAck, AgentPrices, AgentSession, InterviewState } from "./wire-schemas.js";
 
+/** Agent sessions are opened with a key whose only scope is `interviews:agent` (docs/authentication.md). */
+const AGENT_KEY = writes("interviews:agent");
+
+/** The agent's reads: its token only. */
+const AGENT = { auth: "agent" } as const;
+
+/** An agent's command: its own `id` is its key, kept by the interview plane (no Idempotency-Key). */
+const COMMAND = { auth: "agent", idempotency: "none" } as const;
+
 /**
  * The operator's side of the agent (docs/interview.md#the-agent-protocol), under ENV: agent sessions and the price table
  * that estimated costs are computed from.
  */
-export function agentSetupRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): void {
+export function agentSetupRoutes(app: InterviewApi<typeof ENV_PREFIX>, deps: RouteDeps): void {
   const agent = deps.upstreams.interview.agent;
 
-  route(app, INTERVIEW, {
-    id: "createAgentSession",
-    method: "POST",
-    path: "/evaluations/:evaluation_id/agent-sessions",
-    access: writes("interviews:agent"),
+  route(app, "createAgentSession", "POST /evaluations/:evaluation_id/agent-sessions", AGENT_KEY, {
     body: SessionBody(900),
-    status: 201,
     answer: ref(AgentSession),
     handler: async ({ request, call }) => {
       const answer = await agent.createAgentSession(sessionRequest(request), call);
@@ -42,11 +46,7 @@ export function agentSetupRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): 
     },
   });
 
-  route(app, INTERVIEW, {
-    id: "putAgentPrices",
-    method: "PUT",
-    path: "/agent-prices",
-    access: { auth: "operator", scope: "evaluations:write", idempotency: "optional" },
+  route(app, "putAgentPrices", "PUT /agent-prices", writes("evaluations:write", "optional"), {
     body: Type.Object(
       {
         prices: Type.Array(
@@ -79,15 +79,11 @@ export function agentSetupRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): 
 }
 
 /** `/v1/agent/interview` (docs/interview.md#the-agent-protocol): the agent's HTTP mirror of its socket. */
-export function agentRoutes(app: Api<"/v1/agent">, deps: RouteDeps): void {
+export function agentRoutes(app: InterviewApi<"/v1/agent">, deps: RouteDeps): void {
   const agent = deps.upstreams.interview.agent;
   const run = commandRunner(deps);
 
-  route(app, INTERVIEW, {
-    id: "getAgentInterview",
-    method: "GET",
-    path: "/interview",
-    access: { auth: "agent" },
+  route(app, "getAgentInterview", "GET /interview", AGENT, {
     answer: ref(InterviewState),
     handler: async ({ request, call }) => {
       const answer = await agent.getAgentInterview({ agent: agentRef(request) }, call);
@@ -95,23 +91,16 @@ export function agentRoutes(app: Api<"/v1/agent">, deps: RouteDeps): void {
     },
   });
 
-  route(app, INTERVIEW, {
-    id: "getAgentTranscript",
+  route(app, "getAgentTranscript", "GET /interview/transcript", AGENT, {
     ...TRANSCRIPT_READ,
-    access: { auth: "agent" },
     rpc: (request, call) =>
       agent.getAgentTranscript({ agent: agentRef(request), ...seqPage(request.query) }, call),
     json: transcriptPageJson,
   });
 
-  route(app, INTERVIEW, {
-    id: "runAgentCommand",
-    method: "POST",
-    path: "/interview/commands",
-    access: { auth: "agent", idempotency: "none" },
+  route(app, "runAgentCommand", "POST /interview/commands", COMMAND, {
     body: CommandHead,
     answer: ref(AgentAck),
-    errors: [409],
     handler: async ({ request, reply }) => {
       const receivedAt = new Date();
       const problems = commandProblems(request.body, "body");

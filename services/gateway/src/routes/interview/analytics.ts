@@ -2,9 +2,9 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Type } from "@sinclair/typebox";
 import { RequestValidationError } from "../../validation/json-body.js";
 import type { RouteDeps } from "../deps.js";
-import { type Api, reads, route } from "../index.js";
+import { reads, route } from "../index.js";
 import { DateTime, type ENV_PREFIX, environmentRef, ref } from "../wire.js";
-import { INTERVIEW } from "./index.js";
+import type { InterviewApi } from "./index.js";
 import { summaryJson } from "./wire.js";
 import { AnalyticsSummary } from "./wire-schemas.js";
 
@@ -27,12 +27,8 @@ function windowProblem(startsAt: Date, endsAt: Date, input: string) {
 }
 
 /** `GET ENV/analytics/summary?starts_at&ends_at` (scope `analytics:read`). */
-export function analyticsRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): void {
-  route(app, INTERVIEW, {
-    id: "getAnalyticsSummary",
-    method: "GET",
-    path: "/analytics/summary",
-    access: reads("analytics:read"),
+export function analyticsRoutes(app: InterviewApi<typeof ENV_PREFIX>, deps: RouteDeps): void {
+  route(app, "getAnalyticsSummary", "GET /analytics/summary", reads("analytics:read"), {
     query: Type.Object({ starts_at: DateTime, ends_at: DateTime }),
     answer: ref(AnalyticsSummary),
     handler: async ({ request, call }) => {

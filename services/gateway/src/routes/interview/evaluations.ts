@@ -2,9 +2,9 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Type } from "@sinclair/typebox";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
-import { type Api, reads, route, writes } from "../index.js";
+import { byPath, reads, route, writes } from "../index.js";
 import { DateTime, type ENV_PREFIX, environmentRef, pageOfItems, pageQuery, ref, Uuid } from "../wire.js";
-import { INTERVIEW } from "./index.js";
+import type { InterviewApi } from "./index.js";
 import {
   behavioralEventJson,
   evaluationJson,
@@ -29,17 +29,17 @@ import {
   ParticipantSession,
 } from "./wire-schemas.js";
 
+/** An evaluation and its results are read under `evaluations:read`, written under `evaluations:write`. */
+const READ = reads("evaluations:read");
+const WRITE = writes("evaluations:write");
+
 /**
  * `ENV/evaluations` (docs/interview.md): evaluations, their participant sessions, the operator's view
  * of their interview and their behavioral events. Scopes `evaluations:write` / `evaluations:read`.
  */
-export function evaluationRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): void {
+export function evaluationRoutes(app: InterviewApi<typeof ENV_PREFIX>, deps: RouteDeps): void {
   const evaluations = deps.upstreams.interview.evaluations;
-  route(app, INTERVIEW, {
-    id: "listEvaluations",
-    method: "GET",
-    path: "/evaluations",
-    access: reads("evaluations:read"),
+  route(app, "listEvaluations", "GET /evaluations", READ, {
     query: pageQuery(EvaluationFilters),
     answer: pageOfItems(ListedEvaluation),
     list: ({ params, query }, page, call) =>
@@ -59,18 +59,12 @@ export function evaluationRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): 
     item: listedEvaluationJson,
   });
 
-  route(app, INTERVIEW, {
-    id: "createEvaluation",
-    method: "POST",
-    path: "/evaluations",
-    access: writes("evaluations:write"),
+  route(app, "createEvaluation", "POST /evaluations", WRITE, {
     body: Type.Object(
       { subject_id: Uuid, bundle_id: Uuid, program_id: Type.Optional(Uuid) },
       { additionalProperties: false },
     ),
-    status: 201,
     answer: ref(Evaluation),
-    errors: [409],
     rpc: ({ params, body }, call) =>
       evaluations.createEvaluation(
         {
@@ -84,26 +78,15 @@ export function evaluationRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): 
     json: (answer) => evaluationJson(answer.evaluation),
   });
 
-  route(app, INTERVIEW, {
-    id: "getEvaluation",
-    method: "GET",
-    path: "/evaluations/:evaluation_id",
-    access: reads("evaluations:read"),
+  route(app, "getEvaluation", "GET /evaluations/:evaluation_id", READ, {
     answer: ref(Evaluation),
-    rpc: ({ params }, call) => evaluations.getEvaluation(evaluationRef(params), call),
-    json: (answer) => evaluationJson(answer.evaluation),
+    ...byPath(evaluations.getEvaluation, evaluationRef, (answer) => evaluationJson(answer.evaluation)),
   });
 
-  route(app, INTERVIEW, {
-    id: "createParticipantSession",
-    method: "POST",
-    path: "/evaluations/:evaluation_id/participant-sessions",
-    access: writes("evaluations:write"),
+  route(app, "createParticipantSession", "POST /evaluations/:evaluation_id/participant-sessions", WRITE, {
     // A JSON body is required, as FastAPI requires a body model: `{}` takes the default TTL.
     body: SessionBody(3600),
-    status: 201,
     answer: ref(ParticipantSession),
-    errors: [409],
     handler: async ({ request, call }) => {
       const answer = await evaluations.createParticipantSession(sessionRequest(request), call);
       // The sockets of the sessions it superseded: those held here at once, the other gateways'
@@ -114,28 +97,25 @@ export function evaluationRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): 
     },
   });
 
-  route(app, INTERVIEW, {
-    id: "revokeParticipantSession",
-    method: "DELETE",
-    path: "/evaluations/:evaluation_id/participant-sessions/:session_id",
-    access: writes("evaluations:write"),
-    status: 204,
-    handler: async ({ request, call }) => {
-      const { params } = request;
-      await evaluations.revokeParticipantSession(
-        { ...evaluationRef(params), sessionId: params.session_id },
-        call,
-      );
-      deps.hub.revokeParticipants(params.evaluation_id, [params.session_id], "revoked");
-      return undefined;
+  route(
+    app,
+    "revokeParticipantSession",
+    "DELETE /evaluations/:evaluation_id/participant-sessions/:session_id",
+    WRITE,
+    {
+      handler: async ({ request, call }) => {
+        const { params } = request;
+        await evaluations.revokeParticipantSession(
+          { ...evaluationRef(params), sessionId: params.session_id },
+          call,
+        );
+        deps.hub.revokeParticipants(params.evaluation_id, [params.session_id], "revoked");
+        return undefined;
+      },
     },
-  });
+  );
 
-  route(app, INTERVIEW, {
-    id: "getEvaluationInterview",
-    method: "GET",
-    path: "/evaluations/:evaluation_id/interview",
-    access: reads("evaluations:read"),
+  route(app, "getEvaluationInterview", "GET /evaluations/:evaluation_id/interview", READ, {
     query: SeqPageQuery,
     answer: ref(EvaluationInterview),
     rpc: ({ params, query }, call) =>
@@ -143,11 +123,7 @@ export function evaluationRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): 
     json: (answer) => operatorInterviewJson(answer.interview),
   });
 
-  route(app, INTERVIEW, {
-    id: "listBehavioralEvents",
-    method: "GET",
-    path: "/evaluations/:evaluation_id/behavioral-events",
-    access: reads("evaluations:read"),
+  route(app, "listBehavioralEvents", "GET /evaluations/:evaluation_id/behavioral-events", READ, {
     answer: pageOfItems(BehavioralEvent),
     list: ({ params }, page, call) =>
       evaluations.listBehavioralEvents({ ...evaluationRef(params), page }, call),
@@ -169,38 +145,23 @@ const EvaluationFilters = {
  * The verdicts (docs/results.md): an evaluation's latest result, all of them, and a rescore
  * against another published bundle. Scopes `evaluations:read` / `evaluations:write`.
  */
-export function resultRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): void {
+export function resultRoutes(app: InterviewApi<typeof ENV_PREFIX>, deps: RouteDeps): void {
   const evaluations = deps.upstreams.interview.evaluations;
-  route(app, INTERVIEW, {
-    id: "getEvaluationResult",
-    method: "GET",
-    path: "/evaluations/:evaluation_id/result",
-    access: reads("evaluations:read"),
+  route(app, "getEvaluationResult", "GET /evaluations/:evaluation_id/result", READ, {
     answer: ref(EvaluationResult),
-    errors: [409],
-    rpc: ({ params }, call) => evaluations.getEvaluationResult(evaluationRef(params), call),
-    json: (answer) => resultJson(answer.result),
+    ...byPath(evaluations.getEvaluationResult, evaluationRef, (answer) => resultJson(answer.result)),
   });
 
-  route(app, INTERVIEW, {
-    id: "listEvaluationResults",
-    method: "GET",
-    path: "/evaluations/:evaluation_id/results",
-    access: reads("evaluations:read"),
+  route(app, "listEvaluationResults", "GET /evaluations/:evaluation_id/results", READ, {
     answer: ref(EvaluationResultList),
-    rpc: ({ params }, call) => evaluations.listEvaluationResults(evaluationRef(params), call),
-    json: (answer) => ({ items: answer.items.map(resultJson) }),
+    ...byPath(evaluations.listEvaluationResults, evaluationRef, (answer) => ({
+      items: answer.items.map(resultJson),
+    })),
   });
 
-  route(app, INTERVIEW, {
-    id: "rescoreEvaluation",
-    method: "POST",
-    path: "/evaluations/:evaluation_id/rescore",
-    access: writes("evaluations:write"),
+  route(app, "rescoreEvaluation", "POST /evaluations/:evaluation_id/rescore", WRITE, {
     body: Type.Object({ bundle_id: Uuid }, { additionalProperties: false }),
-    status: 201,
     answer: ref(EvaluationResult),
-    errors: [409],
     rpc: ({ params, body }, call) =>
       evaluations.rescoreEvaluation({ ...evaluationRef(params), bundleId: body.bundle_id }, call),
     json: (answer) => resultJson(answer.result),

@@ -2,12 +2,15 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
-import { type Api, route } from "../index.js";
+import { route } from "../index.js";
 import { DateTime, ref } from "../wire.js";
-import { INTERVIEW } from "./index.js";
-import { INTERVIEW_STEP, STEP, STEP_ERRORS, step, TRANSCRIPT_READ } from "./steps.js";
+import type { InterviewApi } from "./index.js";
+import { INTERVIEW_STEP, STEP, step, TRANSCRIPT_READ } from "./steps.js";
 import { connectionJson, interviewJson, Name, participantRef, seqPage, transcriptPageJson } from "./wire.js";
 import { BehavioralEventReceipt, InterviewStart } from "./wire-schemas.js";
+
+/** The participant's read: its token only. */
+const PARTICIPANT = { auth: "participant" } as const;
 
 /** The participant's own event: `question_id` and `elapsed_ms` may be null or left out. */
 const BehavioralEventIn = Type.Object(
@@ -21,34 +24,25 @@ const BehavioralEventIn = Type.Object(
 );
 
 /** `/v1/participant/interview/*` (docs/interview.md): start, consent, answers, finish, events, transcript. */
-export function participantRoutes(app: Api<"/v1/participant">, deps: RouteDeps): void {
+export function participantRoutes(app: InterviewApi<"/v1/participant">, deps: RouteDeps): void {
   const participant = deps.upstreams.interview.participant;
 
-  route(app, INTERVIEW, {
-    id: "startInterview",
-    method: "POST",
-    path: "/interview/start",
-    access: STEP,
+  route(app, "startInterview", "POST /interview/start", STEP, {
     answer: ref(InterviewStart),
-    errors: STEP_ERRORS,
     handler: async ({ request, call }) => {
       const answer = await participant.startInterview({ participant: participantRef(request) }, call);
       return { connection: connectionJson(answer.connection), interview: interviewJson(answer.interview) };
     },
   });
 
-  route(app, INTERVIEW, {
-    id: "consentToInterview",
-    path: "/interview/consent",
+  route(app, "consentToInterview", "POST /interview/consent", STEP, {
     ...INTERVIEW_STEP,
     body: Type.Object({ consented: Type.Literal(true) }, { additionalProperties: false }),
     handler: async ({ request, call }) =>
       step(deps.hub, request, await participant.consent({ participant: participantRef(request) }, call)),
   });
 
-  route(app, INTERVIEW, {
-    id: "submitAnswer",
-    path: "/interview/answers",
+  route(app, "submitAnswer", "POST /interview/answers", STEP, {
     ...INTERVIEW_STEP,
     body: Type.Object(
       // Any JSON object: the interview plane checks it against the question's input.
@@ -70,9 +64,7 @@ export function participantRoutes(app: Api<"/v1/participant">, deps: RouteDeps):
       ),
   });
 
-  route(app, INTERVIEW, {
-    id: "finishInterview",
-    path: "/interview/finish",
+  route(app, "finishInterview", "POST /interview/finish", STEP, {
     ...INTERVIEW_STEP,
     handler: async ({ request, call }) =>
       step(
@@ -82,18 +74,12 @@ export function participantRoutes(app: Api<"/v1/participant">, deps: RouteDeps):
       ),
   });
 
-  route(app, INTERVIEW, {
-    id: "recordBehavioralEvents",
-    method: "POST",
-    path: "/interview/events",
-    access: STEP,
+  route(app, "recordBehavioralEvents", "POST /interview/events", STEP, {
     body: Type.Object(
       { events: Type.Array(BehavioralEventIn, { minItems: 1 }) },
       { additionalProperties: false },
     ),
-    status: 202,
     answer: ref(BehavioralEventReceipt),
-    errors: STEP_ERRORS,
     handler: async ({ request, call }) => {
       const answer = await participant.recordEvents(
         {
@@ -111,10 +97,8 @@ export function participantRoutes(app: Api<"/v1/participant">, deps: RouteDeps):
     },
   });
 
-  route(app, INTERVIEW, {
-    id: "getTranscript",
+  route(app, "getTranscript", "GET /interview/transcript", PARTICIPANT, {
     ...TRANSCRIPT_READ,
-    access: { auth: "participant" },
     rpc: (request, call) =>
       participant.getTranscript({ participant: participantRef(request), ...seqPage(request.query) }, call),
     json: transcriptPageJson,

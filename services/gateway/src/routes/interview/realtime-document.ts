@@ -1,5 +1,6 @@
 import { ERROR_CATALOG } from "@evalp/kit";
 import type { TSchema } from "@sinclair/typebox";
+import type { FastifyInstance } from "fastify";
 import {
   EVENT_SCHEMA_NAMES,
   EVENT_STREAM_SECURITY,
@@ -309,4 +310,17 @@ export function realtimeDocument(openapi: OpenApiComponents, realtimeUrl: string
       },
     },
   };
+}
+
+/**
+ * Serves `/asyncapi.json`: the realtime doors' frames as AsyncAPI 3, built once on the first
+ * request, when the OpenAPI document it takes its schemas from is complete and the doors' address
+ * (`config.REALTIME_URL`, which a test sets once its server listens) is known.
+ */
+export function registerRealtimeDocument(app: FastifyInstance, config: { REALTIME_URL: string }): void {
+  let realtime: JsonObject | undefined;
+  app.get("/asyncapi.json", { schema: { hide: true } }, async () => {
+    realtime ??= realtimeDocument(app.swagger() as OpenApiComponents, config.REALTIME_URL);
+    return realtime;
+  });
 }

@@ -18,8 +18,8 @@ import type { SocketSlot } from "../../realtime/socket-slots.js";
 import { callOptions } from "../../upstream.js";
 import { compileRequestValidator, StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
-import type { Api } from "../index.js";
 import { asBody, endedBeforeStarted, UTTERANCE_FIELDS } from "./commands.js";
+import type { InterviewApi } from "./index.js";
 import { participantRef, transcriptJson } from "./wire.js";
 
 /** The participant's realtime door (docs/interview.md), under `/v1/participant`. */
@@ -54,7 +54,7 @@ function utterance(text: string): { frame: Static<typeof UtteranceFrame> } | { e
  * gateway: one more is refused before the upgrade with 429 `rate_limited`. `startInterview`
  * describes it in the document.
  */
-export function realtimeRoutes(app: Api<"/v1/participant">, deps: RouteDeps): void {
+export function realtimeRoutes(app: InterviewApi<"/v1/participant">, deps: RouteDeps): void {
   const participant = deps.upstreams.interview.participant;
 
   // The slot each upgrade claimed, taken by its socket once open.

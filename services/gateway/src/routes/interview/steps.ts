@@ -5,30 +5,25 @@ import { ref } from "../wire.js";
 import { interviewJson, participantRef, SeqPageQuery } from "./wire.js";
 import { InterviewState, TranscriptPage } from "./wire-schemas.js";
 
-/** Participant POSTs honour an Idempotency-Key when sent, scoped to the session (docs/idempotency.md). */
+/**
+ * Participant POSTs honour an Idempotency-Key when sent, scoped to the session (docs/idempotency.md).
+ * A step out of turn is 409 (each step's prose says so).
+ */
 export const STEP = { auth: "participant", idempotency: "optional" } as const;
-/** What every participant step may answer beyond the common errors: a step out of turn. */
-export const STEP_ERRORS = [409];
 
 /**
  * What every step of the participant's interview (consent, an answer, finish, a proposal's
- * decision) declares: a POST answered `{"interview"}` (its handler is a `step`).
+ * decision), a POST with the access `STEP`, declares: it is answered `{"interview"}` (its handler
+ * is a `step`).
  */
-export const INTERVIEW_STEP = {
-  method: "POST",
-  access: STEP,
-  answer: ref(InterviewState),
-  errors: STEP_ERRORS,
-} as const;
+export const INTERVIEW_STEP = { answer: ref(InterviewState) } as const;
 
 /**
- * What the participant's and the agent's transcript reads declare: a GET of the transcript paged
- * by sequence number (`SeqPageQuery`); each route gives its access and the RPC of its side, whose
- * answer `transcriptPageJson` maps.
+ * What the participant's and the agent's transcript reads (`GET /interview/transcript`) declare:
+ * the transcript paged by sequence number (`SeqPageQuery`); each route gives its access and the
+ * RPC of its side, whose answer `transcriptPageJson` maps.
  */
 export const TRANSCRIPT_READ = {
-  method: "GET",
-  path: "/interview/transcript",
   query: SeqPageQuery,
   answer: ref(TranscriptPage),
 } as const;

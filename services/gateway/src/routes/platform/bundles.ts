@@ -1,9 +1,9 @@
 import { Type } from "@sinclair/typebox";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
-import { type Api, reads, route, writes } from "../index.js";
+import { byPath, reads, route, writes } from "../index.js";
 import { FreeObject, Name, pageOfItems, pageQuery, ref } from "../wire.js";
-import { PLATFORM } from "./index.js";
+import type { PlatformApi } from "./index.js";
 import {
   type APP_PREFIX,
   appRef,
@@ -18,15 +18,10 @@ import {
 } from "./wire.js";
 
 /** `APP/bundles`: create, #8 list, get, #9 status and #10 preview. */
-export async function bundleRoutes(app: Api<typeof APP_PREFIX>, deps: RouteDeps): Promise<void> {
+export function bundleRoutes(app: PlatformApi<typeof APP_PREFIX>, deps: RouteDeps): void {
   const bundles = deps.upstreams.platform.bundles;
-  route(app, PLATFORM, {
-    id: "createBundle",
-    method: "POST",
-    path: "/bundles",
-    access: writes("bundles:write"),
+  route(app, "createBundle", "POST /bundles", writes("bundles:write"), {
     body: Type.Object({ name: Name, ...ComponentVersionIds }, { additionalProperties: false }),
-    status: 201,
     answer: ref(Bundle),
     handler: async ({ request, call }) => {
       // The six version ids, read by their field names.
@@ -44,11 +39,7 @@ export async function bundleRoutes(app: Api<typeof APP_PREFIX>, deps: RouteDeps)
     },
   });
 
-  route(app, PLATFORM, {
-    id: "listBundles",
-    method: "GET",
-    path: "/bundles",
-    access: reads("bundles:read"),
+  route(app, "listBundles", "GET /bundles", reads("bundles:read"), {
     query: pageQuery({ status: Type.Optional(StringEnum(BUNDLE_STATUSES)) }),
     answer: pageOfItems(Bundle),
     list: ({ params, query }, page, call) =>
@@ -56,24 +47,14 @@ export async function bundleRoutes(app: Api<typeof APP_PREFIX>, deps: RouteDeps)
     item: bundleJson,
   });
 
-  route(app, PLATFORM, {
-    id: "getBundle",
-    method: "GET",
-    path: "/bundles/:bundle_id",
-    access: reads("bundles:read"),
+  route(app, "getBundle", "GET /bundles/:bundle_id", reads("bundles:read"), {
     answer: ref(Bundle),
-    rpc: ({ params }, call) => bundles.getBundle(bundleRef(params), call),
-    json: (answer) => bundleJson(answer.bundle),
+    ...byPath(bundles.getBundle, bundleRef, (answer) => bundleJson(answer.bundle)),
   });
 
-  route(app, PLATFORM, {
-    id: "changeBundleStatus",
-    method: "POST",
-    path: "/bundles/:bundle_id/status",
-    access: writes("bundles:write"),
+  route(app, "changeBundleStatus", "POST /bundles/:bundle_id/status", writes("bundles:write"), {
     body: Type.Object({ status: StringEnum(BUNDLE_STATUSES) }, { additionalProperties: false }),
     answer: ref(Bundle),
-    errors: [409],
     handler: async ({ request, call }) => {
       const answer = await bundles.changeBundleStatus(
         { ...bundleRef(request.params), status: request.body.status },
@@ -83,12 +64,8 @@ export async function bundleRoutes(app: Api<typeof APP_PREFIX>, deps: RouteDeps)
     },
   });
 
-  route(app, PLATFORM, {
-    id: "previewBundle",
-    method: "POST",
-    path: "/bundles/:bundle_id/preview",
-    // Preview writes nothing, so it takes no Idempotency-Key (docs/idempotency.md), though one is honoured.
-    access: { auth: "operator", scope: "bundles:read", idempotency: "optional" },
+  // Preview writes nothing, so it takes no Idempotency-Key (docs/idempotency.md), though one is honoured.
+  route(app, "previewBundle", "POST /bundles/:bundle_id/preview", reads("bundles:read", "optional"), {
     body: Type.Object(
       {
         answers: FreeObject,
@@ -99,10 +76,6 @@ export async function bundleRoutes(app: Api<typeof APP_PREFIX>, deps: RouteDeps)
       { additionalProperties: false },
     ),
     answer: ref(BundlePreview),
-    errors: [409],
-    errorMeanings: {
-      413: "The body is larger than 1 MiB, or `answers`, `context` and `signals` together are larger than the preview's limit (256 KiB by default; `context.limit`, `context.size`).",
-    },
     handler: async ({ request, call }) => {
       const { body } = request;
       const answer = await bundles.previewBundle(

@@ -1,18 +1,14 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
-import { type Api, route, writes } from "../index.js";
+import { route, writes } from "../index.js";
 import { DateTime, type ENV_PREFIX, environmentRef, FreeObject, ref, Uuid } from "../wire.js";
-import { PLATFORM } from "./index.js";
+import type { PlatformApi } from "./index.js";
 import { ContinuousAnswerReceipt, receiptJson } from "./wire.js";
 
 /** #7 `POST ENV/continuous-evaluation/answers`: 201 when recorded, 200 with the first receipt when repeated. */
-export async function continuousRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): Promise<void> {
-  route(app, PLATFORM, {
-    id: "recordContinuousAnswer",
-    method: "POST",
-    path: "/continuous-evaluation/answers",
-    access: writes("continuous:write"),
+export function continuousRoutes(app: PlatformApi<typeof ENV_PREFIX>, deps: RouteDeps): void {
+  route(app, "recordContinuousAnswer", "POST /continuous-evaluation/answers", writes("continuous:write"), {
     body: Type.Object(
       {
         answer: FreeObject,
@@ -25,9 +21,7 @@ export async function continuousRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteD
       },
       { additionalProperties: false },
     ),
-    status: 201,
     answer: ref(ContinuousAnswerReceipt),
-    errors: [409],
     handler: async ({ request, reply, call }) => {
       const { body } = request;
       const answer = await deps.upstreams.platform.continuous.recordAnswer(

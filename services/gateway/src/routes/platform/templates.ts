@@ -2,10 +2,10 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { Type } from "@sinclair/typebox";
 import { RequestValidationError } from "../../validation/json-body.js";
 import type { RouteDeps } from "../deps.js";
-import { type Api, reads, route, writes } from "../index.js";
+import { byPath, reads, route, writes } from "../index.js";
 import { Name, ref } from "../wire.js";
 import { ContentInput } from "./contents.js";
-import { PLATFORM } from "./index.js";
+import type { PlatformApi } from "./index.js";
 import {
   type APP_PREFIX,
   appRef,
@@ -65,14 +65,10 @@ function refuseRepeats(definitions: DefinitionFields[]): void {
 }
 
 /** `APP/templates`: create, get, add a definition's next revision, #11 clone. */
-export async function templateRoutes(app: Api<typeof APP_PREFIX>, deps: RouteDeps): Promise<void> {
+export function templateRoutes(app: PlatformApi<typeof APP_PREFIX>, deps: RouteDeps): void {
   const templates = deps.upstreams.platform.templates;
 
-  route(app, PLATFORM, {
-    id: "createTemplate",
-    method: "POST",
-    path: "/templates",
-    access: writes("templates:write"),
+  route(app, "createTemplate", "POST /templates", writes("templates:write"), {
     body: Type.Object(
       {
         name: Name,
@@ -80,7 +76,6 @@ export async function templateRoutes(app: Api<typeof APP_PREFIX>, deps: RouteDep
       },
       { additionalProperties: false },
     ),
-    status: 201,
     answer: ref(Template),
     handler: async ({ request, call }) => {
       const { body } = request;
@@ -98,23 +93,13 @@ export async function templateRoutes(app: Api<typeof APP_PREFIX>, deps: RouteDep
     },
   });
 
-  route(app, PLATFORM, {
-    id: "getTemplate",
-    method: "GET",
-    path: "/templates/:template_id",
-    access: reads(["bundles:read", "templates:write"]),
+  route(app, "getTemplate", "GET /templates/:template_id", reads(["bundles:read", "templates:write"]), {
     answer: ref(Template),
-    rpc: ({ params }, call) => templates.getTemplate(templateRef(params), call),
-    json: (answer) => templateJson(answer.template),
+    ...byPath(templates.getTemplate, templateRef, (answer) => templateJson(answer.template)),
   });
 
-  route(app, PLATFORM, {
-    id: "addTemplateDefinition",
-    method: "POST",
-    path: "/templates/:template_id/definitions",
-    access: writes("templates:write"),
+  route(app, "addTemplateDefinition", "POST /templates/:template_id/definitions", writes("templates:write"), {
     body: DefinitionInput,
-    status: 201,
     answer: ref(TemplateDefinition),
     handler: async ({ request, call }) => {
       const answer = await templates.addDefinition(
@@ -129,16 +114,11 @@ export async function templateRoutes(app: Api<typeof APP_PREFIX>, deps: RouteDep
     },
   });
 
-  route(app, PLATFORM, {
-    id: "cloneTemplate",
-    method: "POST",
-    path: "/templates/:template_id/clone",
-    access: writes("templates:write"),
+  route(app, "cloneTemplate", "POST /templates/:template_id/clone", writes("templates:write"), {
     body: Type.Object(
       { business_id_prefix: Type.String({ pattern: "^[a-z0-9](?:[a-z0-9_-]{0,126}[a-z0-9])?$" }) },
       { additionalProperties: false },
     ),
-    status: 201,
     answer: ref(TemplateClone),
     handler: async ({ request, call }) => {
       const answer = await templates.cloneTemplate(

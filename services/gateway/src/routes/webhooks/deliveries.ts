@@ -1,9 +1,9 @@
 import { Type } from "@sinclair/typebox";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
-import { type Api, reads, route, writes } from "../index.js";
+import { byPath, route } from "../index.js";
 import { type ENV_PREFIX, environmentRef, pageOfItems, pageQuery, ref, Uuid } from "../wire.js";
-import { WEBHOOKS } from "./index.js";
+import { READ, type WebhooksApi, WRITE } from "./index.js";
 import {
   DELIVERY_STATUSES,
   deliveryJson,
@@ -14,13 +14,9 @@ import {
 } from "./wire.js";
 
 /** `ENV/webhook-deliveries`: #13 list (by `status`, `endpoint_id`, `event_type`), get with attempts, #14 replay. */
-export async function webhookDeliveryRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): Promise<void> {
+export function webhookDeliveryRoutes(app: WebhooksApi<typeof ENV_PREFIX>, deps: RouteDeps): void {
   const { deliveries } = deps.upstreams.webhooks;
-  route(app, WEBHOOKS, {
-    id: "listWebhookDeliveries",
-    method: "GET",
-    path: "/webhook-deliveries",
-    access: reads("webhooks:read"),
+  route(app, "listWebhookDeliveries", "GET /webhook-deliveries", READ, {
     query: pageQuery({
       status: Type.Optional(StringEnum(DELIVERY_STATUSES)),
       endpoint_id: Type.Optional(Uuid),
@@ -41,21 +37,12 @@ export async function webhookDeliveryRoutes(app: Api<typeof ENV_PREFIX>, deps: R
     item: deliveryJson,
   });
 
-  route(app, WEBHOOKS, {
-    id: "getWebhookDelivery",
-    method: "GET",
-    path: "/webhook-deliveries/:delivery_id",
-    access: reads("webhooks:read"),
+  route(app, "getWebhookDelivery", "GET /webhook-deliveries/:delivery_id", READ, {
     answer: ref(WebhookDeliveryWithAttempts),
-    rpc: ({ params }, call) => deliveries.getDelivery(deliveryRef(params), call),
-    json: (answer) => deliveryWithAttemptsJson(answer.delivery),
+    ...byPath(deliveries.getDelivery, deliveryRef, (answer) => deliveryWithAttemptsJson(answer.delivery)),
   });
 
-  route(app, WEBHOOKS, {
-    id: "replayWebhookDelivery",
-    method: "POST",
-    path: "/webhook-deliveries/:delivery_id/replay",
-    access: writes("webhooks:write"),
+  route(app, "replayWebhookDelivery", "POST /webhook-deliveries/:delivery_id/replay", WRITE, {
     answer: ref(WebhookDelivery),
     handler: async ({ request, call }) =>
       deliveryJson((await deliveries.replayDelivery(deliveryRef(request.params), call)).delivery),

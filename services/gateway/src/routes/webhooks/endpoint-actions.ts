@@ -1,9 +1,9 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Type } from "@sinclair/typebox";
 import type { RouteDeps } from "../deps.js";
-import { type Api, route, writes } from "../index.js";
+import { route } from "../index.js";
 import { DateTime, type ENV_PREFIX, ref } from "../wire.js";
-import { WEBHOOKS } from "./index.js";
+import { type WebhooksApi, WRITE } from "./index.js";
 import {
   deliveryJson,
   endpointRef,
@@ -14,37 +14,22 @@ import {
 } from "./wire.js";
 
 /** `ENV/webhooks/{id}/…`: rotate an endpoint's secret, send it a test event, recover its failures. */
-export async function webhookEndpointActionRoutes(
-  app: Api<typeof ENV_PREFIX>,
-  deps: RouteDeps,
-): Promise<void> {
+export function webhookEndpointActionRoutes(app: WebhooksApi<typeof ENV_PREFIX>, deps: RouteDeps): void {
   const endpoints = deps.upstreams.webhooks.endpoints;
 
-  route(app, WEBHOOKS, {
-    id: "rotateWebhookSecret",
-    method: "POST",
-    path: "/webhooks/:id/rotate-secret",
-    access: writes("webhooks:write"),
+  route(app, "rotateWebhookSecret", "POST /webhooks/:id/rotate-secret", WRITE, {
     answer: ref(WebhookEndpointCreated),
     handler: async ({ request, call }) =>
       endpointWithSecretJson(await endpoints.rotateSecret(endpointRef(request.params), call)),
   });
 
-  route(app, WEBHOOKS, {
-    id: "testWebhookEndpoint",
-    method: "POST",
-    path: "/webhooks/:id/test",
-    access: writes("webhooks:write"),
+  route(app, "testWebhookEndpoint", "POST /webhooks/:id/test", WRITE, {
     answer: ref(WebhookDelivery),
     handler: async ({ request, call }) =>
       deliveryJson((await endpoints.testEndpoint(endpointRef(request.params), call)).delivery),
   });
 
-  route(app, WEBHOOKS, {
-    id: "recoverWebhookDeliveries",
-    method: "POST",
-    path: "/webhooks/:id/recover",
-    access: writes("webhooks:write"),
+  route(app, "recoverWebhookDeliveries", "POST /webhooks/:id/recover", WRITE, {
     body: Type.Object(
       { since: DateTime, dry_run: Type.Optional(Type.Boolean({ default: false })) },
       { additionalProperties: false },

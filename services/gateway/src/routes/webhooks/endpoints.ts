@@ -1,10 +1,10 @@
 import { Type } from "@sinclair/typebox";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
-import { type Api, reads, route, writes } from "../index.js";
-import { type ENV_PREFIX, environmentRef, pageOfItems, ref } from "../wire.js";
+import { byPath, route } from "../index.js";
+import { type ENV_PREFIX, environmentPage, environmentRef, pageOfItems, ref } from "../wire.js";
 import { refusingFields } from "./field-refusals.js";
-import { WEBHOOKS } from "./index.js";
+import { READ, type WebhooksApi, WRITE } from "./index.js";
 import {
   EVENT_TYPES,
   endpointJson,
@@ -18,13 +18,9 @@ const EventTypes = Type.Array(StringEnum(EVENT_TYPES), { minItems: 1, maxItems: 
 const Url = Type.String({ minLength: 1, maxLength: 2048 });
 
 /** `ENV/webhooks`: create, list, get, change and delete an endpoint. */
-export async function webhookEndpointRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): Promise<void> {
+export function webhookEndpointRoutes(app: WebhooksApi<typeof ENV_PREFIX>, deps: RouteDeps): void {
   const endpoints = deps.upstreams.webhooks.endpoints;
-  route(app, WEBHOOKS, {
-    id: "createWebhookEndpoint",
-    method: "POST",
-    path: "/webhooks",
-    access: writes("webhooks:write"),
+  route(app, "createWebhookEndpoint", "POST /webhooks", WRITE, {
     body: Type.Object(
       {
         url: Url,
@@ -34,9 +30,7 @@ export async function webhookEndpointRoutes(app: Api<typeof ENV_PREFIX>, deps: R
       },
       { additionalProperties: false },
     ),
-    status: 201,
     answer: ref(WebhookEndpointCreated),
-    errors: [409],
     handler: async ({ request, call }) => {
       const { url, event_types, enabled, secret } = request.body;
       const created = endpoints.createEndpoint(
@@ -53,32 +47,18 @@ export async function webhookEndpointRoutes(app: Api<typeof ENV_PREFIX>, deps: R
     },
   });
 
-  route(app, WEBHOOKS, {
-    id: "listWebhookEndpoints",
-    method: "GET",
-    path: "/webhooks",
-    access: reads("webhooks:read"),
+  route(app, "listWebhookEndpoints", "GET /webhooks", READ, {
     answer: pageOfItems(WebhookEndpoint),
-    list: ({ params }, page, call) =>
-      endpoints.listEndpoints({ environment: environmentRef(params), page }, call),
+    list: ({ params }, page, call) => endpoints.listEndpoints(environmentPage(params, page), call),
     item: endpointJson,
   });
 
-  route(app, WEBHOOKS, {
-    id: "getWebhookEndpoint",
-    method: "GET",
-    path: "/webhooks/:id",
-    access: reads("webhooks:read"),
+  route(app, "getWebhookEndpoint", "GET /webhooks/:id", READ, {
     answer: ref(WebhookEndpoint),
-    rpc: ({ params }, call) => endpoints.getEndpoint(endpointRef(params), call),
-    json: (answer) => endpointJson(answer.endpoint),
+    ...byPath(endpoints.getEndpoint, endpointRef, (answer) => endpointJson(answer.endpoint)),
   });
 
-  route(app, WEBHOOKS, {
-    id: "updateWebhookEndpoint",
-    method: "PATCH",
-    path: "/webhooks/:id",
-    access: writes("webhooks:write"),
+  route(app, "updateWebhookEndpoint", "PATCH /webhooks/:id", WRITE, {
     body: Type.Object(
       {
         url: Type.Optional(Url),
@@ -105,12 +85,7 @@ export async function webhookEndpointRoutes(app: Api<typeof ENV_PREFIX>, deps: R
     },
   });
 
-  route(app, WEBHOOKS, {
-    id: "deleteWebhookEndpoint",
-    method: "DELETE",
-    path: "/webhooks/:id",
-    access: writes("webhooks:write"),
-    status: 204,
+  route(app, "deleteWebhookEndpoint", "DELETE /webhooks/:id", WRITE, {
     handler: async ({ request, call }) => {
       await endpoints.deleteEndpoint(endpointRef(request.params), call);
       return undefined;

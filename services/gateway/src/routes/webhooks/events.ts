@@ -11,9 +11,9 @@ import type { SocketSlot } from "../../realtime/socket-slots.js";
 import { callOptions } from "../../upstream.js";
 import { StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
-import { type Api, reads, route, writes } from "../index.js";
+import { route } from "../index.js";
 import { type ENV_PREFIX, type EnvPath, environmentRef, ref } from "../wire.js";
-import { WEBHOOKS } from "./index.js";
+import { READ, type WebhooksApi, WRITE } from "./index.js";
 
 /** Every event type of the catalog, in its order: what a listener may filter on and `trigger` emits. */
 export const CATALOG_TYPES = Object.keys(EVENT_CATALOG) as EventType[];
@@ -54,15 +54,10 @@ export function errorMessage(error: AppError, requestId: string): string {
  * `ENV/events/…`: an environment's events as they are published (Server-Sent Events, what
  * `evalp listen` reads), and sample events on request (`evalp trigger`).
  */
-export async function webhookEventRoutes(app: Api<typeof ENV_PREFIX>, deps: RouteDeps): Promise<void> {
+export function webhookEventRoutes(app: WebhooksApi<typeof ENV_PREFIX>, deps: RouteDeps): void {
   const live = deps.upstreams.webhooks.live;
 
-  route(app, WEBHOOKS, {
-    id: "triggerWebhookEvent",
-    method: "POST",
-    path: "/events/trigger",
-    access: writes("webhooks:write"),
-    status: 202,
+  route(app, "triggerWebhookEvent", "POST /events/trigger", WRITE, {
     body: Type.Object(
       {
         type: StringEnum(CATALOG_TYPES, {
@@ -89,11 +84,7 @@ export async function webhookEventRoutes(app: Api<typeof ENV_PREFIX>, deps: Rout
   app.addHook("preClose", async () => {
     for (const stream of open) stream.abort();
   });
-  route(app, WEBHOOKS, {
-    id: "streamWebhookEvents",
-    method: "GET",
-    path: "/events/stream",
-    access: reads("webhooks:read"),
+  route(app, "streamWebhookEvents", "GET /events/stream", READ, {
     query: Type.Object({
       event_types: Type.Optional(
         Type.String({
