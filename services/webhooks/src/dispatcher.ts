@@ -56,6 +56,15 @@ const QUEUED_LEASE_MS = 30_000;
 const CONFIRMED_MS = 250;
 
 /**
+ * The most deliveries of one endpoint read again at once (`confirm`). An endpoint's batch starts
+ * at twice its bound of attempts in flight, doubles each time the whole batch was launched
+ * within `CONFIRMED_MS` (a fast receiver with a backlog: one read per 32 deliveries was most of
+ * what the database did per delivery) and halves each time the bound passed first (a slower one:
+ * what was read for nothing stays at most as much as was launched).
+ */
+const MAX_CONFIRMED = 1_024;
+
+/**
  * A delivery waiting in memory, with when its lease ends (a lower bound) and when it was last
  * seen held (an upper bound: before the statement that saw it), both `performance.now()` times.
  */
@@ -110,6 +119,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   let queuedCount = 0;
   /** Endpoints whose queued leases are being renewed or confirmed: none of theirs is launched meanwhile. */
   const checking = new Set<string>();
+  /** Per queue (it lives as long as its endpoint has deliveries waiting): its last confirmation's size and start. */
+  const confirmations = new WeakMap<Queued[], { size: number; at: number }>();
   /**
    * Endpoints whose failure streak this worker started or saw go on, since its last success
    * there: a delivery read before the streak began does not know it must end it.
@@ -171,7 +182,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       }
       // Seen held too long ago: its endpoint may have been disabled or deleted since.
       if (now - next.confirmedAt > CONFIRMED_MS) {
-        confirm(endpointId, queue.slice(0, 2 * options.perEndpoint));
+        confirm(endpointId, queue.slice(0, confirmationSize(queue, now)));
         continue;
       }
       queue.shift();
@@ -205,6 +216,22 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
    * whose endpoint stopped while it was being stored is kept, marked so, to be recorded as not
    * sent; the others take their endpoint's url and secrets as they are now.
    */
+  /**
+   * How many of a queue's first deliveries to confirm now (see `MAX_CONFIRMED`): a confirmation
+   * needed again within the bound of the last one means its whole batch was launched meanwhile.
+   */
+  function confirmationSize(queue: Queued[], now: number): number {
+    const least = 2 * options.perEndpoint;
+    const last = confirmations.get(queue);
+    const size = !last
+      ? least
+      : now - last.at <= CONFIRMED_MS
+        ? Math.min(2 * last.size, MAX_CONFIRMED)
+        : Math.max(Math.floor(last.size / 2), least);
+    confirmations.set(queue, { size, at: now });
+    return size;
+  }
+
   function confirm(endpointId: string, batch: Queued[]) {
     recheck(endpointId, batch, "confirming queued leases failed", async (deliveries, started) => {
       const held = await confirmLeases(options.pool, deliveries);
@@ -242,7 +269,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     )
       .then((held) => {
         const kept = new Set(snapshot.filter(held));
-        drop(endpointId, (entry) => entries.has(entry) && !kept.has(entry));
+        if (kept.size < snapshot.length) drop(endpointId, (entry) => entries.has(entry) && !kept.has(entry));
       })
       .catch((error: unknown) => {
         log.warn({ err: error, endpoint_id: endpointId }, failure);
@@ -254,13 +281,14 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       });
   }
 
+  /** Removes the entries `dropped` picks from an endpoint's queue, in place (the queue keeps its identity). */
   function drop(endpointId: string, dropped: (entry: Queued) => boolean) {
     const queue = queues.get(endpointId);
     if (!queue) return;
     const kept = queue.filter((entry) => !dropped(entry));
     queuedCount -= queue.length - kept.length;
-    if (kept.length > 0) queues.set(endpointId, kept);
-    else queues.delete(endpointId);
+    queue.splice(0, queue.length, ...kept);
+    if (kept.length === 0) queues.delete(endpointId);
   }
 
   /**
