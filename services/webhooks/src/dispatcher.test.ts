@@ -156,7 +156,7 @@ describe("createDispatcher, deliveries handed over in memory", { timeout: 20_000
     await dispatcher.stop();
   });
 
-  it("reads a fast endpoint's waiting deliveries again in batches that grow, not a few at a time", async () => {
+  it("reads a fast endpoint's waiting deliveries again in batches of what it takes per bound, not a few at a time", async () => {
     const sender = recordingSender(0);
     let confirmations = 0;
     // The pool as the dispatcher uses it, counting the reads that confirm waiting deliveries.

@@ -56,11 +56,11 @@ const QUEUED_LEASE_MS = 30_000;
 const CONFIRMED_MS = 250;
 
 /**
- * The most deliveries of one endpoint read again at once (`confirm`). An endpoint's batch starts
- * at twice its bound of attempts in flight, doubles each time the whole batch was launched
- * within `CONFIRMED_MS` (a fast receiver with a backlog: one read per 32 deliveries was most of
- * what the database did per delivery) and halves each time the bound passed first (a slower one:
- * what was read for nothing stays at most as much as was launched).
+ * The most deliveries of one endpoint read again at once (`confirm`). An endpoint's first batch
+ * is twice its bound of attempts in flight; each later one is what it launched per
+ * `CONFIRMED_MS` since the last, with a quarter more, so that a fast receiver with a backlog is
+ * read about once per bound (rather than once per 32 deliveries, most of what the database did
+ * per delivery) and a slow one no more than it takes.
  */
 const MAX_CONFIRMED = 1_024;
 
@@ -119,8 +119,11 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   let queuedCount = 0;
   /** Endpoints whose queued leases are being renewed or confirmed: none of theirs is launched meanwhile. */
   const checking = new Set<string>();
-  /** Per queue (it lives as long as its endpoint has deliveries waiting): its last confirmation's size and start. */
-  const confirmations = new WeakMap<Queued[], { size: number; at: number }>();
+  /**
+   * Per queue (it lives as long as its endpoint has deliveries waiting): when its last
+   * confirmation began, and how many of its deliveries were launched since.
+   */
+  const confirmations = new WeakMap<Queued[], { at: number; launched: number }>();
   /**
    * Endpoints whose failure streak this worker started or saw go on, since its last success
    * there: a delivery read before the streak began does not know it must end it.
@@ -187,6 +190,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       }
       queue.shift();
       queuedCount -= 1;
+      const confirmation = confirmations.get(queue);
+      if (confirmation) confirmation.launched += 1;
       queues.delete(endpointId);
       if (queue.length > 0) queues.set(endpointId, queue);
       launch(next.delivery);
@@ -216,20 +221,14 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
    * whose endpoint stopped while it was being stored is kept, marked so, to be recorded as not
    * sent; the others take their endpoint's url and secrets as they are now.
    */
-  /**
-   * How many of a queue's first deliveries to confirm now (see `MAX_CONFIRMED`): a confirmation
-   * needed again within the bound of the last one means its whole batch was launched meanwhile.
-   */
+  /** How many of a queue's first deliveries to confirm now (see `MAX_CONFIRMED`). */
   function confirmationSize(queue: Queued[], now: number): number {
     const least = 2 * options.perEndpoint;
     const last = confirmations.get(queue);
-    const size = !last
-      ? least
-      : now - last.at <= CONFIRMED_MS
-        ? Math.min(2 * last.size, MAX_CONFIRMED)
-        : Math.max(Math.floor(last.size / 2), least);
-    confirmations.set(queue, { size, at: now });
-    return size;
+    confirmations.set(queue, { at: now, launched: 0 });
+    if (!last) return least;
+    const perBound = (last.launched * CONFIRMED_MS) / Math.max(now - last.at, 1);
+    return Math.min(Math.max(Math.ceil(1.25 * perBound), least), MAX_CONFIRMED);
   }
 
   function confirm(endpointId: string, batch: Queued[]) {
