@@ -156,43 +156,6 @@ describe("createDispatcher, deliveries handed over in memory", { timeout: 20_000
     await dispatcher.stop();
   });
 
-  it("reads a fast endpoint's waiting deliveries again in batches of what it takes per bound, not a few at a time", async () => {
-    const sender = recordingSender(0);
-    let confirmations = 0;
-    // The pool as the dispatcher uses it, counting the reads that confirm waiting deliveries.
-    const counted = new Proxy(db.pool, {
-      get(target, property, receiver) {
-        if (property !== "query") return Reflect.get(target, property, receiver);
-        return (...args: unknown[]) => {
-          const [statement] = args;
-          if (typeof statement === "object" && statement !== null && "name" in statement) {
-            if (statement.name === "webhooks.confirm_leases") confirmations += 1;
-          }
-          return Reflect.apply(target.query, target, args);
-        };
-      },
-    });
-    const dispatcher = createDispatcher({
-      pool: counted,
-      logger,
-      sealer,
-      sender,
-      schedule: [100],
-      timeoutMs: TIMEOUT_MS,
-      concurrency: 2,
-      perEndpoint: 2,
-    });
-    dispatcher.start();
-    const handed = await storeLeased(1, 600, dispatcher.storedLease());
-    // Handed over as if they had waited past the bound already: each is read again before it is sent.
-    dispatcher.take(handed, performance.now() - 1_000);
-    await vi.waitFor(() => expect(sender.sent).toHaveLength(600), { timeout: 15_000, interval: 50 });
-    expect(sender.sent.map((input) => input.eventId)).toEqual(handed.map((d) => d.event_id));
-    // Four at a time (twice the endpoint's bound) would be 150 reads.
-    expect(confirmations).toBeLessThan(40);
-    await dispatcher.stop();
-  });
-
   it("gives the deliveries still waiting back to the table when it stops", async () => {
     const sender = recordingSender(200);
     const dispatcher = dispatcherWith(sender, { concurrency: 1, perEndpoint: 1 });

@@ -56,15 +56,6 @@ const QUEUED_LEASE_MS = 30_000;
 const CONFIRMED_MS = 250;
 
 /**
- * The most deliveries of one endpoint read again at once (`confirm`). An endpoint's first batch
- * is twice its bound of attempts in flight; each later one is what it launched per
- * `CONFIRMED_MS` since the last, with a quarter more, so that a fast receiver with a backlog is
- * read about once per bound (rather than once per 32 deliveries, most of what the database did
- * per delivery) and a slow one no more than it takes.
- */
-const MAX_CONFIRMED = 1_024;
-
-/**
  * A delivery waiting in memory, with when its lease ends (a lower bound) and when it was last
  * seen held (an upper bound: before the statement that saw it), both `performance.now()` times.
  */
@@ -119,11 +110,6 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   let queuedCount = 0;
   /** Endpoints whose queued leases are being renewed or confirmed: none of theirs is launched meanwhile. */
   const checking = new Set<string>();
-  /**
-   * Per queue (it lives as long as its endpoint has deliveries waiting): when its last
-   * confirmation began, and how many of its deliveries were launched since.
-   */
-  const confirmations = new WeakMap<Queued[], { at: number; launched: number }>();
   /**
    * Endpoints whose failure streak this worker started or saw go on, since its last success
    * there: a delivery read before the streak began does not know it must end it.
@@ -185,13 +171,11 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       }
       // Seen held too long ago: its endpoint may have been disabled or deleted since.
       if (now - next.confirmedAt > CONFIRMED_MS) {
-        confirm(endpointId, queue.slice(0, confirmationSize(queue, now)));
+        confirm(endpointId, queue.slice(0, 2 * options.perEndpoint));
         continue;
       }
       queue.shift();
       queuedCount -= 1;
-      const confirmation = confirmations.get(queue);
-      if (confirmation) confirmation.launched += 1;
       queues.delete(endpointId);
       if (queue.length > 0) queues.set(endpointId, queue);
       launch(next.delivery);
@@ -221,16 +205,6 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
    * whose endpoint stopped while it was being stored is kept, marked so, to be recorded as not
    * sent; the others take their endpoint's url and secrets as they are now.
    */
-  /** How many of a queue's first deliveries to confirm now (see `MAX_CONFIRMED`). */
-  function confirmationSize(queue: Queued[], now: number): number {
-    const least = 2 * options.perEndpoint;
-    const last = confirmations.get(queue);
-    confirmations.set(queue, { at: now, launched: 0 });
-    if (!last) return least;
-    const perBound = (last.launched * CONFIRMED_MS) / Math.max(now - last.at, 1);
-    return Math.min(Math.max(Math.ceil(1.25 * perBound), least), MAX_CONFIRMED);
-  }
-
   function confirm(endpointId: string, batch: Queued[]) {
     recheck(endpointId, batch, "confirming queued leases failed", async (deliveries, started) => {
       const held = await confirmLeases(options.pool, deliveries);
@@ -268,7 +242,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     )
       .then((held) => {
         const kept = new Set(snapshot.filter(held));
-        if (kept.size < snapshot.length) drop(endpointId, (entry) => entries.has(entry) && !kept.has(entry));
+        drop(endpointId, (entry) => entries.has(entry) && !kept.has(entry));
       })
       .catch((error: unknown) => {
         log.warn({ err: error, endpoint_id: endpointId }, failure);
@@ -280,14 +254,13 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       });
   }
 
-  /** Removes the entries `dropped` picks from an endpoint's queue, in place (the queue keeps its identity). */
   function drop(endpointId: string, dropped: (entry: Queued) => boolean) {
     const queue = queues.get(endpointId);
     if (!queue) return;
     const kept = queue.filter((entry) => !dropped(entry));
     queuedCount -= queue.length - kept.length;
-    queue.splice(0, queue.length, ...kept);
-    if (kept.length === 0) queues.delete(endpointId);
+    if (kept.length > 0) queues.set(endpointId, kept);
+    else queues.delete(endpointId);
   }
 
   /**
