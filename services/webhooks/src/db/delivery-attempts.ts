@@ -1,4 +1,4 @@
-import { newId, type Queryable, type TraceCarrier } from "@evalp/kit";
+import { newId, preparedStatement, type Queryable, type TraceCarrier } from "@evalp/kit";
 import { type SecretEnvelope, secretEnvelopesSql } from "../sealed-secrets.js";
 import { DELIVERY_COLUMNS, type DeliveryRow, type DeliveryStatus } from "./deliveries.js";
 
@@ -28,6 +28,22 @@ export type ClaimedDelivery = {
   /** The trace the attempt's span continues. */
   trace_context: TraceCarrier | null;
 };
+
+/*
+ * The statements that look up a batch of deliveries by id (leases renewed, confirmed, released;
+ * successes) say `d.id = ANY($1)` beside their join with the batch: a join alone leaves the
+ * planner free to hash the batch and scan the table for it, which it does on a young or
+ * unanalyzed table (a fresh worker's, or one whose statistics lag a burst), reading every row, or
+ * every waiting one through `webhook_deliveries_due`, for a few dozen. `ANY` makes the primary
+ * key's probes the cheap path whatever the statistics say.
+ */
+
+/**
+ * A delivery still waiting for an attempt (`pending` or `failed`), said so that it cannot be
+ * read as `webhook_deliveries_due`'s predicate: where the rows are found by id, that index would
+ * only be a scan of every waiting delivery.
+ */
+const STILL_WAITING = "d.status NOT IN ('succeeded', 'dead_letter')";
 
 /**
  * Leases due deliveries to one worker: at most `limit`, and per endpoint no more than its free
@@ -128,15 +144,20 @@ export async function releaseLease(pool: Queryable, delivery: ClaimedDelivery): 
 /** Leases held by this worker, each under the token it was taken with. */
 export type HeldLease = Pick<ClaimedDelivery, "id" | "claim_token">;
 
+/** Prepared: run for every endpoint with a backlog as its leases near their end. */
+const RENEW_LEASES = preparedStatement(
+  "webhooks.renew_leases",
+  `UPDATE webhook_deliveries d
+   SET leased_until = clock_timestamp() + make_interval(secs => $3::double precision / 1000)
+   FROM unnest($1::uuid[], $2::uuid[]) AS h (id, claim_token)
+   WHERE d.id = ANY($1::uuid[]) AND d.id = h.id AND d.claim_token = h.claim_token
+   RETURNING d.id`,
+);
+
 /** Extends leases this worker still holds to `ms` from now; the ids of those it still held. */
 export async function renewLeases(pool: Queryable, held: HeldLease[], ms: number): Promise<Set<string>> {
   const renewed = await pool.query<{ id: string }>(
-    `UPDATE webhook_deliveries d
-     SET leased_until = clock_timestamp() + make_interval(secs => $3::double precision / 1000)
-     FROM unnest($1::uuid[], $2::uuid[]) AS h (id, claim_token)
-     WHERE d.id = h.id AND d.claim_token = h.claim_token
-     RETURNING d.id`,
-    [held.map((lease) => lease.id), held.map((lease) => lease.claim_token), ms],
+    RENEW_LEASES([held.map((lease) => lease.id), held.map((lease) => lease.claim_token), ms]),
   );
   return new Set(renewed.rows.map((row) => row.id));
 }
@@ -151,6 +172,17 @@ export type ConfirmedLease = Pick<
   "endpoint_stopped" | "endpoint_deleted" | "url" | "secret" | "previous_secret"
 >;
 
+/** Prepared: run every few hundred milliseconds per endpoint with a backlog. */
+const CONFIRM_LEASES = preparedStatement(
+  "webhooks.confirm_leases",
+  `SELECT d.id, (e.disabled_at IS NOT NULL OR e.deleted_at IS NOT NULL) AS endpoint_stopped,
+     e.deleted_at IS NOT NULL AS endpoint_deleted, e.url, ${secretEnvelopesSql("e")}
+   FROM unnest($1::uuid[], $2::uuid[]) AS h (id, claim_token)
+   JOIN webhook_deliveries d ON d.id = h.id AND d.claim_token = h.claim_token
+   JOIN webhook_endpoints e ON e.id = d.endpoint_id
+   WHERE d.id = ANY($1::uuid[]) AND ${STILL_WAITING}`,
+);
+
 /**
  * Of leases this worker took, those it still holds on a delivery still waiting (`pending` or
  * `failed`), by id; a disabling or deletion dead-letters the endpoint's waiting deliveries and
@@ -164,13 +196,7 @@ export async function confirmLeases(
   held: HeldLease[],
 ): Promise<Map<string, ConfirmedLease>> {
   const found = await pool.query<ConfirmedLease & { id: string }>(
-    `SELECT d.id, (e.disabled_at IS NOT NULL OR e.deleted_at IS NOT NULL) AS endpoint_stopped,
-       e.deleted_at IS NOT NULL AS endpoint_deleted, e.url, ${secretEnvelopesSql("e")}
-     FROM unnest($1::uuid[], $2::uuid[]) AS h (id, claim_token)
-     JOIN webhook_deliveries d ON d.id = h.id AND d.claim_token = h.claim_token
-     JOIN webhook_endpoints e ON e.id = d.endpoint_id
-     WHERE d.status IN ('pending', 'failed')`,
-    [held.map((lease) => lease.id), held.map((lease) => lease.claim_token)],
+    CONFIRM_LEASES([held.map((lease) => lease.id), held.map((lease) => lease.claim_token)]),
   );
   return new Map(found.rows.map(({ id, ...confirmed }) => [id, confirmed]));
 }
@@ -180,7 +206,7 @@ export async function releaseLeases(pool: Queryable, held: HeldLease[]): Promise
   await pool.query(
     `UPDATE webhook_deliveries d SET leased_until = NULL, claim_token = NULL
      FROM unnest($1::uuid[], $2::uuid[]) AS h (id, claim_token)
-     WHERE d.id = h.id AND d.claim_token = h.claim_token`,
+     WHERE d.id = ANY($1::uuid[]) AND d.id = h.id AND d.claim_token = h.claim_token`,
     [held.map((lease) => lease.id), held.map((lease) => lease.claim_token)],
   );
 }
@@ -193,41 +219,49 @@ export type Success = {
   durationMs: number;
 };
 
+const HELD = "d.claim_token = i.claim_token";
+
+/** Prepared: every group of successes, the plane's most frequent write. */
+const WRITE_SUCCESSES = preparedStatement(
+  "webhooks.write_successes",
+  `WITH input AS (
+     SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::int[], $4::uuid[], $5::timestamptz[], $6::int[])
+       AS i (delivery_id, claim_token, response_status, attempt_id, attempted_at, duration_ms)
+   ), recorded AS (
+     UPDATE webhook_deliveries d
+     SET status = CASE WHEN ${HELD} THEN 'succeeded' ELSE d.status END,
+         next_attempt_at = CASE WHEN ${HELD} THEN NULL ELSE d.next_attempt_at END,
+         last_error = CASE WHEN ${HELD} THEN NULL ELSE d.last_error END,
+         response_status = CASE WHEN ${HELD} THEN i.response_status ELSE d.response_status END,
+         delivered_at = CASE WHEN ${HELD} THEN date_trunc('milliseconds', clock_timestamp()) ELSE d.delivered_at END,
+         leased_until = CASE WHEN ${HELD} THEN NULL ELSE d.leased_until END,
+         claim_token = CASE WHEN ${HELD} THEN NULL ELSE d.claim_token END,
+         attempt_count = d.attempt_count + 1, updated_at = clock_timestamp()
+     FROM input i WHERE d.id = ANY($1::uuid[]) AND d.id = i.delivery_id
+     RETURNING d.id
+   )
+   INSERT INTO webhook_delivery_attempts (id, delivery_id, attempted_at, response_status, error, duration_ms)
+   SELECT i.attempt_id, i.delivery_id, i.attempted_at, i.response_status, NULL, i.duration_ms
+   FROM input i JOIN recorded r ON r.id = i.delivery_id`,
+);
+
 /**
- * Records a group of plain successes in one statement: each delivery `succeeded` where its lease
- * still holds (counted only, where a replay or disabling took it), and the attempt row of each
- * delivery so updated. No foreign key keeps an attempt's delivery: the update locks the row, so
- * retention cannot delete it under the attempt, and one retention deleted already gets none.
+ * Records a group of plain successes in one statement, one update of each delivery's row: the
+ * attempt counted, and the delivery `succeeded` where its lease still holds (where a replay or
+ * disabling took it, its status is left as they set it); then the attempt row of each delivery so
+ * updated. No foreign key keeps an attempt's delivery: the update locks the row, so retention
+ * cannot delete it under the attempt, and one retention deleted already gets none.
  */
 export async function writeSuccesses(db: Queryable, group: Success[]): Promise<void> {
   await db.query(
-    `WITH input AS (
-       SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::int[], $4::uuid[], $5::timestamptz[], $6::int[])
-         AS i (delivery_id, claim_token, response_status, attempt_id, attempted_at, duration_ms)
-     ), settled AS (
-       UPDATE webhook_deliveries d
-       SET status = 'succeeded', next_attempt_at = NULL, last_error = NULL, response_status = i.response_status,
-           delivered_at = date_trunc('milliseconds', clock_timestamp()), attempt_count = d.attempt_count + 1,
-           leased_until = NULL, claim_token = NULL, updated_at = clock_timestamp()
-       FROM input i WHERE d.id = i.delivery_id AND d.claim_token = i.claim_token
-       RETURNING d.id
-     ), counted AS (
-       UPDATE webhook_deliveries d
-       SET attempt_count = d.attempt_count + 1, updated_at = clock_timestamp()
-       FROM input i WHERE d.id = i.delivery_id AND d.claim_token IS DISTINCT FROM i.claim_token
-       RETURNING d.id
-     )
-     INSERT INTO webhook_delivery_attempts (id, delivery_id, attempted_at, response_status, error, duration_ms)
-     SELECT attempt_id, delivery_id, attempted_at, response_status, NULL, duration_ms FROM input
-     WHERE delivery_id IN (SELECT id FROM settled UNION ALL SELECT id FROM counted)`,
-    [
+    WRITE_SUCCESSES([
       group.map((entry) => entry.delivery.id),
       group.map((entry) => entry.delivery.claim_token),
       group.map((entry) => entry.status),
       group.map(() => newId()),
       group.map((entry) => entry.attemptedAt),
       group.map((entry) => entry.durationMs),
-    ],
+    ]),
   );
 }
 
