@@ -1,8 +1,10 @@
-import { createPool, newId, type Pool } from "@evalp/kit";
+import { createPool, type EventEnvelope, newId, type Pool } from "@evalp/kit";
 import { createTestDatabase, type TestDatabase } from "@evalp/testing";
 import { afterAll, beforeAll } from "vitest";
+import { insertEventDeliveries } from "./db/deliveries.js";
 import type { ClaimedDelivery } from "./db/delivery-attempts.js";
 import { insertEndpoint } from "./db/endpoints.js";
+import { eventBody } from "./event-body.js";
 import { createSecretSealer, type SecretEnvelope } from "./sealed-secrets.js";
 import { generateSecret } from "./secrets.js";
 import { migrations } from "./server.js";
@@ -74,4 +76,50 @@ export function firstAttempt(
     body: delivery.body,
     trace_context: null,
   };
+}
+
+/**
+ * `count` events of the test environment, each delivered to every one of `targets`, stored leased
+ * under `lease` as the events consumer stores them; resolves with what it hands the dispatcher.
+ */
+export async function storeLeasedDeliveries(
+  pool: Pool,
+  targets: ReadonlyArray<{ id: string; url: string; secret: SecretEnvelope }>,
+  count: number,
+  lease: { token: string; ms: number },
+): Promise<ClaimedDelivery[]> {
+  const events: Array<{ event: EventEnvelope; body: string }> = [];
+  const handed: ClaimedDelivery[] = [];
+  for (let n = 0; n < count; n++) {
+    const event: EventEnvelope = {
+      id: newId(),
+      type: "subject.imported",
+      timestamp: new Date().toISOString(),
+      environment_id: TEST_ENVIRONMENT,
+      data: { n },
+    };
+    const body = eventBody(event);
+    events.push({ event, body });
+    for (const target of targets) {
+      handed.push(firstAttempt(target, { eventId: event.id, body, token: lease.token }));
+    }
+  }
+  const stored = await insertEventDeliveries(
+    pool,
+    events,
+    handed.map((d) => ({
+      id: d.id,
+      environmentId: TEST_ENVIRONMENT,
+      endpointId: d.endpoint_id,
+      eventId: d.event_id,
+      eventType: "subject.imported",
+      traceContext: null,
+      leased: true,
+    })),
+    lease,
+  );
+  if (stored.leased.size !== handed.length) {
+    throw new Error(`stored ${stored.leased.size} of ${handed.length} deliveries leased`);
+  }
+  return handed;
 }

@@ -1,19 +1,17 @@
-import { createLogger, type EventEnvelope, newId, withTransaction } from "@evalp/kit";
+import { createLogger, newId, withTransaction } from "@evalp/kit";
 import { describe, expect, it, vi } from "vitest";
 import {
-  TEST_ENVIRONMENT as ENVIRONMENT,
-  firstAttempt,
   testSealer as sealer,
+  storeLeasedDeliveries,
   storeTestEndpoint,
   useTestDatabase,
 } from "./database.test-support.js";
-import { deadLetterWaiting, insertEventDeliveries } from "./db/deliveries.js";
+import { deadLetterWaiting } from "./db/deliveries.js";
 import type { ClaimedDelivery } from "./db/delivery-attempts.js";
 import { markDeleted } from "./db/endpoints.js";
 import type { Sender, SendInput } from "./deliver.js";
 import { disableEndpoint } from "./disable.js";
 import { createDispatcher, type Dispatcher } from "./dispatcher.js";
-import { eventBody } from "./event-body.js";
 import { generateSecret } from "./secrets.js";
 
 // The dispatcher's memory path against a real `webhook_deliveries`: deliveries stored leased to
@@ -67,38 +65,7 @@ async function storeLeased(
   for (let i = 0; i < endpoints; i++) {
     targets.push(await storeTestEndpoint(db.pool, `https://receiver.example/${i}`));
   }
-  const events: Array<{ event: EventEnvelope; body: string }> = [];
-  const handed: ClaimedDelivery[] = [];
-  for (let n = 0; n < count; n++) {
-    const event: EventEnvelope = {
-      id: newId(),
-      type: "subject.imported",
-      timestamp: new Date().toISOString(),
-      environment_id: ENVIRONMENT,
-      data: { n },
-    };
-    const body = eventBody(event);
-    events.push({ event, body });
-    for (const target of targets) {
-      handed.push(firstAttempt(target, { eventId: event.id, body, token: lease.token }));
-    }
-  }
-  const stored = await insertEventDeliveries(
-    db.pool,
-    events,
-    handed.map((d) => ({
-      id: d.id,
-      environmentId: ENVIRONMENT,
-      endpointId: d.endpoint_id,
-      eventId: d.event_id,
-      eventType: "subject.imported",
-      traceContext: null,
-      leased: true,
-    })),
-    lease,
-  );
-  expect(stored.leased.size).toBe(handed.length);
-  return handed;
+  return storeLeasedDeliveries(db.pool, targets, count, lease);
 }
 
 async function statuses(ids: string[]) {

@@ -1,14 +1,8 @@
-import { type EventEnvelope, newId, type Pool } from "@evalp/kit";
+import { newId, type Pool } from "@evalp/kit";
 import { describe, expect, it } from "vitest";
-import {
-  TEST_ENVIRONMENT as ENVIRONMENT,
-  firstAttempt,
-  storeTestEndpoint,
-  useTestDatabase,
-} from "../database.test-support.js";
+import { storeLeasedDeliveries, storeTestEndpoint, useTestDatabase } from "../database.test-support.js";
 import { disableEndpoint } from "../disable.js";
-import { eventBody } from "../event-body.js";
-import { insertEventDeliveries, replayDeliveryRow } from "./deliveries.js";
+import { replayDeliveryRow } from "./deliveries.js";
 import {
   type ClaimedDelivery,
   confirmLeases,
@@ -23,40 +17,11 @@ const db = useTestDatabase();
 const LEASE = { ms: 60_000 };
 
 /** `count` events each delivered to `target`, stored leased under a fresh token, as the consumer hands them over. */
-async function storeLeased(
+function storeLeased(
   target: Awaited<ReturnType<typeof storeTestEndpoint>>,
   count: number,
 ): Promise<ClaimedDelivery[]> {
-  const token = newId();
-  const events: Array<{ event: EventEnvelope; body: string }> = [];
-  const handed: ClaimedDelivery[] = [];
-  for (let n = 0; n < count; n++) {
-    const event: EventEnvelope = {
-      id: newId(),
-      type: "subject.imported",
-      timestamp: new Date().toISOString(),
-      environment_id: ENVIRONMENT,
-      data: { n },
-    };
-    const body = eventBody(event);
-    events.push({ event, body });
-    handed.push(firstAttempt(target, { eventId: event.id, body, token }));
-  }
-  await insertEventDeliveries(
-    db.pool,
-    events,
-    handed.map((d) => ({
-      id: d.id,
-      environmentId: ENVIRONMENT,
-      endpointId: d.endpoint_id,
-      eventId: d.event_id,
-      eventType: "subject.imported",
-      traceContext: null,
-      leased: true,
-    })),
-    { token, ms: LEASE.ms },
-  );
-  return handed;
+  return storeLeasedDeliveries(db.pool, [target], count, { token: newId(), ms: LEASE.ms });
 }
 
 async function rows(ids: string[]) {
