@@ -1,7 +1,6 @@
 import {
   auditRoute,
   type ComposeProcess,
-  createOutboxPublisher,
   type DurableConsumer,
   planeClients,
   type ServiceProcess,
@@ -33,19 +32,10 @@ export const createControl: ComposeProcess<ServiceProcess> = async (config, logg
     replyTo: config.MAIL_REPLY_TO,
     logger,
   });
-  const publisher = createOutboxPublisher({
-    name: "control",
-    config: base.natsConfig,
-    pool,
-    logger,
-    metrics: base.registry,
-  });
+  const publisher = base.outboxRelay();
   let audit: DurableConsumer | null = null;
-  // After the servers have closed (last registered runs first), the relay publishes what it holds.
-  shutdown.register("event path", async () => {
-    await audit?.stop();
-    await publisher.stop();
-  });
+  // Registered after the relay, so stopped before it (last registered runs first).
+  shutdown.register("audit consumer", async () => audit?.stop());
   const caller = serviceCaller(config, "control", base.registry);
   const service = controlService({
     pool,

@@ -1,9 +1,5 @@
 import {
   type ComposeProcess,
-  createOutboxPublisher,
-  createSubjectErasureConsumer,
-  type DurableConsumer,
-  eventsRoute,
   planeClients,
   requireJwtSecret,
   type ServiceProcess,
@@ -53,17 +49,11 @@ export const createInterview: ComposeProcess<ServiceProcess> = async (config, lo
   // Any replica scores the interviews that ended (docs/results.md).
   const scorer = createScorer(deps);
   shutdown.register("scorer", () => scorer.stop());
-  const publisher = createOutboxPublisher({
-    name: "interview",
-    config: base.natsConfig,
-    pool,
-    logger,
-    metrics: base.registry,
+  const publisher = base.outboxRelay();
+  const erasures = base.subjectErasures("interview", {
+    erase: eraseSubjectData(deps),
+    control: deps.control.subjects,
   });
-  // After the servers have closed (last registered runs first), the relay publishes what it holds.
-  shutdown.register("outbox relay", () => publisher.stop());
-  let erasures: DurableConsumer | null = null;
-  shutdown.register("erasure consumer", async () => erasures?.stop());
   return base.serve(interviewService(deps), {
     listening: () => {
       sweeper.start();
@@ -75,22 +65,7 @@ export const createInterview: ComposeProcess<ServiceProcess> = async (config, lo
       const nc = await publisher.start();
       realtime.attach(nc);
       // This plane's part of every subject erasure (docs/subjects.md#erasure), reported to control.
-      erasures = createSubjectErasureConsumer({
-        plane: "interview",
-        nc,
-        route: eventsRoute(base.natsConfig),
-        logger,
-        metrics: base.registry,
-        erase: eraseSubjectData(deps),
-        report: async (order) => {
-          await deps.control.subjects.completeSubjectErasure({
-            environmentId: order.environmentId,
-            subjectId: order.subjectId,
-            plane: "interview",
-          });
-        },
-      });
-      erasures.start();
+      erasures.start(nc);
     },
   });
 };

@@ -1,9 +1,5 @@
 import {
   type ComposeProcess,
-  createOutboxPublisher,
-  createSubjectErasureConsumer,
-  type DurableConsumer,
-  eventsRoute,
   planeClients,
   type ServiceProcess,
   serviceBase,
@@ -21,19 +17,9 @@ import { platformService, SCHEMA } from "./server.js";
 export const createPlatform: ComposeProcess<ServiceProcess> = async (config, logger, options = {}) => {
   const ports = { port: 8082, opsPort: 9082 };
   const base = serviceBase({ name: "platform", schema: SCHEMA, ports }, config, logger, options);
-  const { pool, shutdown } = base;
+  const { pool } = base;
   base.retain(platformRetention(config));
-  const publisher = createOutboxPublisher({
-    name: "platform",
-    config: base.natsConfig,
-    pool,
-    logger,
-    metrics: base.registry,
-  });
-  // After the servers have closed (last registered runs first), the relay publishes what it holds.
-  shutdown.register("outbox relay", () => publisher.stop());
-  let erasures: DurableConsumer | null = null;
-  shutdown.register("erasure consumer", async () => erasures?.stop());
+  const publisher = base.outboxRelay();
   const caller = serviceCaller(config, "platform", base.registry);
   const ofControl = planeClients("control", config, caller);
   const control = { organizations: ofControl(OrganizationService), subjects: ofControl(SubjectService) };
@@ -44,28 +30,17 @@ export const createPlatform: ComposeProcess<ServiceProcess> = async (config, log
     control,
     deliveries: planeClients("webhooks", config, caller)(WebhookDeliveryService),
   });
+  const erasures = base.subjectErasures("platform", {
+    erase: (order) =>
+      withTransaction(pool, (tx) => eraseSubjectAnswers(tx, order.environmentId, order.subjectId)),
+    control: control.subjects,
+  });
   // Events and audit records wait in the outbox until NATS answers.
   return base.serve(service, {
     async connect() {
       const nc = await publisher.start();
       // This plane's part of every subject erasure (docs/subjects.md#erasure), reported to control.
-      erasures = createSubjectErasureConsumer({
-        plane: "platform",
-        nc,
-        route: eventsRoute(base.natsConfig),
-        logger,
-        metrics: base.registry,
-        erase: (order) =>
-          withTransaction(pool, (tx) => eraseSubjectAnswers(tx, order.environmentId, order.subjectId)),
-        report: async (order) => {
-          await control.subjects.completeSubjectErasure({
-            environmentId: order.environmentId,
-            subjectId: order.subjectId,
-            plane: "platform",
-          });
-        },
-      });
-      erasures.start();
+      erasures.start(nc);
     },
   });
 };

@@ -3,6 +3,14 @@ import { type Config, loadConfig, serviceVerifier } from "../config/config.js";
 import { createPool, type Pool } from "../db/db.js";
 import { observePool } from "../db/pool-metrics.js";
 import { createRetention, type Retention, type RetentionTask } from "../db/retention.js";
+import type { DurableConsumer } from "../events/durable-consumer.js";
+import { eventsRoute, type NatsConnection } from "../events/nats.js";
+import { createOutboxPublisher } from "../events/outbox/outbox-publisher.js";
+import {
+  createSubjectErasureConsumer,
+  type ErasingPlane,
+  type ErasureOrder,
+} from "../subjects/subject-erasure-consumer.js";
 import { createLogger, logRuntime } from "../telemetry/logger.js";
 import { createMetricsRegistry } from "../telemetry/metrics.js";
 import { inService, startTelemetry } from "../telemetry/telemetry.js";
@@ -97,11 +105,12 @@ export function serviceBase(
     port: config.SERVICE_PORT ?? service.ports.port,
     opsPort: config.OPS_PORT ?? service.ports.opsPort,
   };
+  const natsConfig = { ...config, ...options.nats };
   return {
     shutdown,
     pool,
     /** The configuration NATS is connected with: this process's user. */
-    natsConfig: { ...config, ...options.nats },
+    natsConfig,
     /** The process's metrics, served on its ops port; its parts (clients, relay, consumers, workers) count there. */
     registry,
     /**
@@ -120,6 +129,63 @@ export function serviceBase(
       });
       retention = runner;
       shutdown.register("retention", () => runner.stop());
+    },
+    /**
+     * The process's outbox relay (outbox-publisher.ts): events and audit records wait in the
+     * outbox until NATS answers. Its stop is registered now, before the servers', so that at
+     * shutdown it runs after they drained and publishes what they committed.
+     */
+    outboxRelay() {
+      const publisher = createOutboxPublisher({
+        name: service.name,
+        config: natsConfig,
+        pool,
+        logger,
+        metrics: registry,
+      });
+      shutdown.register("outbox relay", () => publisher.stop());
+      return publisher;
+    },
+    /**
+     * The plane's part of every subject erasure (docs/subjects.md#erasure): `start` consumes the
+     * orders on the process's NATS connection once it answers, each erased with `erase` and
+     * reported done to control; stopped at shutdown.
+     */
+    subjectErasures(
+      plane: ErasingPlane,
+      parts: {
+        erase: (order: ErasureOrder) => Promise<void>;
+        control: {
+          completeSubjectErasure(done: {
+            environmentId: string;
+            subjectId: string;
+            plane: ErasingPlane;
+          }): Promise<unknown>;
+        };
+      },
+    ) {
+      let consumer: DurableConsumer | null = null;
+      shutdown.register("erasure consumer", async () => consumer?.stop());
+      return {
+        start(nc: NatsConnection): void {
+          consumer = createSubjectErasureConsumer({
+            plane,
+            nc,
+            route: eventsRoute(natsConfig),
+            logger,
+            metrics: registry,
+            erase: parts.erase,
+            report: async (order) => {
+              await parts.control.completeSubjectErasure({
+                environmentId: order.environmentId,
+                subjectId: order.subjectId,
+                plane,
+              });
+            },
+          });
+          consumer.start();
+        },
+      };
     },
     serve(
       definition: ServiceDefinition,
