@@ -21,11 +21,11 @@ export type AgentMetrics = {
  * usage line has no price, and when no usage was reported at all (no agent took part).
  */
 export async function agentMetrics(db: Queryable, interviewId: string): Promise<AgentMetrics> {
-  const [reports, latency, prices] = await Promise.all([
-    agentReportPayloads<{ usage?: UsageLine[]; errors?: ErrorLine[] }>(db, interviewId),
-    commandLatencyP95(db, interviewId),
-    pricesOfInterview(db, interviewId),
-  ]);
+  // One after another: `db` may be one connection (the scorer's transaction), which runs one
+  // query at a time whatever is asked of it, and node-postgres refuses to queue them from pg 9 on.
+  const reports = await agentReportPayloads<{ usage?: UsageLine[]; errors?: ErrorLine[] }>(db, interviewId);
+  const latency = await commandLatencyP95(db, interviewId);
+  const prices = await pricesOfInterview(db, interviewId);
   const usage: Record<string, Record<string, Record<string, number>>> = {};
   const errors: Record<string, Record<string, number>> = {};
   for (const payload of reports) {
