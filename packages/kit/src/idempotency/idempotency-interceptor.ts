@@ -52,13 +52,14 @@ export function idempotencyInterceptor(
     const id = req.header.get(IDEMPOTENCY_ID_HEADER);
     const sealKey = Buffer.from(req.header.get(IDEMPOTENCY_SEAL_HEADER) ?? "", "base64url");
     if (req.stream || !id || sealKey.length !== 32) return next(req);
+    const rpc = rpcName(req.service, req.method);
     const key: KeyInFlight = {
       // One row per RPC: a route that makes two writes under one key records each.
-      rowId: `${id}:${rpcName(req.service, req.method)}`,
+      rowId: `${id}:${rpc}`,
       fingerprint: req.header.get(IDEMPOTENCY_FINGERPRINT_HEADER) ?? "",
       state: "open",
     };
-    if (!recordsFirst.has(rpcName(req.service, req.method))) {
+    if (!recordsFirst.has(rpc)) {
       const committed = await committedAnswer(pool, key, sealKey, req);
       if (committed) return committed;
     }
