@@ -9,6 +9,12 @@ describe("array literals", () => {
     expect(idList([])).toBe("{}");
   });
 
+  it("refuses what is not a uuid rather than let it split the array", () => {
+    const id = "0190a1b2-0000-7000-8000-000000000001";
+    expect(() => idList([`${id},${id}`])).toThrow(TypeError);
+    expect(() => idList(["}"])).toThrow(TypeError);
+  });
+
   it("writes a missing number as NULL, not as an empty or quoted element", () => {
     expect(intList([204, null, 0])).toBe("{204,NULL,0}");
   });

@@ -1,3 +1,5 @@
+import { isUuid } from "@evalp/kit";
+
 /*
  * Arrays sent as one text parameter in Postgres's array syntax (`{a,b}`), cast by the statement
  * (`$1::uuid[]`): node-postgres turns a JS array into that text itself, but quotes and escapes
@@ -6,8 +8,12 @@
  * nothing the syntax would need quoted, so a join is the whole conversion.
  */
 
-/** Ids (uuids) as an array literal, for a `::uuid[]` parameter. */
+/**
+ * Ids (uuids) as an array literal, for a `::uuid[]` parameter. Anything else throws, as Postgres
+ * would: a comma or brace in an element would otherwise split or end the array.
+ */
 export function idList(ids: readonly string[]): string {
+  for (const id of ids) if (!isUuid(id)) throw new TypeError(`not a uuid: ${JSON.stringify(id)}`);
   return `{${ids.join(",")}}`;
 }
 
