@@ -214,6 +214,41 @@ describe("createDispatcher, deliveries handed over in memory", { timeout: 20_000
     await dispatcher.stop();
   });
 
+  it("reads again the deliveries of every endpoint past the bound in one statement", async () => {
+    const sender = recordingSender();
+    const confirms: number[] = [];
+    // The pool, counting the confirmations' statements and the deliveries each one reads.
+    const pool = new Proxy(db.pool, {
+      get(target, property, receiver) {
+        if (property !== "query") return Reflect.get(target, property, receiver);
+        return (...args: unknown[]) => {
+          const [statement] = args;
+          if (typeof statement === "object" && statement !== null && "name" in statement) {
+            const { name, values } = statement as { name: string; values: string[] };
+            if (name === "webhooks.confirm_leases") confirms.push((values[0] ?? "").split(",").length);
+          }
+          return Reflect.apply(target.query, target, args);
+        };
+      },
+    });
+    const dispatcher = createDispatcher({
+      pool,
+      logger,
+      sealer,
+      sender,
+      schedule: [100],
+      timeoutMs: TIMEOUT_MS,
+      concurrency: 6,
+      perEndpoint: 2,
+    });
+    const handed = await storeLeased(3, 2, dispatcher.storedLease());
+    // Seen held longer ago than the bound, at three endpoints at once.
+    dispatcher.take(handed, performance.now() - 1_000);
+    await vi.waitFor(() => expect(sender.sent).toHaveLength(6), { timeout: 5_000, interval: 10 });
+    expect(confirms).toEqual([6]);
+    await dispatcher.stop();
+  });
+
   it("records as not sent a delivery stored while its endpoint was being disabled", async () => {
     const sender = recordingSender();
     const dispatcher = dispatcherWith(sender, { concurrency: 2, perEndpoint: 2 });

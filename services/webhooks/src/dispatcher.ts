@@ -151,12 +151,17 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   /**
    * Launches deliveries waiting in memory while there is room, one endpoint after the other: an
    * endpoint served goes to the back of the line (and is met again in this same pass if room is
-   * left), so that one busy endpoint does not hold every slot its own bound allows first.
+   * left), so that one busy endpoint does not hold every slot its own bound allows first. The
+   * endpoints whose next deliveries must be checked against the table first are checked together,
+   * one statement for all of them: checked together, they fall due together again, so a backlog
+   * over many endpoints costs a read every bound, not one per endpoint.
    */
   function pump() {
     if (stopping) return;
+    const toRenew = new Map<string, Queued[]>();
+    const toConfirm = new Map<string, Queued[]>();
     for (const [endpointId, queue] of queues) {
-      if (inFlight >= options.concurrency) return;
+      if (inFlight >= options.concurrency) break;
       if (checking.has(endpointId) || (perEndpoint.get(endpointId) ?? 0) >= options.perEndpoint) continue;
       const next = queue[0];
       if (!next) {
@@ -166,12 +171,12 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       const now = performance.now();
       // An attempt needs its whole lease ahead of it, as a claimed one has.
       if (next.leaseEnds - now < leaseMs) {
-        renew(endpointId, queue);
+        toRenew.set(endpointId, queue);
         continue;
       }
       // Seen held too long ago: its endpoint may have been disabled or deleted since.
       if (now - next.confirmedAt > CONFIRMED_MS) {
-        confirm(endpointId, queue.slice(0, 2 * options.perEndpoint));
+        toConfirm.set(endpointId, queue.slice(0, 2 * options.perEndpoint));
         continue;
       }
       queue.shift();
@@ -180,14 +185,16 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       if (queue.length > 0) queues.set(endpointId, queue);
       launch(next.delivery);
     }
+    if (toRenew.size > 0) renew(toRenew);
+    if (toConfirm.size > 0) confirm(toConfirm);
   }
 
   /**
-   * Extends the leases of an endpoint's waiting deliveries (one statement); those whose lease was
+   * Extends the leases of endpoints' waiting deliveries (one statement); those whose lease was
    * taken meanwhile (a disabling, or another worker after it expired) are dropped.
    */
-  function renew(endpointId: string, queue: Queued[]) {
-    recheck(endpointId, queue, "renewing queued leases failed", async (deliveries, started) => {
+  function renew(batches: Map<string, Queued[]>) {
+    recheck(batches, "renewing queued leases failed", async (deliveries, started) => {
       const held = await renewLeases(options.pool, deliveries, storedLeaseMs);
       return (entry) => {
         if (!held.has(entry.delivery.id)) return false;
@@ -199,14 +206,14 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   }
 
   /**
-   * Reads again whether the first deliveries of an endpoint's queue (as many as could be launched
+   * Reads again whether the first deliveries of endpoints' queues (as many as could be launched
    * before the bound passes again) are still leased to this worker and waiting; those that are
    * not (dead-lettered by a disabling or deletion, or taken by another worker) are dropped. One
    * whose endpoint stopped while it was being stored is kept, marked so, to be recorded as not
    * sent; the others take their endpoint's url and secrets as they are now.
    */
-  function confirm(endpointId: string, batch: Queued[]) {
-    recheck(endpointId, batch, "confirming queued leases failed", async (deliveries, started) => {
+  function confirm(batches: Map<string, Queued[]>) {
+    recheck(batches, "confirming queued leases failed", async (deliveries, started) => {
       const held = await confirmLeases(options.pool, deliveries);
       return (entry) => {
         const seen = held.get(entry.delivery.id);
@@ -220,36 +227,37 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   }
 
   /**
-   * Checks a batch of an endpoint's queue against the table (`check`, given the time it began,
-   * answers whether an entry is still held, updating it) and drops the entries that are not. The
-   * endpoint's later deliveries wait meanwhile, so that they do not overtake. When the check
-   * fails, the whole batch is dropped: not known to be held, their leases run out and a claim
-   * takes them (here or in another worker).
+   * Checks batches of endpoints' queues against the table in one statement (`check`, given the
+   * time it began, answers whether an entry is still held, updating it) and drops the entries
+   * that are not. Those endpoints' later deliveries wait meanwhile, so that they do not overtake.
+   * When the check fails, the whole batches are dropped: not known to be held, their leases run
+   * out and a claim takes them (here or in another worker).
    */
   function recheck(
-    endpointId: string,
-    batch: Queued[],
+    batches: Map<string, Queued[]>,
     failure: string,
     check: (deliveries: ClaimedDelivery[], started: number) => Promise<(entry: Queued) => boolean>,
   ) {
-    checking.add(endpointId);
-    // The batch as it is now: the queue it may be grows while the check runs.
-    const snapshot = [...batch];
-    const entries = new Set(snapshot);
+    // The batches as they are now: the queues they may be grow while the check runs.
+    const snapshots = new Map([...batches].map(([endpointId, batch]) => [endpointId, new Set(batch)]));
+    const entries = [...snapshots.values()].flatMap((batch) => [...batch]);
+    for (const endpointId of snapshots.keys()) checking.add(endpointId);
     check(
-      snapshot.map(({ delivery }) => delivery),
+      entries.map(({ delivery }) => delivery),
       performance.now(),
     )
       .then((held) => {
-        const kept = new Set(snapshot.filter(held));
-        drop(endpointId, (entry) => entries.has(entry) && !kept.has(entry));
+        const kept = new Set(entries.filter(held));
+        for (const [endpointId, batch] of snapshots) {
+          drop(endpointId, (entry) => batch.has(entry) && !kept.has(entry));
+        }
       })
       .catch((error: unknown) => {
-        log.warn({ err: error, endpoint_id: endpointId }, failure);
-        drop(endpointId, (entry) => entries.has(entry));
+        log.warn({ err: error, endpoint_ids: [...snapshots.keys()] }, failure);
+        for (const [endpointId, batch] of snapshots) drop(endpointId, (entry) => batch.has(entry));
       })
       .finally(() => {
-        checking.delete(endpointId);
+        for (const endpointId of snapshots.keys()) checking.delete(endpointId);
         pump();
       });
   }

@@ -17,6 +17,7 @@ import {
   type Delivery,
   DeliverySchema,
 } from "@evalp/proto/webhooks/v1/delivery";
+import { idList } from "./array-literals.js";
 
 export type DeliveryStatus = "pending" | "failed" | "succeeded" | "dead_letter";
 export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ["pending", "failed", "succeeded", "dead_letter"];
@@ -205,15 +206,16 @@ export async function insertEventDeliveries(
      ON CONFLICT ON CONSTRAINT webhook_deliveries_once DO NOTHING
      RETURNING id, endpoint_id, claim_token IS NOT NULL AS leased, created_at`,
     [
-      events.map(({ event }) => event.id),
-      events.map(({ event }) => event.environment_id),
+      // Ids as array literals (`idList`); text and JSON as arrays, which node-postgres escapes.
+      idList(events.map(({ event }) => event.id)),
+      idList(events.map(({ event }) => event.environment_id)),
       events.map(({ event }) => event.type),
       events.map(({ body }) => body),
       events.map(({ event }) => event.timestamp),
-      deliveries.map((d) => d.id),
-      deliveries.map((d) => d.environmentId),
-      deliveries.map((d) => d.endpointId),
-      deliveries.map((d) => d.eventId),
+      idList(deliveries.map((d) => d.id)),
+      idList(deliveries.map((d) => d.environmentId)),
+      idList(deliveries.map((d) => d.endpointId)),
+      idList(deliveries.map((d) => d.eventId)),
       deliveries.map((d) => d.eventType),
       deliveries.map((d) => (d.traceContext ? JSON.stringify(d.traceContext) : null)),
       lease?.token ?? null,

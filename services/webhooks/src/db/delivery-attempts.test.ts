@@ -102,6 +102,11 @@ describe("a batch of leased deliveries", () => {
       attempts: 1,
     });
     expect(after.get(held.id)?.delivered_at).toBeInstanceOf(Date);
+    const attempt = await db.pool.query(
+      "SELECT attempted_at, response_status, duration_ms FROM webhook_delivery_attempts WHERE delivery_id = $1",
+      [held.id],
+    );
+    expect(attempt.rows).toEqual([{ attempted_at: attemptedAt, response_status: 204, duration_ms: 3 }]);
     expect(after.get(replayed.id)).toMatchObject({
       status: "pending",
       attempt_count: 1,

@@ -1,5 +1,6 @@
 import { newId, preparedStatement, type Queryable, type TraceCarrier } from "@evalp/kit";
 import { type SecretEnvelope, secretEnvelopesSql } from "../sealed-secrets.js";
+import { idList, intList, timeList } from "./array-literals.js";
 import { DELIVERY_COLUMNS, type DeliveryRow, type DeliveryStatus } from "./deliveries.js";
 
 /*
@@ -144,6 +145,11 @@ export async function releaseLease(pool: Queryable, delivery: ClaimedDelivery): 
 /** Leases held by this worker, each under the token it was taken with. */
 export type HeldLease = Pick<ClaimedDelivery, "id" | "claim_token">;
 
+/** The ids and tokens of `held`, the first two parameters of every statement on held leases. */
+function heldLists(held: HeldLease[]): [string, string] {
+  return [idList(held.map((lease) => lease.id)), idList(held.map((lease) => lease.claim_token))];
+}
+
 /** Prepared: run for every endpoint with a backlog as its leases near their end. */
 const RENEW_LEASES = preparedStatement(
   "webhooks.renew_leases",
@@ -156,9 +162,7 @@ const RENEW_LEASES = preparedStatement(
 
 /** Extends leases this worker still holds to `ms` from now; the ids of those it still held. */
 export async function renewLeases(pool: Queryable, held: HeldLease[], ms: number): Promise<Set<string>> {
-  const renewed = await pool.query<{ id: string }>(
-    RENEW_LEASES([held.map((lease) => lease.id), held.map((lease) => lease.claim_token), ms]),
-  );
+  const renewed = await pool.query<{ id: string }>(RENEW_LEASES([...heldLists(held), ms]));
   return new Set(renewed.rows.map((row) => row.id));
 }
 
@@ -195,9 +199,7 @@ export async function confirmLeases(
   pool: Queryable,
   held: HeldLease[],
 ): Promise<Map<string, ConfirmedLease>> {
-  const found = await pool.query<ConfirmedLease & { id: string }>(
-    CONFIRM_LEASES([held.map((lease) => lease.id), held.map((lease) => lease.claim_token)]),
-  );
+  const found = await pool.query<ConfirmedLease & { id: string }>(CONFIRM_LEASES(heldLists(held)));
   return new Map(found.rows.map(({ id, ...confirmed }) => [id, confirmed]));
 }
 
@@ -207,7 +209,7 @@ export async function releaseLeases(pool: Queryable, held: HeldLease[]): Promise
     `UPDATE webhook_deliveries d SET leased_until = NULL, claim_token = NULL
      FROM unnest($1::uuid[], $2::uuid[]) AS h (id, claim_token)
      WHERE d.id = ANY($1::uuid[]) AND d.id = h.id AND d.claim_token = h.claim_token`,
-    [held.map((lease) => lease.id), held.map((lease) => lease.claim_token)],
+    heldLists(held),
   );
 }
 
@@ -255,12 +257,12 @@ const WRITE_SUCCESSES = preparedStatement(
 export async function writeSuccesses(db: Queryable, group: Success[]): Promise<void> {
   await db.query(
     WRITE_SUCCESSES([
-      group.map((entry) => entry.delivery.id),
-      group.map((entry) => entry.delivery.claim_token),
-      group.map((entry) => entry.status),
-      group.map(() => newId()),
-      group.map((entry) => entry.attemptedAt),
-      group.map((entry) => entry.durationMs),
+      idList(group.map((entry) => entry.delivery.id)),
+      idList(group.map((entry) => entry.delivery.claim_token)),
+      intList(group.map((entry) => entry.status)),
+      idList(group.map(() => newId())),
+      timeList(group.map((entry) => entry.attemptedAt)),
+      intList(group.map((entry) => entry.durationMs)),
     ]),
   );
 }
