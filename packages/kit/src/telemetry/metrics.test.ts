@@ -4,7 +4,7 @@ import { HealthService } from "@evalp/proto/common/v1/health";
 import { describe, expect, it } from "vitest";
 import { createOpsServer } from "../process/ops-server.js";
 import { METRICS } from "./metric-catalog.js";
-import { createMetricsRegistry, rpcClientMetrics, sampledGauge } from "./metrics.js";
+import { createMetricsRegistry, EVENT_LOOP_SAMPLE_MS, rpcClientMetrics, sampledGauge } from "./metrics.js";
 
 const check = HealthService.method.check;
 
@@ -23,6 +23,14 @@ async function samples(registry: ReturnType<typeof createMetricsRegistry>, name:
   }
   return found;
 }
+
+describe("createMetricsRegistry", () => {
+  it("exports the event loop's delay, sampled less often than prom-client's default", async () => {
+    const registry = createMetricsRegistry("test");
+    expect(EVENT_LOOP_SAMPLE_MS).toBeGreaterThan(10);
+    expect(Object.keys(await samples(registry, "nodejs_eventloop_lag_p99_seconds"))).toEqual(["{}"]);
+  });
+});
 
 describe("sampledGauge", () => {
   it("reads every source at each scrape, leaves out one that fails, and forgets a removed one", async () => {

@@ -227,6 +227,17 @@ function markReplayed(body: string): string {
   return body;
 }
 
+/** 409 for a key whose first request is still running, counted in `metrics`. */
+function inUse(metrics?: Pick<GatewayMetrics, "idempotencyConflict">): AppError {
+  metrics?.idempotencyConflict("in_use");
+  return new AppError(
+    "idempotency_key_in_use",
+    "A request with this Idempotency-Key is still running.",
+    {},
+    { headers: { "Retry-After": "1" } },
+  );
+}
+
 function unavailable(cause: unknown): AppError {
   return new AppError("unavailable", undefined, {}, { cause });
 }
@@ -269,18 +280,8 @@ function registerIdempotency(
     let owner = claim.owner;
     const fingerprint = requestFingerprint(request.method, request.url.split("?")[0] ?? "", request.body);
 
-    const inUse = () => {
-      metrics?.idempotencyConflict("in_use");
-      return new AppError(
-        "idempotency_key_in_use",
-        "A request with this Idempotency-Key is still running.",
-        {},
-        { headers: { "Retry-After": "1" } },
-      );
-    };
-
     if (outcome.kind === "unavailable") throw unavailable(outcome.cause);
-    if (outcome.kind === "busy") throw inUse();
+    if (outcome.kind === "busy") throw inUse(metrics);
     if (outcome.kind === "stored") {
       const opened = seal.open(outcome.sealed);
       if (opened) {
@@ -302,7 +303,7 @@ function registerIdempotency(
       const locked = await redis.set(lockKey, owner, "PX", lockMs, "NX").catch((error: unknown) => {
         throw unavailable(error);
       });
-      if (locked !== "OK") throw inUse();
+      if (locked !== "OK") throw inUse(metrics);
     }
     request.idempotency = {
       recordKey,

@@ -1,10 +1,19 @@
 import { describe, expect, it } from "vitest";
-import { leaseSize, windowLeases } from "./round-trip.js";
+import { leaseSize, redisKeys, windowLeases } from "./round-trip.js";
 
 function clock(start = 1_000_000) {
   let at = start;
   return { now: () => at, advance: (ms: number) => (at += ms) };
 }
+
+describe("redisKeys", () => {
+  it("names each prefix's keys once, and keeps prefixes apart", () => {
+    expect(redisKeys("a:")).toBe(redisKeys("a:"));
+    expect(redisKeys("a:").idempotencyLock("x")).toBe("a:idem:lock:{idem:x}");
+    expect(redisKeys("b:").idempotencyLock("x")).toBe("b:idem:lock:{idem:x}");
+    expect(redisKeys("a:").credentialWindow("h")).toBe("a:rl:cred:{cred:h}");
+  });
+});
 
 describe("window leases", () => {
   it("takes a twentieth of a limit at once, and one count at a time below 40", () => {

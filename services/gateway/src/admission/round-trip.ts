@@ -17,7 +17,22 @@ import type { Identity } from "./credentials.js";
  * admission script runs in parts (`createAdmission` below). The prefix (REDIS_KEY_PREFIX) must hold no
  * brace, or its braces would be the tag.
  */
-export function redisKeys(prefix: string) {
+export function redisKeys(prefix: string): RedisKeys {
+  let keys = keysByPrefix.get(prefix);
+  if (!keys) {
+    keys = keysOf(prefix);
+    keysByPrefix.set(prefix, keys);
+  }
+  return keys;
+}
+
+/**
+ * The key names of each prefix, made once: the admission names a request's keys on every request,
+ * and built seven closures each time it did. A process uses one prefix (tests, a few).
+ */
+const keysByPrefix = new Map<string, RedisKeys>();
+
+function keysOf(prefix: string) {
   return {
     /** An address's rate-limit window (its /64 for IPv6, as `addressKey` in admission/step.ts keys it). */
     addressWindow: (address: string) => `${prefix}rl:ip:{ip:${address}}`,
@@ -36,7 +51,7 @@ export function redisKeys(prefix: string) {
   };
 }
 
-export type RedisKeys = ReturnType<typeof redisKeys>;
+export type RedisKeys = ReturnType<typeof keysOf>;
 
 // Whose an Idempotency-Key is and where it lives (docs/idempotency.md).
 

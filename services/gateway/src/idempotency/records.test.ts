@@ -1,5 +1,6 @@
+import { hkdfSync } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { createSeal } from "./records.js";
+import { createSeal, hkdfKeys } from "./records.js";
 
 describe("createSeal", () => {
   it("opens what it sealed, and nothing else: no clear text inside, another secret or a change refused", () => {
@@ -32,5 +33,16 @@ describe("createSeal", () => {
     expect(createSeal("a".repeat(40)).planeKey("identity-1")).toBe(key);
     expect(seal.planeKey("identity-2")).not.toBe(key);
     expect(createSeal("b".repeat(40)).planeKey("identity-1")).not.toBe(key);
+  });
+
+  it("derives the plane key as HKDF-SHA256 (salt evalp) does, so a plane opens what an earlier release sealed", () => {
+    const secret = "s".repeat(40);
+    const id = "0f".repeat(32);
+    const hkdf = Buffer.from(hkdfSync("sha256", secret, "evalp", `idempotency plane outcome ${id}`, 32));
+    expect(createSeal(secret).planeKey(id)).toBe(hkdf.toString("base64url"));
+    const derive = hkdfKeys(secret);
+    for (const info of ["", "x", "é".repeat(100)]) {
+      expect(derive(info)).toEqual(Buffer.from(hkdfSync("sha256", secret, "evalp", info, 32)));
+    }
   });
 });

@@ -1,4 +1,4 @@
-import { hkdfSync } from "node:crypto";
+import { createHmac } from "node:crypto";
 import { createSealer } from "@evalp/kit";
 import { keyClaims } from "../admission/round-trip.js";
 import type { RedisClient } from "../redis.js";
@@ -78,14 +78,24 @@ export type Seal = {
 /** The one key id of the records' sealer: the records live minutes, so none outlives a rotation. */
 const KID = "jwt";
 
+/**
+ * HKDF-SHA256 (RFC 5869) of `secret` with the salt `evalp`, split in its two steps: the extract,
+ * the same for every key, done once; the expand of one 32-byte key, a single HMAC
+ * (`T(1) = HMAC(PRK, info ‖ 0x01)`), done per key. The keys are hkdfSync's byte for byte (a plane
+ * opens what an earlier release sealed); hkdfSync did both steps, and set up a crypto job, for
+ * every keyed write.
+ */
+export function hkdfKeys(secret: string): (info: string) => Buffer {
+  const prk = createHmac("sha256", "evalp").update(secret).digest();
+  const one = Buffer.of(1);
+  return (info) => createHmac("sha256", prk).update(info).update(one).digest();
+}
+
 export function createSeal(secret: string): Seal {
   const sealer = createSealer("idempotency records", [{ kid: KID, secret }]);
+  const derive = hkdfKeys(secret);
   return {
-    planeKey(id) {
-      return Buffer.from(hkdfSync("sha256", secret, "evalp", `idempotency plane outcome ${id}`, 32)).toString(
-        "base64url",
-      );
-    },
+    planeKey: (id) => derive(`idempotency plane outcome ${id}`).toString("base64url"),
     seal: (plain) => sealer.seal(plain),
     open: (sealed) => sealer.open(sealed, KID),
   };

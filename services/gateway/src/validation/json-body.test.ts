@@ -37,6 +37,9 @@ describe("parseJsonBody", () => {
       "recursion limit exceeded",
     ]);
     expect(where(nested(100_000))).toEqual([String(MAX_BODY_DEPTH), "recursion limit exceeded"]);
+    // The shortest body that goes too deep: the check skips only bodies too short to.
+    const shortest = `${"[".repeat(MAX_BODY_DEPTH + 1)}${"]".repeat(MAX_BODY_DEPTH + 1)}`;
+    expect(where(shortest)).toEqual([String(MAX_BODY_DEPTH), "recursion limit exceeded"]);
   });
 
   it("turns lone surrogates into U+FFFD, in values and keys, at every depth a body may have", () => {

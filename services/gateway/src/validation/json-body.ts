@@ -48,7 +48,8 @@ export function parseJsonBody(body: string): unknown {
     // Python counts code points, JavaScript UTF-16 units.
     throw jsonInvalid([...text.slice(0, found.index)].length, found.message);
   }
-  const deep = tooDeepAt(text);
+  // Nesting past MAX_BODY_DEPTH takes more brackets than a shorter body holds: most bodies.
+  const deep = text.length > MAX_BODY_DEPTH ? tooDeepAt(text) : null;
   if (deep !== null) throw jsonInvalid([...text.slice(0, deep)].length, "recursion limit exceeded");
   return SURROGATE_ESCAPE.test(text) ? toWellFormed(parsed) : parsed;
 }
