@@ -88,7 +88,8 @@ export const givenUp = new Map<string, { timeoutMs: number | undefined; reason: 
 export const BIG = "x".repeat(200_000);
 
 /**
- * `Say` answers "you said <value>", or by its command: `fail` (NotFound with a StringValue detail), `wait:<id>`
+ * `Say` answers "you said <value>", or by its command: `fail` (NotFound with a StringValue detail),
+ * `code:<n>` (that Connect code, with a detail and metadata), `throw` (not a ConnectError), `wait:<id>`
  * (never answers; records in `givenUp` how the call ended), `big`, `meta` (echoes `x-test` as
  * header `x-echo`, adds trailer `x-trailer`).
  */
@@ -102,6 +103,12 @@ export function echoRoutes(router: ConnectRouter, onSay?: (value: string) => voi
           throw new ConnectError("thing not found.", Code.NotFound, undefined, [
             { desc: StringValueSchema, value: { value: "thing" } },
           ]);
+        case "code":
+          throw new ConnectError(`failed with ${id}.`, Number(id), { "x-error": `code ${id}` }, [
+            { desc: StringValueSchema, value: { value: id } },
+          ]);
+        case "throw":
+          throw new Error("not a ConnectError");
         case "wait":
           await new Promise<void>((resolve) => {
             const timeoutMs = ctx.timeoutMs();
@@ -149,6 +156,7 @@ export async function serve(
     interceptors?: Interceptor[];
     onSay?: (value: string) => void;
     maxConnectionAgeMs?: number;
+    readMaxBytes?: number;
   } = {},
 ): Promise<EchoServer> {
   const handlerOptions = {
@@ -156,6 +164,7 @@ export async function serve(
     interceptors: options.interceptors ?? [],
     binaryOptions: { recursionLimit: 512 },
     jsonOptions: { recursionLimit: 512 },
+    readMaxBytes: options.readMaxBytes,
   };
   const server = http2.createServer();
   if (kind === "ours") server.on("stream", connectH2Handler(handlerOptions));
