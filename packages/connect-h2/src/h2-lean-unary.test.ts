@@ -5,7 +5,7 @@ import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createH2Transport } from "./connect-h2-transport.js";
 import { isLeanUnary } from "./h2-lean-unary.js";
-import { type EchoServer, EchoService, givenUp, serve, waitFor } from "./test-echo.js";
+import { type EchoServer, EchoService, givenUp, kept, serve, waitFor } from "./test-echo.js";
 
 /*
  * The server's lean path for unary binary Connect calls answers exactly as connect's router does:
@@ -220,6 +220,16 @@ describe("the lean path and the router", () => {
         code: Code.DeadlineExceeded,
         rawMessage: "the operation timed out",
       });
+    }
+  });
+
+  it("abort the implementation's signal once the call is answered, as AbortController.abort() does", async () => {
+    for (const id of ["lean", "router"]) {
+      await call(server.url, id === "lean" ? LEAN : ROUTER, say(`keep:${id}`));
+      const reason: unknown = kept.get(id)?.reason;
+      expect(kept.get(id)?.aborted).toBe(true);
+      expect(reason).toBeInstanceOf(DOMException);
+      expect(reason).toMatchObject({ name: "AbortError", message: "This operation was aborted" });
     }
   });
 

@@ -99,9 +99,11 @@ export async function serveLeanUnary(
 ): Promise<void> {
   const controller = new AbortController();
   const body = readBody(stream, options.readMaxBytes);
+  let answered = false;
   // A call given up before its answer (the caller reset the stream, the connection died) aborts
-  // the call's signal and the reading of its body.
+  // the call's signal and the reading of its body; an answered one was aborted by its answer.
   stream.once("close", () => {
+    if (answered) return;
     const error =
       errorFromReset(stream.rstCode ?? 0) ??
       new ConnectError("the stream closed before the answer", Code.Aborted);
@@ -132,6 +134,7 @@ export async function serveLeanUnary(
     if (!error.isWireError) mergeNonProtocolHeaders(context.responseHeader, error.metadata);
     answer = errorToJsonBytes(error, options.jsonOptions);
   } finally {
+    answered = true;
     context.abort();
   }
   if (stream.destroyed) return;
@@ -145,6 +148,13 @@ export async function serveLeanUnary(
 }
 
 type LeanContext = HandlerContext & { abort(reason?: unknown): void };
+
+/**
+ * Why a call's signal is aborted once it is answered: what `AbortController.abort()` gives without
+ * a reason (connect's handler aborts so), made once: a DOMException with its stack per call was
+ * about a seventh of this path's own CPU in a profile.
+ */
+const ANSWERED = new DOMException("This operation was aborted", "AbortError");
 
 /**
  * The call's context with the fields connect's `createHandlerContext` gives, on one
@@ -193,7 +203,7 @@ function createContext(
     abort(reason?: unknown) {
       clearTimeout(timer);
       shutdown?.removeEventListener("abort", onShutdown);
-      if (!signal.aborted) controller.abort(reason);
+      if (!signal.aborted) controller.abort(reason ?? ANSWERED);
     },
   };
 }
