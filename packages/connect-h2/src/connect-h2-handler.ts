@@ -18,10 +18,10 @@ import type {
 import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 import { errorFromNode, errorFromReset } from "./h2-errors.js";
 import {
+  createLeanServer,
   isLeanUnary,
   type LeanMethod,
   leanMethod,
-  leanOptions,
   serveLeanUnary,
   type UnarySpec,
 } from "./h2-lean-unary.js";
@@ -49,7 +49,7 @@ export function connectH2Handler(
   // connect-node's adapter accepts compressed requests and compresses large answers for callers that ask.
   const routerOptions = { acceptCompression: [compressionGzip, compressionBrotli], ...options };
   const router = createConnectRouter(routerOptions);
-  const lean = leanOptions(routerOptions);
+  const lean = createLeanServer(routerOptions);
   const leanMethods = new Map<string, LeanMethod>();
   options.routes(
     leanRecorder(router, (method, spec) => {
@@ -80,7 +80,7 @@ export function connectH2Handler(
     // A stream's failure is read at its close; unheard, it would be an uncaught error.
     stream.on("error", () => {});
     const leanOne =
-      query < 0 && isLeanUnary(headers, lean.requireConnectProtocolHeader)
+      query < 0 && isLeanUnary(headers, lean.options.requireConnectProtocolHeader)
         ? leanMethods.get(path)
         : undefined;
     if (leanOne) {

@@ -26,6 +26,7 @@ import {
   parseTimeout,
   trailerMux,
 } from "@connectrpc/connect/protocol-connect";
+import { Deadlines } from "./h2-deadlines.js";
 import { errorFromReset } from "./h2-errors.js";
 import { nodeHeaders, webHeaders } from "./h2-messages.js";
 
@@ -68,15 +69,21 @@ export function isLeanUnary(headers: http2.IncomingHttpHeaders, requireProtocolH
   );
 }
 
-/** The router's options as connect validates them (its defaults for the byte limits), read once. */
-export function leanOptions(options: ConnectRouterOptions): Options {
-  return validateUniversalHandlerOptions(options);
+/** What the lean path shares between a server's calls. */
+export type LeanServer = {
+  /** The router's options as connect validates them (its defaults for the byte limits), read once. */
+  options: Options;
+  deadlines: Deadlines;
+};
+
+export function createLeanServer(options: ConnectRouterOptions): LeanServer {
+  return { options: validateUniversalHandlerOptions(options), deadlines: new Deadlines() };
 }
 
 /** What the lean path keeps of a method: its implementation and connect's serializers for it (with the byte limits). */
 export type LeanMethod = { spec: UnarySpec; serialization: MethodSerializationLookup<never, never> };
 
-export function leanMethod(spec: UnarySpec, options: Options): LeanMethod {
+export function leanMethod(spec: UnarySpec, { options }: LeanServer): LeanMethod {
   const serialization = createMethodSerializationLookup(
     spec.method as DescMethodUnary,
     options.binaryOptions,
@@ -92,11 +99,12 @@ export function leanMethod(spec: UnarySpec, options: Options): LeanMethod {
  */
 export async function serveLeanUnary(
   { spec, serialization }: LeanMethod,
-  options: Options,
+  server: LeanServer,
   stream: http2.ServerHttp2Stream,
   headers: http2.IncomingHttpHeaders,
   path: string,
 ): Promise<void> {
+  const { options } = server;
   const controller = new AbortController();
   const body = readBody(stream, options.readMaxBytes);
   let answered = false;
@@ -111,7 +119,7 @@ export async function serveLeanUnary(
     if (!controller.signal.aborted) controller.abort(error);
   });
   const timeout = parseTimeout(header(headers, TIMEOUT), options.maxTimeoutMs);
-  const context = createContext(spec, options, controller, headers, path, timeout.timeoutMs);
+  const context = createContext(spec, server, controller, headers, path, timeout.timeoutMs);
 
   let status = 200;
   let answer: Uint8Array;
@@ -163,14 +171,14 @@ const ANSWERED = new DOMException("This operation was aborted", "AbortError");
  */
 function createContext(
   spec: UnarySpec,
-  options: Options,
+  { options, deadlines }: LeanServer,
   controller: AbortController,
   headers: http2.IncomingHttpHeaders,
   path: string,
   timeoutMs: number | undefined,
 ): LeanContext {
   const { signal } = controller;
-  let timer: NodeJS.Timeout | undefined;
+  let forget: (() => void) | undefined;
   let timeLeft: () => number | undefined = () => undefined;
   if (timeoutMs !== undefined) {
     const deadline = Date.now() + timeoutMs;
@@ -180,7 +188,7 @@ function createContext(
         controller.abort(new ConnectError("the operation timed out", Code.DeadlineExceeded));
     };
     if (timeoutMs <= 0) expire();
-    else timer = setTimeout(expire, timeoutMs);
+    else forget = deadlines.add(performance.now() + timeoutMs, expire);
   }
   const shutdown = options.shutdownSignal;
   const onShutdown = () => {
@@ -201,7 +209,7 @@ function createContext(
     responseTrailer: new Headers(),
     values: createContextValues(),
     abort(reason?: unknown) {
-      clearTimeout(timer);
+      forget?.();
       shutdown?.removeEventListener("abort", onShutdown);
       if (!signal.aborted) controller.abort(reason ?? ANSWERED);
     },
