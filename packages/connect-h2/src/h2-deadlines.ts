@@ -45,6 +45,8 @@ export class Deadlines {
     }
     for (const deadline of expired) this.#pending.delete(deadline);
     if (next < Number.POSITIVE_INFINITY) this.#arm(next);
+    // In the order of their deadlines, also when a busy process fires late for several.
+    expired.sort((a, b) => a.at - b.at);
     for (const deadline of expired) deadline.expire();
   }
 }
