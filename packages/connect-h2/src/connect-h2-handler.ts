@@ -1,10 +1,14 @@
 import http2 from "node:http2";
+import type { DescMethod } from "@bufbuild/protobuf";
 import {
   Code,
   ConnectError,
   type ConnectRouter,
   type ConnectRouterOptions,
   createConnectRouter,
+  createMethodImplSpec,
+  createServiceImplSpec,
+  type MethodImplSpec,
 } from "@connectrpc/connect";
 import type {
   UniversalHandler,
@@ -13,13 +17,23 @@ import type {
 } from "@connectrpc/connect/protocol";
 import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 import { errorFromNode, errorFromReset } from "./h2-errors.js";
+import {
+  createLeanServer,
+  isLeanUnary,
+  type LeanMethod,
+  leanMethod,
+  serveLeanUnary,
+  type UnarySpec,
+} from "./h2-lean-unary.js";
 import { ByteQueue, nodeHeaders, webHeaders } from "./h2-messages.js";
 
 /*
  * Serves a Connect router on `node:http2`'s own stream events rather than its compatibility API
  * (no Http2ServerRequest/Response pair per call): connect's universal handlers (every protocol the
  * router speaks: Connect, gRPC, gRPC-Web) do the protocol, this only carries bytes and headers
- * between them and the stream.
+ * between them and the stream. The calls the planes make of each other (unary binary Connect,
+ * uncompressed) take a lean path instead (h2-lean-unary.ts): the same interceptors and
+ * implementation, with less made per call.
  */
 
 export type H2HandlerOptions = ConnectRouterOptions & {
@@ -33,10 +47,27 @@ export function connectH2Handler(
   options: H2HandlerOptions,
 ): (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => void {
   // connect-node's adapter accepts compressed requests and compresses large answers for callers that ask.
-  const router = createConnectRouter({ acceptCompression: [compressionGzip, compressionBrotli], ...options });
-  options.routes(router);
+  const routerOptions = { acceptCompression: [compressionGzip, compressionBrotli], ...options };
+  const router = createConnectRouter(routerOptions);
+  const lean = createLeanServer(routerOptions);
+  const leanMethods = new Map<string, LeanMethod>();
+  options.routes(
+    leanRecorder(router, (method, spec) => {
+      const path = `/${method.parent.typeName}/${method.name}`;
+      // A path registered again is served by its last registration, on both paths.
+      if (spec) leanMethods.set(path, leanMethod(spec, lean));
+      else leanMethods.delete(path);
+    }),
+  );
   const handlers = new Map<string, UniversalHandler>();
   for (const handler of router.handlers) handlers.set(handler.requestPath, handler);
+
+  /** What the stream's end means for the call: answered, or failed with `error` writing its answer. */
+  const settled = (stream: http2.ServerHttp2Stream, handler: UniversalHandler, error: unknown) => {
+    if (!stream.destroyed) stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+    const reason = errorFromNode(error);
+    if (reason.code !== Code.Aborted && reason.code !== Code.Canceled) options.onError?.(error, handler);
+  };
 
   return (stream, headers) => {
     const path = headers[":path"] ?? "";
@@ -48,6 +79,16 @@ export function connectH2Handler(
     }
     // A stream's failure is read at its close; unheard, it would be an uncaught error.
     stream.on("error", () => {});
+    const leanOne =
+      query < 0 && isLeanUnary(headers, lean.options.requireConnectProtocolHeader)
+        ? leanMethods.get(path)
+        : undefined;
+    if (leanOne) {
+      serveLeanUnary(leanOne, lean, stream, headers, path).catch((error: unknown) =>
+        settled(stream, handler, error),
+      );
+      return;
+    }
     const body = new ByteQueue(stream);
     const controller = new AbortController();
     let answered = false;
@@ -77,13 +118,41 @@ export function connectH2Handler(
         },
         (error) => {
           answered = true;
-          if (!stream.destroyed) stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
-          const reason = errorFromNode(error);
-          if (reason.code !== Code.Aborted && reason.code !== Code.Canceled)
-            options.onError?.(error, handler);
+          settled(stream, handler, error);
         },
       );
   };
+}
+
+/**
+ * The router as `routes` sees it, telling `onMethod` of each method registered: with its
+ * implementation when it may take the lean path (unary, registered with the router's own
+ * options), without when it may not (a method registered with options of its own, e.g.
+ * interceptors, is served by the router only).
+ */
+function leanRecorder(
+  router: ConnectRouter,
+  onMethod: (method: DescMethod, spec: UnarySpec | undefined) => void,
+): ConnectRouter {
+  const tell = (spec: MethodImplSpec, own: object | undefined) =>
+    onMethod(spec.method, spec.kind === "unary" && !own ? spec : undefined);
+  const recorder: ConnectRouter = {
+    get handlers() {
+      return router.handlers;
+    },
+    service(service, implementation, serviceOptions) {
+      router.service(service, implementation, serviceOptions);
+      for (const spec of Object.values(createServiceImplSpec(service, implementation).methods))
+        tell(spec, serviceOptions);
+      return recorder;
+    },
+    rpc(method, implementation, rpcOptions) {
+      router.rpc(method, implementation, rpcOptions);
+      tell(createMethodImplSpec(method, implementation), rpcOptions);
+      return recorder;
+    },
+  };
+  return recorder;
 }
 
 /**

@@ -86,9 +86,13 @@ export const UnservedService: GenService<{ say: Echo<"unary"> }> = serviceDesc(f
 /** What a server saw of the calls that were given up: the deadline it was told, why it was aborted. */
 export const givenUp = new Map<string, { timeoutMs: number | undefined; reason: unknown }>();
 export const BIG = "x".repeat(200_000);
+/** The signals of the calls `keep:<id>` made, to be read once they are answered. */
+export const kept = new Map<string, AbortSignal>();
 
 /**
- * `Say` answers "you said <value>", or by its command: `fail` (NotFound with a StringValue detail), `wait:<id>`
+ * `Say` answers "you said <value>", or by its command: `fail` (NotFound with a StringValue detail),
+ * `code:<n>` (that Connect code, with a detail and metadata), `throw` (not a ConnectError), `keep:<id>`
+ * (keeps its signal in `kept`), `wait:<id>`
  * (never answers; records in `givenUp` how the call ended), `big`, `meta` (echoes `x-test` as
  * header `x-echo`, adds trailer `x-trailer`).
  */
@@ -102,6 +106,15 @@ export function echoRoutes(router: ConnectRouter, onSay?: (value: string) => voi
           throw new ConnectError("thing not found.", Code.NotFound, undefined, [
             { desc: StringValueSchema, value: { value: "thing" } },
           ]);
+        case "code":
+          throw new ConnectError(`failed with ${id}.`, Number(id), { "x-error": `code ${id}` }, [
+            { desc: StringValueSchema, value: { value: id } },
+          ]);
+        case "keep":
+          kept.set(id, ctx.signal);
+          return { value: "kept" };
+        case "throw":
+          throw new Error("not a ConnectError");
         case "wait":
           await new Promise<void>((resolve) => {
             const timeoutMs = ctx.timeoutMs();
@@ -149,6 +162,7 @@ export async function serve(
     interceptors?: Interceptor[];
     onSay?: (value: string) => void;
     maxConnectionAgeMs?: number;
+    readMaxBytes?: number;
   } = {},
 ): Promise<EchoServer> {
   const handlerOptions = {
@@ -156,6 +170,7 @@ export async function serve(
     interceptors: options.interceptors ?? [],
     binaryOptions: { recursionLimit: 512 },
     jsonOptions: { recursionLimit: 512 },
+    readMaxBytes: options.readMaxBytes,
   };
   const server = http2.createServer();
   if (kind === "ours") server.on("stream", connectH2Handler(handlerOptions));
