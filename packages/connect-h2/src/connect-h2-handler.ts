@@ -2,7 +2,6 @@ import http2 from "node:http2";
 import type { DescMethod } from "@bufbuild/protobuf";
 import {
   Code,
-  ConnectError,
   type ConnectRouter,
   type ConnectRouterOptions,
   createConnectRouter,
@@ -16,7 +15,7 @@ import type {
   UniversalServerResponse,
 } from "@connectrpc/connect/protocol";
 import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
-import { errorFromNode, errorFromReset } from "./h2-errors.js";
+import { errorFromNode, errorFromUnansweredClose } from "./h2-errors.js";
 import {
   createLeanServer,
   isLeanUnary,
@@ -96,9 +95,7 @@ export function connectH2Handler(
     // aborts the handler's signal; one answered is not aborted again (connect aborts its own).
     stream.once("close", () => {
       if (answered) return;
-      const error =
-        errorFromReset(stream.rstCode ?? 0) ??
-        new ConnectError("the stream closed before the answer", Code.Aborted);
+      const error = errorFromUnansweredClose(stream);
       body.fail(error);
       controller.abort(error);
     });

@@ -70,6 +70,17 @@ export function errorFromReset(rstCode: number, cause?: unknown): ConnectError |
   );
 }
 
+/**
+ * Why a server's call was given up when its stream closed before the answer: the caller's reset,
+ * or (closed without one, the connection gone) Aborted.
+ */
+export function errorFromUnansweredClose(stream: { rstCode?: number }): ConnectError {
+  return (
+    errorFromReset(stream.rstCode ?? 0) ??
+    new ConnectError("the stream closed before the answer", Code.Aborted)
+  );
+}
+
 /** Node's codes for a connection reset or a stream destroyed under a call: the call was cut off. */
 const ABORTED = new Set([
   "ERR_STREAM_WRITE_AFTER_END",

@@ -27,7 +27,7 @@ import {
   trailerMux,
 } from "@connectrpc/connect/protocol-connect";
 import { Deadlines } from "./h2-deadlines.js";
-import { errorFromReset } from "./h2-errors.js";
+import { errorFromUnansweredClose } from "./h2-errors.js";
 import { nodeHeaders, webHeaders } from "./h2-messages.js";
 
 /*
@@ -112,9 +112,7 @@ export async function serveLeanUnary(
   // the call's signal and the reading of its body; an answered one was aborted by its answer.
   stream.once("close", () => {
     if (answered) return;
-    const error =
-      errorFromReset(stream.rstCode ?? 0) ??
-      new ConnectError("the stream closed before the answer", Code.Aborted);
+    const error = errorFromUnansweredClose(stream);
     body.fail(error);
     if (!controller.signal.aborted) controller.abort(error);
   });
