@@ -1,3 +1,4 @@
+export * from "./array-literals.js";
 export * from "./db.js";
 export * from "./migrate.js";
 export * from "./migration-lint.js";

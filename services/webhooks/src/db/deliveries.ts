@@ -2,6 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import {
   type EventEnvelope,
+  idList,
   isUuid,
   notFound,
   pageClause,
@@ -17,7 +18,6 @@ import {
   type Delivery,
   DeliverySchema,
 } from "@evalp/proto/webhooks/v1/delivery";
-import { idList } from "./array-literals.js";
 
 export type DeliveryStatus = "pending" | "failed" | "succeeded" | "dead_letter";
 export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ["pending", "failed", "succeeded", "dead_letter"];

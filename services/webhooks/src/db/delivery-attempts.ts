@@ -1,6 +1,13 @@
-import { newId, preparedStatement, type Queryable, type TraceCarrier } from "@evalp/kit";
+import {
+  idList,
+  intList,
+  newId,
+  preparedStatement,
+  type Queryable,
+  type TraceCarrier,
+  timeList,
+} from "@evalp/kit";
 import { type SecretEnvelope, secretEnvelopesSql } from "../sealed-secrets.js";
-import { idList, intList, timeList } from "./array-literals.js";
 import { DELIVERY_COLUMNS, type DeliveryRow, type DeliveryStatus } from "./deliveries.js";
 
 /*

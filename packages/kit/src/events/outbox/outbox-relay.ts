@@ -2,6 +2,7 @@ import { type JetStreamClient, jetstream } from "@nats-io/jetstream";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import { isUuid } from "../../core/ids.js";
+import { idList } from "../../db/array-literals.js";
 import type { Pool } from "../../db/db.js";
 import { lastResult } from "../../db/multi-statement.js";
 import type { TraceCarrier } from "../../telemetry/trace-context.js";
@@ -168,7 +169,7 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       .query(
         `BEGIN; SET LOCAL synchronous_commit = off;
          UPDATE outbox SET published_at = clock_timestamp()
-         WHERE id = ANY('{${rows.map((row) => row.id).join(",")}}'::uuid[]) AND published_at IS NULL; COMMIT`,
+         WHERE id = ANY('${idList(rows.map((row) => row.id))}'::uuid[]) AND published_at IS NULL; COMMIT`,
       )
       .then(
         () => {
@@ -216,7 +217,7 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       const ids = published.filter(isUuid);
       await client.query(
         ids.length > 0
-          ? `UPDATE outbox SET published_at = clock_timestamp() WHERE id = ANY('{${ids.join(",")}}'::uuid[]); COMMIT`
+          ? `UPDATE outbox SET published_at = clock_timestamp() WHERE id = ANY('${idList(ids)}'::uuid[]); COMMIT`
           : "COMMIT",
       );
       if (published.length > 0) {
