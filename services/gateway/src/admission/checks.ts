@@ -14,7 +14,7 @@ import {
   presentedCredential,
   type RouteAccess,
 } from "./credentials.js";
-import { fixedWindows } from "./round-trip.js";
+import { fixedWindows, redisKeys } from "./round-trip.js";
 import { addressWindows, WINDOW_MS } from "./step.js";
 
 declare module "fastify" {
@@ -78,6 +78,7 @@ function registerRateLimit(
   },
 ): void {
   const windows = fixedWindows(redis, WINDOW_MS);
+  const keys = redisKeys(options.prefix);
 
   app.addHook("onRequest", async (request) => {
     const over = request.admission?.over;
@@ -108,7 +109,7 @@ function registerRateLimit(
     const proven = kind === "operator" || kind === "participant" || kind === "agent";
     const refused = reply.statusCode === 401 || (reply.statusCode === 403 && !proven);
     if (!refused || !presentedCredential(request)) return;
-    await windows.hit(addressWindows(options.prefix, request).refusals).catch(() => null);
+    await windows.hit(addressWindows(keys, request).refusals).catch(() => null);
   });
 }
 

@@ -7,8 +7,7 @@ function clock(start = 1_000_000) {
 }
 
 describe("redisKeys", () => {
-  it("names each prefix's keys once, and keeps prefixes apart", () => {
-    expect(redisKeys("a:")).toBe(redisKeys("a:"));
+  it("keeps prefixes apart", () => {
     expect(redisKeys("a:").idempotencyLock("x")).toBe("a:idem:lock:{idem:x}");
     expect(redisKeys("b:").idempotencyLock("x")).toBe("b:idem:lock:{idem:x}");
     expect(redisKeys("a:").credentialWindow("h")).toBe("a:rl:cred:{cred:h}");

@@ -17,22 +17,7 @@ import type { Identity } from "./credentials.js";
  * admission script runs in parts (`createAdmission` below). The prefix (REDIS_KEY_PREFIX) must hold no
  * brace, or its braces would be the tag.
  */
-export function redisKeys(prefix: string): RedisKeys {
-  let keys = keysByPrefix.get(prefix);
-  if (!keys) {
-    keys = keysOf(prefix);
-    keysByPrefix.set(prefix, keys);
-  }
-  return keys;
-}
-
-/**
- * The key names of each prefix, made once: the admission names a request's keys on every request,
- * and built seven closures each time it did. A process uses one prefix (tests, a few).
- */
-const keysByPrefix = new Map<string, RedisKeys>();
-
-function keysOf(prefix: string) {
+export function redisKeys(prefix: string) {
   return {
     /** An address's rate-limit window (its /64 for IPv6, as `addressKey` in admission/step.ts keys it). */
     addressWindow: (address: string) => `${prefix}rl:ip:{ip:${address}}`,
@@ -51,7 +36,7 @@ function keysOf(prefix: string) {
   };
 }
 
-export type RedisKeys = ReturnType<typeof keysOf>;
+export type RedisKeys = ReturnType<typeof redisKeys>;
 
 // Whose an Idempotency-Key is and where it lives (docs/idempotency.md).
 
@@ -95,7 +80,7 @@ export type KeyTarget = { id: string; recordKey: string; lockKey: string };
  */
 export function keyTarget(
   request: FastifyRequest,
-  prefix: string,
+  keys: RedisKeys,
   identity: Identity,
 ): KeyTarget | undefined {
   const mode = request.routeOptions.config.access?.idempotency ?? "none";
@@ -104,7 +89,6 @@ export function keyTarget(
     return undefined;
   const scope = keyScope(request, identity);
   const id = idempotencyId(scope, request.method, request.routeOptions.url ?? request.url, key);
-  const keys = redisKeys(prefix);
   return { id, recordKey: keys.idempotencyRecord(id), lockKey: keys.idempotencyLock(id) };
 }
 

@@ -13,6 +13,7 @@ import {
   type KeyTarget,
   keyTarget,
   leaseSize,
+  type RedisKeys,
   redisKeys,
   type Window,
   type WindowLeases,
@@ -84,7 +85,9 @@ export function registerAdmission(
   redis: RedisClient,
   options: { limits: RateLimits; prefix: string; lockMs: number; provers: Provers },
 ): void {
-  const { limits, prefix, lockMs, provers } = options;
+  const { limits, lockMs, provers } = options;
+  // Named once: the admission names a request's keys on every request.
+  const keys = redisKeys(options.prefix);
   const roundTrip = createAdmission(redis, WINDOW_MS, limits);
   const leased = leasedAdmission(roundTrip.admit, windowLeases(), limits);
   app.decorateRequest("admission", null);
@@ -92,7 +95,7 @@ export function registerAdmission(
   app.addHook("onRequest", async (request) => {
     const admission: Admission = { identity: { kind: "none" } };
     request.admission = admission;
-    const address = addressWindows(prefix, request);
+    const address = addressWindows(keys, request);
     const atOnce = await identityAtOnce(request, provers);
     let addressCounted = false;
     let identity: Identity;
@@ -110,11 +113,10 @@ export function registerAdmission(
       identity.kind === "operator" || identity.kind === "participant" || identity.kind === "agent"
         ? identity.credential
         : undefined;
-    const credential =
-      proven && redisKeys(prefix).credentialWindow(hash("sha256", proven, "hex").slice(0, 32));
+    const credential = proven && keys.credentialWindow(hash("sha256", proven, "hex").slice(0, 32));
     // Only a request that may do what it asks claims its key: whom the key belongs to is known then.
     const authorized = identity.kind !== "refused" && !(identity.kind === "operator" && identity.refusal);
-    const target = authorized ? keyTarget(request, prefix, identity) : undefined;
+    const target = authorized ? keyTarget(request, keys, identity) : undefined;
     if (addressCounted && !credential && !target) return;
     if (!addressCounted && !target) {
       // Nothing to claim: counted from this gateway's share of the windows where it holds one.
@@ -209,9 +211,8 @@ function leasedAdmission(
 }
 
 /** The client address's window and its refusals' window (IPv6 clients by their /64: one host may send from any address of it). */
-export function addressWindows(prefix: string, request: FastifyRequest) {
+export function addressWindows(keys: RedisKeys, request: FastifyRequest) {
   const address = addressKey(request.ip);
-  const keys = redisKeys(prefix);
   return { window: keys.addressWindow(address), refusals: keys.addressRefusals(address) };
 }
 
