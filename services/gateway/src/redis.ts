@@ -101,10 +101,11 @@ export function createRedis(url: string): RedisClient {
  * A channel every gateway hears, on a connection of its own (a subscribed connection takes no
  * other command) with the settings of `redis` but no command timeout: a subscription answered late
  * must still take effect. On a Cluster the channel is sharded (SSUBSCRIBE/SPUBLISH, Redis 7): it
- * lives on its slot's node, where the publisher and every subscriber meet, so that a message has
- * reached every subscriber when its publish answers, as on one server. A plain PUBLISH reaches
- * another node's subscribers over the cluster bus, after it answered (tens of ms), which let a
- * gateway serve a credential another gateway had already answered as revoked.
+ * lives on its slot's node, where the publisher and every subscriber meet, so that its publish
+ * answers how many subscriptions it reached, as on one server. A plain PUBLISH reaches another
+ * node's subscribers over the cluster bus, after it answered (tens of ms), and counts only the
+ * node's own. (Reached is not read: a subscriber may not have read the message yet when the
+ * publish answers, which is why the principal cache waits for acknowledgements.)
  *
  * `onLost` runs whenever the subscription may have missed a message (its connection ended, on a
  * Cluster the connection of any node), `onListening` once it is in place again.

@@ -1,4 +1,4 @@
-import { hash } from "node:crypto";
+import { hash, randomUUID } from "node:crypto";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import {
   AppError,
@@ -354,10 +354,17 @@ export type PrincipalChange =
   | { principalId: string }
   | { all: true };
 
-/** How a change travels between gateways: never the credential itself, only its SHA-256. */
+/**
+ * How a change travels between gateways: never the credential itself, only its SHA-256; with the
+ * id its publisher waits to hear acknowledged (`heard`) by every gateway it reached.
+ */
 type ChangeMessage = { credential_sha256?: string; user_id?: string; principal_id?: string };
+type Heard = { change: ChangeMessage; id: string | null } | { heard: string };
 
 const sha256 = (text: string) => hash("sha256", text, "base64url");
+
+/** How long a change's answer waits for every gateway to say it forgot what the change touched. */
+const HEARD_WITHIN_MS = 1_000;
 
 /**
  * Resolved principals by credential, so that a request does not ask control who its caller is
@@ -367,7 +374,12 @@ const sha256 = (text: string) => hash("sha256", text, "base64url");
  * on the very next request. Three rules keep it so:
  * - every gateway forgets what a change touched when any gateway relays that change (`forget`,
  *   called before the change's answer is sent, whatever that answer is: a change that timed out
- *   may still have been made; other gateways hear it on a Redis channel);
+ *   may still have been made; other gateways hear it on a Redis channel), and the answer waits
+ *   until every gateway the message reached has said it forgot (a publish answers once Redis
+ *   queued the message, not once a gateway read it: a busy or descheduled gateway could still
+ *   serve the old principal to a client that already had the change's answer). A gateway that
+ *   does not say so within HEARD_WITHIN_MS (stopped, or of a release that does not acknowledge)
+ *   is waited for no longer, and the wait is logged;
  * - a principal resolved while a change that touches it was being forgotten is not stored, so a
  *   lookup that raced with a revocation cannot put the old answer back (changes to others do
  *   not keep it out);
@@ -392,8 +404,10 @@ export function createPrincipalCache(options: {
   channel: string;
   ttlMs: number;
   logger: Logger;
+  /** Tests shorten it; HEARD_WITHIN_MS otherwise. */
+  heardWithinMs?: number;
 }): PrincipalCache {
-  const { redis, channel, ttlMs, logger } = options;
+  const { redis, channel, ttlMs, logger, heardWithinMs = HEARD_WITHIN_MS } = options;
   // Keyed by the credential's SHA-256, so that a change can name a credential without sending it.
   const entries = new LRUCache<string, { principal: Principal; until: number }>({ max: MAX_ENTRIES });
   let listening = false;
@@ -413,6 +427,14 @@ export function createPrincipalCache(options: {
     } else entries.clear();
   };
   const dropAll = () => drop({});
+  // Changes this gateway published, each with the acknowledgements it still needs.
+  const awaiting = new Map<string, { heard: number; expected: number; done(): void }>();
+  const acknowledged = (id: string) => {
+    const waiter = awaiting.get(id);
+    if (!waiter) return;
+    waiter.heard += 1;
+    if (waiter.heard >= waiter.expected) waiter.done();
+  };
 
   // Whatever was published while the channel was down is lost: forget everything on the way down
   // and cache again only once subscribed anew (redis.ts's broadcastOf).
@@ -423,7 +445,15 @@ export function createPrincipalCache(options: {
         )
       : null;
   broadcast?.listen({
-    onMessage: (text) => drop(parseChange(text)),
+    onMessage: (text) => {
+      const message = parseChange(text);
+      if ("heard" in message) return acknowledged(message.heard);
+      drop(message.change);
+      if (message.id === null || !broadcast) return;
+      broadcast.publish(JSON.stringify({ heard: message.id })).catch((error: unknown) => {
+        logger.warn({ err: error }, "principal cache: could not acknowledge a credential change");
+      });
+    },
     onLost: () => {
       if (listening) logger.warn("principal cache off: invalidation channel lost");
       listening = false;
@@ -471,10 +501,36 @@ export function createPrincipalCache(options: {
               : {};
       drop(message);
       if (!broadcast) return;
-      // Redis down means every gateway's channel is down too, so none of them is caching.
-      await broadcast.publish(JSON.stringify(message)).catch((error: unknown) => {
-        logger.warn({ err: error }, "principal cache: could not publish a credential change");
+      const id = randomUUID();
+      const waiter = { heard: 0, expected: Number.POSITIVE_INFINITY, done: () => {} };
+      const allHeard = new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => resolve(false), heardWithinMs);
+        waiter.done = () => {
+          clearTimeout(timer);
+          resolve(true);
+        };
       });
+      awaiting.set(id, waiter);
+      try {
+        // Redis down means every gateway's channel is down too, so none of them is caching.
+        const reached = await broadcast
+          .publish(JSON.stringify({ ...message, change_id: id }))
+          .catch((error: unknown) => {
+            logger.warn({ err: error }, "principal cache: could not publish a credential change");
+            return 0;
+          });
+        // The subscriptions the message reached, this gateway's own among them.
+        waiter.expected = typeof reached === "number" ? reached : 0;
+        if (waiter.heard >= waiter.expected) waiter.done();
+        if (!(await allHeard)) {
+          logger.warn(
+            { heard: waiter.heard, reached: waiter.expected },
+            "principal cache: not every gateway acknowledged a credential change in time",
+          );
+        }
+      } finally {
+        awaiting.delete(id);
+      }
     },
     async close() {
       listening = false;
@@ -493,20 +549,28 @@ function touches(change: ChangeMessage, key: string, principal: Principal): bool
 }
 
 /**
- * A change as another gateway published it. The channel is trusted no further than it must be:
- * anything but a well-formed message naming one thing forgets everything (the safe reading).
+ * A message on the channel: a change as a gateway published it, or a gateway's acknowledgement of
+ * one. The channel is trusted no further than it must be: anything but a well-formed message
+ * naming one thing (and, from this release on, the change's id) forgets everything (the safe
+ * reading), and is acknowledged only when its id is well-formed.
  */
-function parseChange(text: string): ChangeMessage {
+function parseChange(text: string): Heard {
+  const everything: Heard = { change: {}, id: null };
   try {
     const value = JSON.parse(text) as unknown;
-    if (typeof value !== "object" || value === null || Array.isArray(value)) return {};
-    const fields = Object.entries(value);
-    if (fields.length !== 1) return {};
-    const [name, id] = fields[0] as [string, unknown];
-    if (typeof id !== "string" || id.length === 0 || id.length > 200) return {};
-    if (name === "credential_sha256" || name === "user_id" || name === "principal_id") return { [name]: id };
-    return {};
+    if (typeof value !== "object" || value === null || Array.isArray(value)) return everything;
+    const { change_id: id, ...named } = value as Record<string, unknown>;
+    const changeId = typeof id === "string" && isUuid(id) ? id : null;
+    const fields = Object.entries(named);
+    if (fields.length !== 1) return { change: {}, id: changeId };
+    const [name, field] = fields[0] as [string, unknown];
+    if (typeof field !== "string" || field.length === 0 || field.length > 200)
+      return { change: {}, id: changeId };
+    if (name === "heard") return id === undefined && isUuid(field) ? { heard: field } : everything;
+    if (name === "credential_sha256" || name === "user_id" || name === "principal_id")
+      return { change: { [name]: field }, id: changeId };
+    return { change: {}, id: changeId };
   } catch {
-    return {};
+    return everything;
   }
 }
