@@ -1,8 +1,14 @@
-import { createPool, newId, type Pool } from "@evalp/kit";
+import { createPool, eventEnvelope, eventMessage, newId, outboxValues, type Pool } from "@evalp/kit";
 import { createTestDatabase, type TestDatabase } from "@evalp/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrations } from "../server.js";
-import { READ_IMPORT_STATE, readImportState } from "./subject-import.js";
+import {
+  type ImportWrite,
+  lockSubjectCount,
+  READ_IMPORT_STATE,
+  readImportState,
+  writeImport,
+} from "./subject-import.js";
 
 // A real Postgres with control's migrations: what an import reads must not grow with its
 // environment, whatever plan Postgres keeps for the prepared statement.
@@ -77,5 +83,101 @@ describe("an import's state", () => {
     expect([...state.known.keys()].sort()).toEqual(["user-1", "user-3"]);
     expect(state.subjects).toBe(SUBJECTS - 1);
     expect(state.limit).toBe(10_000);
+  });
+});
+
+/** An import of `inserts` new external ids and updates of `updates` subjects, planned from `planned`. */
+function importOf(
+  environmentId: string,
+  planned: ImportWrite["planned"],
+  change: { inserts?: string[]; updates?: string[] },
+): ImportWrite {
+  const event = eventEnvelope({ type: "subject.imported", environmentId, data: {} });
+  return {
+    environmentId,
+    planned,
+    updates: (change.updates ?? []).map((id) => ({ id, profile: { seen: true }, mode: "self_managed" })),
+    inserts: (change.inserts ?? []).map((externalId) => ({
+      id: newId(),
+      externalId,
+      profile: {},
+      mode: "self_managed",
+    })),
+    audit: {
+      id: newId(),
+      organization_id: ref.organizationId,
+      app_id: ref.appId,
+      environment_id: environmentId,
+      actor_kind: "api_key",
+      actor_id: newId(),
+      action: "subjects.imported",
+      resource_type: "subject_batch",
+      resource_id: newId(),
+      request_id: null,
+      metadata: {},
+      created_at: new Date().toISOString(),
+    },
+    event: outboxValues(eventMessage(event)),
+  };
+}
+
+/** Where the environment's count row stands: its physical place changes with every version written. */
+async function countRow(environmentId: string): Promise<{ subjects: number; ctid: string } | undefined> {
+  const found = await pool.query<{ subjects: number; ctid: string }>(
+    "SELECT subjects, ctid::text FROM subject_counts WHERE environment_id = $1",
+    [environmentId],
+  );
+  return found.rows[0];
+}
+
+describe("an import's write", () => {
+  it("is not admitted in an environment that has no count yet, and writes nothing; locked, it is", async () => {
+    const environmentId = newId();
+    await pool.query("INSERT INTO environments (id, app_id, slug, name) VALUES ($1, $2, $3, 'New')", [
+      environmentId,
+      ref.appId,
+      `new-${environmentId}`,
+    ]);
+    await pool.query("INSERT INTO quotas (environment_id) VALUES ($1)", [environmentId]);
+    const planned = { subjects: 0, limit: 10_000, refused: 0 };
+    expect(await writeImport(pool, importOf(environmentId, planned, { inserts: ["first"] }))).toBe(false);
+    const none = await pool.query("SELECT 1 FROM subjects WHERE environment_id = $1", [environmentId]);
+    expect(none.rowCount).toBe(0);
+    const client = await pool.connect();
+    try {
+      await client.query("BEGIN");
+      await lockSubjectCount(client, environmentId);
+      expect(await writeImport(client, importOf(environmentId, planned, { inserts: ["first"] }))).toBe(true);
+      await client.query("COMMIT");
+    } finally {
+      client.release();
+    }
+    expect((await countRow(environmentId))?.subjects).toBe(1);
+  });
+
+  it("writes no version of the count when it creates no subject, and counts each one it creates", async () => {
+    const known = await pool.query<{ id: string }>(
+      "SELECT id FROM subjects WHERE environment_id = $1 AND external_id = 'user-9'",
+      [ref.environmentId],
+    );
+    const before = await countRow(ref.environmentId);
+    if (!before || !known.rows[0]) throw new Error("the environment has no count or no user-9");
+    const planned = { subjects: before.subjects, limit: 10_000, refused: 0 };
+    expect(
+      await writeImport(pool, importOf(ref.environmentId, planned, { updates: [known.rows[0].id] })),
+    ).toBe(true);
+    expect(await countRow(ref.environmentId)).toEqual(before);
+    expect(
+      await writeImport(pool, importOf(ref.environmentId, planned, { inserts: ["added-1", "added-2"] })),
+    ).toBe(true);
+    expect((await countRow(ref.environmentId))?.subjects).toBe(planned.subjects + 2);
+  });
+
+  it("is not admitted when the count moved since its plan and the plan refused some", async () => {
+    const before = await countRow(ref.environmentId);
+    if (!before) throw new Error("the environment has no count");
+    const stale = { subjects: before.subjects - 1, limit: 10_000, refused: 1 };
+    expect(await writeImport(pool, importOf(ref.environmentId, stale, { inserts: ["late"] }))).toBe(false);
+    expect(await countRow(ref.environmentId)).toEqual(before);
   });
 });

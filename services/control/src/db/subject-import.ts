@@ -74,16 +74,30 @@ export async function readImportState(
   return { limit: row.limit, subjects: Number(row.subjects), known: new Map(Object.entries(row.known)) };
 }
 
-/** Locks and reads the environment's count (a row made at 0 if the environment has none yet). */
-const COUNTER = `INSERT INTO subject_counts (environment_id, subjects) VALUES ($1, 0)
-  ON CONFLICT (environment_id) DO UPDATE SET subjects = subject_counts.subjects
-  RETURNING subjects`;
+/**
+ * Locks and reads the environment's count, a row made at 0 if the environment has none yet. The
+ * upsert writes a version of the row even when it changes nothing, so only the locked attempt,
+ * which must make the row, takes it.
+ */
+const LOCK_SUBJECT_COUNT = preparedStatement(
+  "control.lock_subject_count",
+  `INSERT INTO subject_counts (environment_id, subjects) VALUES ($1, 0)
+   ON CONFLICT (environment_id) DO UPDATE SET subjects = subject_counts.subjects
+   RETURNING subjects`,
+);
 
 /** Takes the environment's count lock for the rest of the transaction. */
 export async function lockSubjectCount(db: Queryable, environmentId: string): Promise<void> {
   await db.query(LOCK_SUBJECT_COUNT([environmentId]));
 }
-const LOCK_SUBJECT_COUNT = preparedStatement("control.lock_subject_count", COUNTER);
+
+/**
+ * Locks and reads the environment's count without writing the row: each version written stays on
+ * the row's page until pruned, and every read of the count walks them (an import already writes
+ * one, the trigger's). In READ COMMITTED, FOR UPDATE answers the latest version once it holds the
+ * lock. An environment without a row yet answers nothing, and the write is not admitted.
+ */
+const COUNTER = "SELECT subjects FROM subject_counts WHERE environment_id = $1 FOR UPDATE";
 
 /** Prepared: every import runs it. */
 const WRITE_IMPORT = preparedStatement(
