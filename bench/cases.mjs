@@ -129,7 +129,7 @@ export function defineCases(urls, tenant, planePools) {
       id: "W1n",
       what: "W1's commits written as they were while each announced its outbox row with NOTIFY",
       unit: "commits",
-      saturation: (children) => commitSaturation(planePools(), children, { notify: true }),
+      saturation: async (children) => commitSaturation(await planePools(), children, { notify: true }),
       fixed: async () => NO_LATENCY,
     },
     {
@@ -137,7 +137,7 @@ export function defineCases(urls, tenant, planePools) {
       what: `event-emitting commits from all four planes at once (${SATURATION_CONNECTIONS} connections, each plane's role, one outbox event per transaction)`,
       baseline: "W1n",
       unit: "commits",
-      saturation: (children) => commitSaturation(planePools(), children),
+      saturation: async (children) => commitSaturation(await planePools(), children),
       fixed: async () => NO_LATENCY,
     },
   ];

@@ -87,23 +87,44 @@ export async function commitSaturation(pools, children, { notify = false } = {})
   return { rps: commits / seconds, non2xx: 0, errors, cpuUsPerRequest: cpuUsPer(before, after, commits) };
 }
 
-/** W1 against W1n on a database of their own, without the platform. */
-async function main() {
+/**
+ * A database of W1's own on DATABASE_URL's server, with every plane's migrations, and its pools.
+ * Never the platform's: no process there publishes these rows as it commits them, so the
+ * platform's relays would sweep and publish tens of thousands of them seconds later, in the
+ * middle of whichever case runs next.
+ */
+export async function commitsDatabase() {
   const { migrateAll } = await import("../scripts/migrate.mjs");
   const base = new URL(withDefaultUser(setting("DATABASE_URL") ?? "postgres://127.0.0.1:5432/evalp"));
   const name = `evalp_bench_commits_${Date.now().toString(36)}`;
   const admin = new pg.Client({ connectionString: new URL("/postgres", base).toString() });
   await admin.connect();
-  const loadAtStart = loadAverage();
   await admin.query(`CREATE DATABASE "${name}"`);
   const { rows } = await admin.query("SELECT pg_backend_pid() AS pid");
-  const postmaster = parentPid(rows[0].pid);
-  if (postmaster !== null) trees.set("postgres", postmaster);
-  const url = new URL(`/${name}`, base).toString();
   let pools = [];
+  const drop = async () => {
+    await Promise.all(pools.map((pool) => pool.end()));
+    await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    await admin.end();
+  };
   try {
+    const url = new URL(`/${name}`, base).toString();
     await migrateAll(url);
     pools = planePools(url);
+    return { pools, postmaster: parentPid(rows[0].pid), drop };
+  } catch (error) {
+    await drop();
+    throw error;
+  }
+}
+
+/** W1 against W1n on a database of their own, without the platform. */
+async function main() {
+  const loadAtStart = loadAverage();
+  const database = await commitsDatabase();
+  if (database.postmaster !== null) trees.set("postgres", database.postmaster);
+  const { pools } = database;
+  try {
     const rounds = [];
     for (let round = 0; round < ROUNDS; round++) {
       const measured = {};
@@ -130,9 +151,7 @@ async function main() {
     );
     console.log(machineLine({ cpus: cpus().length, loadAtStart, loadAtEnd: loadAverage() }));
   } finally {
-    await Promise.all(pools.map((pool) => pool.end()));
-    await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-    await admin.end();
+    await database.drop();
   }
 }
 

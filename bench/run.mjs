@@ -22,10 +22,10 @@
 import { writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { defineCases, selectCases } from "./cases.mjs";
-import { planePools } from "./commits.mjs";
+import { commitsDatabase } from "./commits.mjs";
 import { codeUnderTest, compareWithHistory, loadAverage, printComparison, recordRun } from "./history.mjs";
 import { fixedRate, load, saturation } from "./load.mjs";
-import { cleanUp, databaseName, databaseUrl, startPlatform, suffix } from "./platform.mjs";
+import { cleanUp, databaseName, startPlatform, suffix } from "./platform.mjs";
 import { children } from "./processes.mjs";
 import { printTable, summarize } from "./report.mjs";
 import {
@@ -49,11 +49,9 @@ async function main() {
   log("platform ready");
 
   const tenant = await setUpTenant(urls.gateway, urls.receiver, suffix);
-  // W1's pools, made when it first runs and ended with the run.
-  let pools = null;
-  const planePoolsOnce = () => {
-    pools ??= planePools(databaseUrl.toString());
-    return pools;
+  const planePoolsOnce = async () => {
+    commits ??= commitsDatabase();
+    return (await commits).pools;
   };
   const cases = selectCases(defineCases(urls, tenant, planePoolsOnce), setting("BENCH_CASES"));
   const byId = Object.fromEntries(cases.map((c) => [c.id, c]));
@@ -116,11 +114,13 @@ async function main() {
     durationSeconds: (Date.now() - startedAt) / 1000,
   };
   writeFileSync(new URL("results.json", import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
-  await Promise.all((pools ?? []).map((pool) => pool.end()));
   log(
     `wrote bench/results.json${setting("BENCH_HISTORY") === "off" ? "" : " and a line of bench/history.jsonl"} in ${results.durationSeconds.toFixed(0)} s`,
   );
 }
+
+// W1's database and pools (commits.mjs), made when it first runs and dropped with the run.
+let commits = null;
 
 try {
   await main();
@@ -128,5 +128,8 @@ try {
   console.error(error);
   process.exitCode = 1;
 } finally {
+  await commits
+    ?.then((database) => database.drop())
+    .catch((error) => console.error("W1's database: failed to make or drop:", error));
   await cleanUp().catch((error) => console.error("cleanup failed:", error));
 }
