@@ -111,4 +111,19 @@ describe("sealed endpoint secrets", () => {
     expect(row.rows[0]).toEqual({ secret: null });
     expect(sealer.open(id, (await envelopes(id)).secret)).toBe(rotated);
   });
+
+  it("opens a secret it already opened only for the endpoint it was sealed for, and never a changed one", () => {
+    const sealer = createSecretSealer({ WEBHOOK_SECRETS_KEYS: NEW });
+    const [endpoint, other] = [newId(), newId()];
+    const secret = generateSecret();
+    const { sealed, kid } = sealer.seal(endpoint, secret);
+    const envelope = `${kid}:${sealed}` as SecretEnvelope;
+    for (let i = 0; i < 2; i++) expect(sealer.open(endpoint, envelope)).toBe(secret);
+    // Copied to another endpoint's row, it does not open there, before or after it was opened.
+    expect(sealer.open(other, envelope)).toBeNull();
+    const [version, iv, tag, body = ""] = sealed.split(".");
+    const flipped = `${body.startsWith("A") ? "B" : "A"}${body.slice(1)}`;
+    const changed = `${kid}:${[version, iv, tag, flipped].join(".")}` as SecretEnvelope;
+    expect(sealer.open(endpoint, changed)).toBeNull();
+  });
 });
