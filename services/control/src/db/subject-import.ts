@@ -92,10 +92,11 @@ export async function lockSubjectCount(db: Queryable, environmentId: string): Pr
 }
 
 /**
- * Locks and reads the environment's count without writing the row: each version written stays on
- * the row's page until pruned, and every read of the count walks them (an import already writes
- * one, the trigger's). In READ COMMITTED, FOR UPDATE answers the latest version once it holds the
- * lock. An environment without a row yet answers nothing, and the write is not admitted.
+ * Locks and reads the environment's count without writing the row: the upsert's version, beside
+ * the trigger's, doubled the row's dead versions, its WAL and its pruning, on the one row every
+ * import of the environment goes through. In READ COMMITTED, FOR UPDATE answers the latest version
+ * once it holds the lock. An environment without a row yet answers nothing, and the write is not
+ * admitted.
  */
 const COUNTER = "SELECT subjects FROM subject_counts WHERE environment_id = $1 FOR UPDATE";
 

@@ -359,7 +359,8 @@ export type PrincipalChange =
  * id its publisher waits to hear acknowledged (`heard`) by every gateway it reached.
  */
 type ChangeMessage = { credential_sha256?: string; user_id?: string; principal_id?: string };
-type Heard = { change: ChangeMessage; id: string | null } | { heard: string };
+/** What a message on the channel says: a change (acknowledged when it has an id), or an acknowledgement. */
+type ChannelMessage = { change: ChangeMessage; id: string | null } | { heard: string };
 
 const sha256 = (text: string) => hash("sha256", text, "base64url");
 
@@ -551,11 +552,11 @@ function touches(change: ChangeMessage, key: string, principal: Principal): bool
 /**
  * A message on the channel: a change as a gateway published it, or a gateway's acknowledgement of
  * one. The channel is trusted no further than it must be: anything but a well-formed message
- * naming one thing (and, from this release on, the change's id) forgets everything (the safe
- * reading), and is acknowledged only when its id is well-formed.
+ * naming one thing forgets everything (the safe reading). A change is acknowledged when it carries
+ * a well-formed `change_id` (every publisher of this release sends one; an earlier one does not).
  */
-function parseChange(text: string): Heard {
-  const everything: Heard = { change: {}, id: null };
+function parseChange(text: string): ChannelMessage {
+  const everything: ChannelMessage = { change: {}, id: null };
   try {
     const value = JSON.parse(text) as unknown;
     if (typeof value !== "object" || value === null || Array.isArray(value)) return everything;
