@@ -29,6 +29,9 @@ export function startProcess(name, args, env) {
   });
   children.set(name, child);
   child.stderr.on("data", (chunk) => process.stderr.write(`${name}: ${chunk}`));
+  // Nobody reads a process's stdout (its logs, at LOG_LEVEL=warn): drained, so that a burst of
+  // warnings cannot fill the pipe and stall the process's event loop on its next log line.
+  child.stdout.resume();
   child.on("exit", (code, signal) => {
     if (!stopping) {
       console.error(`${name} exited (${signal ?? code}) during the bench`);
