@@ -74,13 +74,18 @@ function cache(redisUrl: string, channel: string, heardWithinMs?: number): Princ
 
 /** Resolves `credential` through `principals` until the cache holds it (it caches only once subscribed). */
 async function cached(principals: PrincipalCache, credential: string, resolved: Principal): Promise<void> {
-  await vi.waitFor(async () => {
-    await principals.lookup(credential, async () => resolved);
-    expect(principals.peek(credential)).toBe(resolved);
-  });
+  // Through the proxy, connecting and subscribing take several of its delays.
+  await vi.waitFor(
+    async () => {
+      await principals.lookup(credential, async () => resolved);
+      expect(principals.peek(credential)).toBe(resolved);
+    },
+    { timeout: 10_000, interval: 50 },
+  );
 }
 
-describe("the principal cache's invalidation", () => {
+// Each test connects through the proxy, whose delays add up to seconds on a loaded machine.
+describe("the principal cache's invalidation", { timeout: 30_000 }, () => {
   it("answers a change only once a gateway that reads the channel late has forgotten it", async () => {
     const channel = `test:${randomUUID()}:principals:changed`;
     const near = cache(url.toString(), channel);
@@ -137,18 +142,18 @@ describe("the principal cache's invalidation", () => {
     await cached(near, credential, principal("u3"));
     const unreadable = JSON.stringify({ heard: "not-an-id" });
     await publisher.publish(channel, unreadable);
-    await vi.waitFor(() => expect(near.peek(credential)).toBeUndefined());
+    await vi.waitFor(() => expect(near.peek(credential)).toBeUndefined(), { timeout: 5_000 });
     await cached(near, credential, principal("u3"));
     const id = randomUUID();
     await publisher.publish(channel, JSON.stringify({ user_id: "someone-else", change_id: id }));
-    await vi.waitFor(() => expect(heard).toContain(JSON.stringify({ heard: id })));
+    await vi.waitFor(() => expect(heard).toContain(JSON.stringify({ heard: id })), { timeout: 5_000 });
     expect(near.peek(credential)).toBeDefined();
     // Messages are read in order: once the next change is acknowledged, one with a malformed id
     // would have been before it.
     await publisher.publish(channel, JSON.stringify({ user_id: "someone-else", change_id: "x" }));
     const next = randomUUID();
     await publisher.publish(channel, JSON.stringify({ user_id: "someone-else", change_id: next }));
-    await vi.waitFor(() => expect(heard).toContain(JSON.stringify({ heard: next })));
+    await vi.waitFor(() => expect(heard).toContain(JSON.stringify({ heard: next })), { timeout: 5_000 });
     const acknowledgements = heard.filter((text) => text.startsWith('{"heard"') && text !== unreadable);
     expect(acknowledgements).toEqual([JSON.stringify({ heard: id }), JSON.stringify({ heard: next })]);
   });
