@@ -53,6 +53,8 @@ afterAll(async () => {
   await database?.drop();
 });
 
+// The tests run in order: the first fills the environment (after its plan is made), and the
+// others read and write in it.
 describe("an import's state", () => {
   it("reads a few pages whatever the environment has grown to since its plan was made", async () => {
     const client = await pool.connect();
@@ -64,15 +66,17 @@ describe("an import's state", () => {
       await client.query(statement);
       await storeSubjects(SUBJECTS);
       const explained = await client.query<{
-        "QUERY PLAN": Array<{ Plan: { "Shared Hit Blocks": number } }>;
+        "QUERY PLAN": Array<{ Plan: { "Shared Hit Blocks": number; "Shared Read Blocks": number } }>;
       }>(
         // EXECUTE takes no parameters: the test's own values, as literals.
         `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE "${statement.name}"(
            '${ref.environmentId}', '${ref.appId}', '${ref.organizationId}', ARRAY['user-7'])`,
       );
       const plan = explained.rows[0]?.["QUERY PLAN"][0]?.Plan;
-      // An index look-up per table: about a dozen pages. Reading the environment's subjects was 40+.
-      expect(plan?.["Shared Hit Blocks"]).toBeLessThan(30);
+      if (!plan) throw new Error("EXPLAIN gave no plan");
+      // An index look-up per table: about a dozen pages. Reading the environment's subjects, as
+      // the plan of the list's partial index did, was some 1,900.
+      expect(plan["Shared Hit Blocks"] + plan["Shared Read Blocks"]).toBeLessThan(30);
     } finally {
       client.release();
     }
