@@ -41,6 +41,14 @@ afterAll(async () => {
 
 const logger = pino({ level: "silent" });
 
+/** The run's Redis as reached through the proxy: its credentials and database kept. */
+function lateUrl(): string {
+  const late = new URL(url);
+  late.hostname = "127.0.0.1";
+  late.port = String((proxy.address() as { port: number }).port);
+  return late.toString();
+}
+
 function principal(userId: string): Principal {
   return {
     kind: "session",
@@ -89,7 +97,7 @@ describe("the principal cache's invalidation", { timeout: 30_000 }, () => {
   it("answers a change only once a gateway that reads the channel late has forgotten it", async () => {
     const channel = `test:${randomUUID()}:principals:changed`;
     const near = cache(url.toString(), channel);
-    const late = cache(`redis://127.0.0.1:${(proxy.address() as { port: number }).port}`, channel);
+    const late = cache(lateUrl(), channel);
     const credential = `session-${randomUUID()}`;
     await cached(near, credential, principal("u1"));
     await cached(late, credential, principal("u1"));
@@ -101,7 +109,7 @@ describe("the principal cache's invalidation", { timeout: 30_000 }, () => {
   it("forgets every principal of a user on every gateway before the answer, and keeps others'", async () => {
     const channel = `test:${randomUUID()}:principals:changed`;
     const near = cache(url.toString(), channel);
-    const late = cache(`redis://127.0.0.1:${(proxy.address() as { port: number }).port}`, channel);
+    const late = cache(lateUrl(), channel);
     const [touched, kept] = [randomUUID(), randomUUID()];
     const ofTouched = principal(touched);
     const ofKept = principal(kept);
