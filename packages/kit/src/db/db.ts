@@ -5,7 +5,14 @@ import {
   beginOutboxTransaction,
   commitOutboxTransaction,
 } from "../events/outbox/outbox-handoff.js";
-import { beginRecordingKey, holdCommit, settleHeldCommit } from "../idempotency/idempotency-keys.js";
+import {
+  answerStatement,
+  beginRecordingKey,
+  holdCommit,
+  type KeyInFlight,
+  settleHeldCommit,
+} from "../idempotency/idempotency-keys.js";
+import { runBatch } from "./statement-batch.js";
 
 export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;
@@ -143,11 +150,18 @@ export async function withTransaction<T>(pool: Pool, work: (client: PoolClient) 
   const client = await pool.connect();
   let key: Awaited<ReturnType<typeof beginRecordingKey>>;
   let held = false;
+  const open: OpenTransaction = { key: undefined, committed: false };
   try {
     beginOutboxTransaction(client);
     // BEGIN, with the RPC's key recorded in the same round trip when it has one to record.
     key = await beginRecordingKey(client);
+    open.key = key;
+    openTransactions.set(client, open);
     const result = await work(client);
+    if (open.committed) {
+      commitOutboxTransaction(pool, client);
+      return result;
+    }
     // The transaction that recorded the key commits with the RPC's answer (idempotency-keys.ts).
     held = holdCommit(key, client, {
       committed: () => commitOutboxTransaction(pool, client),
@@ -167,8 +181,44 @@ export async function withTransaction<T>(pool: Pool, work: (client: PoolClient) 
     if (key?.state === "recording") key.state = "open";
     throw error;
   } finally {
+    openTransactions.delete(client);
     if (!held) client.release();
   }
+}
+
+/** A transaction of `withTransaction` while its work runs: the key it recorded, if any. */
+type OpenTransaction = { key: KeyInFlight | undefined; committed: boolean };
+const openTransactions = new WeakMap<PoolClient, OpenTransaction>();
+
+/**
+ * Ends a transaction of `withTransaction` with its last statement: the statement, the RPC's
+ * answer where the transaction recorded the RPC's Idempotency-Key (stored as its outcome), and
+ * COMMIT go in one round trip (statement-batch.ts). The locks the statement takes are then held
+ * for its own run and the commit only, not for a round trip back and the making of the answer,
+ * which is what concurrent writes on one row wait for. The statement must fail wherever the
+ * transaction must not commit (the COMMIT behind a failed statement never runs; withTransaction
+ * rolls back). `answer` is the message the RPC's handler answers, unchanged (an answer that
+ * differs is stored after the commit, as without this). Resolves with the statement's result.
+ */
+export async function commitWith(
+  client: PoolClient,
+  statement: pg.QueryConfig,
+  answer: unknown,
+): Promise<pg.QueryResult> {
+  const open = openTransactions.get(client);
+  if (!open || open.committed) throw new Error("commitWith needs an open transaction of withTransaction");
+  const stored = answerStatement(open.key, answer);
+  const results = await runBatch(client, [
+    statement,
+    ...(stored ? [stored.statement] : []),
+    { text: "COMMIT" },
+  ]);
+  open.committed = true;
+  if (open.key) {
+    open.key.state = "recorded";
+    if (stored) open.key.committedAnswer = stored.encoded;
+  }
+  return results[0] as pg.QueryResult;
 }
 
 /**

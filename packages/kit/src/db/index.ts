@@ -7,3 +7,4 @@ export * from "./paging.js";
 export * from "./pool-metrics.js";
 export * from "./prepared-statements.js";
 export * from "./retention.js";
+export * from "./statement-batch.js";

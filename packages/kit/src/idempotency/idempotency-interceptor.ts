@@ -58,6 +58,14 @@ export function idempotencyInterceptor(
       rowId: `${id}:${rpc}`,
       fingerprint: req.header.get(IDEMPOTENCY_FINGERPRINT_HEADER) ?? "",
       state: "open",
+      // The answer a handler commits with its write (kit's commitWith), sealed as settle seals it.
+      sealAnswer: (answer) => {
+        const encoded = encodeAnswer(req, answer as UnaryResponse["message"]);
+        return {
+          encoded,
+          sealed: sealOutcome(sealKey, JSON.stringify({ message: encoded } satisfies Outcome)),
+        };
+      },
     };
     if (!recordsFirst.has(rpc)) {
       const committed = await committedAnswer(pool, key, sealKey, req);
@@ -87,12 +95,15 @@ export function idempotencyInterceptor(
       key,
       sealKey,
       req,
-      response.stream
-        ? undefined
-        : { message: Buffer.from(toBinary(req.method.output, response.message)).toString("base64") },
+      response.stream ? undefined : { message: encodeAnswer(req, response.message) },
     );
     return response;
   };
+}
+
+/** An answer's message as an outcome keeps it: its binary form, in base64. */
+function encodeAnswer(req: UnaryRequest, message: UnaryResponse["message"]): string {
+  return Buffer.from(toBinary(req.method.output, message)).toString("base64");
 }
 
 /** An RPC's full name: its service's and its own. */
@@ -112,6 +123,11 @@ async function settle(
   req: UnaryRequest,
   outcome: Outcome | undefined,
 ): Promise<void> {
+  // Committed with the write already (kit's commitWith): the run is over.
+  if (outcome && "message" in outcome && key.committedAnswer === outcome.message) {
+    close(key);
+    return;
+  }
   const sealed = outcome && sealOutcome(sealKey, JSON.stringify(outcome));
   let storedWithWrite: boolean;
   try {

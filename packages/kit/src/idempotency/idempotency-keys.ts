@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+import type pg from "pg";
 import { AppError } from "../core/errors.js";
 import type { PoolClient, Queryable } from "../db/db.js";
 import { lastResult } from "../db/multi-statement.js";
@@ -33,6 +34,13 @@ export type KeyInFlight = {
   state: "open" | "recording" | "answering" | "recorded" | "closed";
   /** While `answering`: the recording transaction, not committed yet. */
   held?: HeldCommit;
+  /**
+   * The RPC's answer as its stored outcome: `encoded`, the answer's message as the outcome keeps
+   * it, and `sealed`, the outcome as stored (`commitWithAnswer`).
+   */
+  sealAnswer?: (answer: unknown) => { encoded: string; sealed: Buffer };
+  /** The answer's `encoded` form, once it committed with the write: nothing is left to store. */
+  committedAnswer?: string;
 };
 
 /** What the transaction's owner does once the held COMMIT is done: its outbox rows go on or are dropped. */
@@ -202,9 +210,29 @@ export async function findKey(db: Queryable, rowId: string): Promise<KeyRow | un
   return rows[0];
 }
 
+/** Prepared: every keyed write whose answer commits with it (`commitWithAnswer`) runs it. */
+const STORE_OUTCOME = preparedStatement(
+  "kit.store_idempotency_outcome",
+  "UPDATE idempotency_keys SET outcome = $2 WHERE id = $1",
+);
+
 /** Stores the outcome of a key's run once the RPC answered. */
 export async function storeKeyOutcome(db: Queryable, rowId: string, outcome: Buffer): Promise<void> {
-  await db.query("UPDATE idempotency_keys SET outcome = $2 WHERE id = $1", [rowId, outcome]);
+  await db.query(STORE_OUTCOME([rowId, outcome]));
+}
+
+/**
+ * What a transaction that recorded `key` sends with its last statement and COMMIT so that the
+ * RPC's answer commits with the write: the outcome's UPDATE, and the answer as the outcome keeps
+ * it. Undefined when the transaction recorded no key (or the RPC's interceptor seals nothing).
+ */
+export function answerStatement(
+  key: KeyInFlight | undefined,
+  answer: unknown,
+): { statement: pg.QueryConfig; encoded: string } | undefined {
+  if (key?.state !== "recording" || !key.sealAnswer) return undefined;
+  const { encoded, sealed } = key.sealAnswer(answer);
+  return { statement: STORE_OUTCOME([key.rowId, sealed]), encoded };
 }
 
 const IV_BYTES = 12;

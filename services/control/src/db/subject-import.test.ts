@@ -1,10 +1,21 @@
-import { createPool, eventEnvelope, eventMessage, newId, outboxValues, type Pool } from "@evalp/kit";
+import {
+  createPool,
+  eventEnvelope,
+  eventMessage,
+  type KeyInFlight,
+  newId,
+  outboxValues,
+  type Pool,
+  runUnderKey,
+  withTransaction,
+} from "@evalp/kit";
 import { createTestDatabase, type TestDatabase } from "@evalp/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrations } from "../server.js";
 import {
   type ImportWrite,
   lockSubjectCount,
+  NOT_ADMITTED,
   READ_IMPORT_STATE,
   readImportState,
   writeImport,
@@ -134,6 +145,20 @@ async function countRow(environmentId: string): Promise<{ subjects: number; ctid
   return found.rows[0];
 }
 
+/** Runs an import's write in a transaction of its own (under the count's lock when `locked`): false when not admitted. */
+async function written(write: ImportWrite, options: { locked?: boolean } = {}): Promise<boolean> {
+  return withTransaction(pool, async (tx) => {
+    if (options.locked) await lockSubjectCount(tx, write.environmentId);
+    await writeImport(tx, write, {});
+  }).then(
+    () => true,
+    (error: { code?: string }) => {
+      if (error.code === NOT_ADMITTED) return false;
+      throw error;
+    },
+  );
+}
+
 describe("an import's write", () => {
   it("is not admitted in an environment that has no count yet, and writes nothing; locked, it is", async () => {
     const environmentId = newId();
@@ -144,18 +169,12 @@ describe("an import's write", () => {
     ]);
     await pool.query("INSERT INTO quotas (environment_id) VALUES ($1)", [environmentId]);
     const planned = { subjects: 0, limit: 10_000, refused: 0 };
-    expect(await writeImport(pool, importOf(environmentId, planned, { inserts: ["first"] }))).toBe(false);
+    expect(await written(importOf(environmentId, planned, { inserts: ["first"] }))).toBe(false);
     const none = await pool.query("SELECT 1 FROM subjects WHERE environment_id = $1", [environmentId]);
     expect(none.rowCount).toBe(0);
-    const client = await pool.connect();
-    try {
-      await client.query("BEGIN");
-      await lockSubjectCount(client, environmentId);
-      expect(await writeImport(client, importOf(environmentId, planned, { inserts: ["first"] }))).toBe(true);
-      await client.query("COMMIT");
-    } finally {
-      client.release();
-    }
+    expect(await written(importOf(environmentId, planned, { inserts: ["first"] }), { locked: true })).toBe(
+      true,
+    );
     expect((await countRow(environmentId))?.subjects).toBe(1);
   });
 
@@ -167,13 +186,11 @@ describe("an import's write", () => {
     const before = await countRow(ref.environmentId);
     if (!before || !known.rows[0]) throw new Error("the environment has no count or no user-9");
     const planned = { subjects: before.subjects, limit: 10_000, refused: 0 };
-    expect(
-      await writeImport(pool, importOf(ref.environmentId, planned, { updates: [known.rows[0].id] })),
-    ).toBe(true);
+    expect(await written(importOf(ref.environmentId, planned, { updates: [known.rows[0].id] }))).toBe(true);
     expect(await countRow(ref.environmentId)).toEqual(before);
-    expect(
-      await writeImport(pool, importOf(ref.environmentId, planned, { inserts: ["added-1", "added-2"] })),
-    ).toBe(true);
+    expect(await written(importOf(ref.environmentId, planned, { inserts: ["added-1", "added-2"] }))).toBe(
+      true,
+    );
     expect((await countRow(ref.environmentId))?.subjects).toBe(planned.subjects + 2);
   });
 
@@ -181,7 +198,64 @@ describe("an import's write", () => {
     const before = await countRow(ref.environmentId);
     if (!before) throw new Error("the environment has no count");
     const stale = { subjects: before.subjects - 1, limit: 10_000, refused: 1 };
-    expect(await writeImport(pool, importOf(ref.environmentId, stale, { inserts: ["late"] }))).toBe(false);
+    expect(await written(importOf(ref.environmentId, stale, { inserts: ["late"] }))).toBe(false);
     expect(await countRow(ref.environmentId)).toEqual(before);
+  });
+
+  it("has committed, and let go of the count's lock, once it answers", async () => {
+    const before = await countRow(ref.environmentId);
+    if (!before) throw new Error("the environment has no count");
+    const planned = { subjects: before.subjects, limit: 10_000, refused: 0 };
+    const write = importOf(ref.environmentId, planned, { inserts: ["committed-with-its-write"] });
+    await withTransaction(pool, async (tx) => {
+      await writeImport(tx, write, {});
+      // Still inside the transaction's work: another session sees the subject and takes the lock.
+      const other = await pool.connect();
+      try {
+        await other.query("BEGIN");
+        const locked = await other.query(
+          "SELECT subjects FROM subject_counts WHERE environment_id = $1 FOR UPDATE NOWAIT",
+          [ref.environmentId],
+        );
+        expect(locked.rows[0]?.subjects).toBe(before.subjects + 1);
+        await other.query("ROLLBACK");
+      } finally {
+        other.release();
+      }
+    });
+  });
+
+  it("commits the request's answer with it, under an Idempotency-Key, as the key's outcome", async () => {
+    const before = await countRow(ref.environmentId);
+    if (!before) throw new Error("the environment has no count");
+    const planned = { subjects: before.subjects, limit: 10_000, refused: 0 };
+    const key: KeyInFlight = {
+      rowId: `key-${newId()}`,
+      fingerprint: "fingerprint",
+      state: "open",
+      sealAnswer: (answer) => ({
+        encoded: JSON.stringify(answer),
+        sealed: Buffer.from(JSON.stringify(answer)),
+      }),
+    };
+    const answer = { batch: "answered" };
+    await runUnderKey(key, () =>
+      withTransaction(pool, async (tx) => {
+        await writeImport(
+          tx,
+          importOf(ref.environmentId, planned, { inserts: ["answered-with-its-write"] }),
+          answer,
+        );
+        // Committed with the write: the key's row and its outcome, seen from another session.
+        const stored = await pool.query<{ outcome: Buffer }>(
+          "SELECT outcome FROM idempotency_keys WHERE id = $1",
+          [key.rowId],
+        );
+        expect(stored.rows[0]?.outcome.toString()).toBe(JSON.stringify(answer));
+      }),
+    );
+    expect(key.state).toBe("recorded");
+    // The interceptor finds the answer it would store already committed.
+    expect(key.committedAnswer).toBe(JSON.stringify(answer));
   });
 });

@@ -1,11 +1,13 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import {
   type AuditRecord,
+  commitWith,
   isUuid,
   noteOutboxRow,
   notFound,
   OUTBOX_COLUMNS,
   type OutboxValues,
+  type PoolClient,
   preparedStatement,
   type Queryable,
 } from "@evalp/kit";
@@ -17,9 +19,11 @@ import { AUDIT_COLUMNS, auditValues } from "./audit.js";
  * it first, reads the count as it stands then (the latest version, whatever the statement's
  * snapshot), and writes only if the count still admits what was planned, in one statement. So
  * an import reads, plans, and writes in two round trips, in a short transaction that only adds
- * the record of the request's Idempotency-Key; the lock lives from the writing statement to that
- * commit. A write whose plan the count no longer admits writes nothing; the import then runs as
- * a transaction that takes the lock before it reads.
+ * the record of the request's Idempotency-Key; the writing statement goes with the commit (and
+ * the request's stored answer), so the lock lives for that statement and the commit, the only
+ * time imports into one environment wait for each other. A write whose plan the count no longer
+ * admits fails and writes nothing; the import then runs as a transaction that takes the lock
+ * before it reads.
  */
 
 /** What an import plans from: the limit, the subjects counted, the batch's external ids already known. */
@@ -133,18 +137,26 @@ const WRITE_IMPORT = preparedStatement(
               COALESCE($29::timestamptz, date_trunc('milliseconds', clock_timestamp())), $30::jsonb
        WHERE EXISTS (SELECT 1 FROM admitted)
      )
-     SELECT EXISTS (SELECT 1 FROM admitted) AS admitted`,
+     SELECT CASE WHEN EXISTS (SELECT 1 FROM admitted) THEN true ELSE import_not_admitted() END AS admitted`,
 );
+
+/** The SQLSTATE of `import_not_admitted()`: the count no longer admits the plan, nothing was written. */
+export const NOT_ADMITTED = "EV001";
 
 /**
  * Writes an import in one statement, if the count, locked, still admits its plan: unchanged since
- * the plan was made, or (when the plan refused nothing) with room for every insert. False when it
- * wrote nothing. A subject created meanwhile with one of the inserts' external ids fails the
- * statement (unique violation), which writes nothing either.
+ * the plan was made, or (when the plan refused nothing) with room for every insert; and commits
+ * it, with `answer` (the RPC's) stored as the outcome of the request's Idempotency-Key, in the
+ * same round trip (kit's commitWith): the count's lock is held for the statement and the commit
+ * only. A write not admitted fails with NOT_ADMITTED, a subject created meanwhile with one of the
+ * inserts' external ids with a unique violation: either writes nothing and commits nothing.
  */
-export async function writeImport(db: Queryable, write: ImportWrite): Promise<boolean> {
+export async function writeImport(db: PoolClient, write: ImportWrite, answer: unknown): Promise<void> {
   const { planned, updates, inserts } = write;
-  const written = await db.query<{ admitted: boolean }>(
+  // Published by the process's relay once the import's transaction commits.
+  noteOutboxRow(db, write.event);
+  await commitWith(
+    db,
     WRITE_IMPORT([
       write.environmentId,
       planned.subjects,
@@ -160,9 +172,6 @@ export async function writeImport(db: Queryable, write: ImportWrite): Promise<bo
       ...auditValues(write.audit),
       ...write.event,
     ]),
+    answer,
   );
-  const admitted = written.rows[0]?.admitted === true;
-  // Published by the process's relay once the import's transaction commits.
-  if (admitted) noteOutboxRow(db, write.event);
-  return admitted;
 }

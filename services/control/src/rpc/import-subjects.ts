@@ -6,7 +6,7 @@ import {
   eventMessage,
   newId,
   outboxValues,
-  type Queryable,
+  type PoolClient,
   type RequestContext,
   requestContext,
   withTransaction,
@@ -21,6 +21,7 @@ import {
   type ImportState,
   type ImportWrite,
   lockSubjectCount,
+  NOT_ADMITTED,
   readImportState,
   writeImport,
 } from "../db/subject-import.js";
@@ -36,50 +37,47 @@ const UNIQUE_VIOLATION = "23505";
  * profile; a new one counts against `active_subjects`. Each item gets a receipt; a later item
  * repeating an external_id of the batch is `duplicate_in_batch`, a creation past the limit
  * `quota_exceeded`. The subjects, the audit record and the `subject.imported` event are written
- * in one statement, under the environment's count lock for just that statement
+ * in one statement, under the environment's count lock for just that statement and its commit
  * (db/subject-import.ts): concurrent imports cannot together create more subjects than the limit.
  * When another import changed what the plan was made from, the import runs again as a
  * transaction that takes the lock before it reads. Under an Idempotency-Key it runs without a
  * look-up of the key first (`recordsFirst`, server.ts): it does nothing a retry could notice
  * before its transaction, whose first statement records the key or finds it committed.
  */
-/** An unlocked attempt whose plan another import changed meanwhile: it writes nothing. */
-const NOT_ADMITTED = new Error("an import not admitted without the count lock");
-
 export function importSubjects(deps: Deps) {
   return async (req: ImportSubjectsRequest, ctx: HandlerContext): Promise<ImportSubjectsResponse> => {
     const context = requestContext(ctx.values);
     const batchId = newId();
     const externalIds = req.items.map((item) => item.externalId);
-    const attempt = async (db: Queryable): Promise<Receipt[] | null> => {
-      const state = await readImportState(db, req.environment, externalIds);
+    // The answer is known once the plan is: it commits with the write (the request's stored
+    // outcome), and is what the handler answers.
+    const attempt = async (tx: PoolClient): Promise<ImportSubjectsResponse> => {
+      const state = await readImportState(tx, req.environment, externalIds);
       const plan = planImport(req, state);
-      const written = await writeImport(db, importWrite(req, context, batchId, state, plan));
-      return written ? plan.receipts : null;
+      const answer = create(ImportSubjectsResponseSchema, {
+        batchId,
+        receipts: plan.receipts.map((receipt) => create(SubjectReceiptSchema, receipt)),
+      });
+      await writeImport(tx, importWrite(req, context, batchId, state, plan), answer);
+      return answer;
     };
     // A transaction of its own (the statement and its commit): the request's Idempotency-Key is
     // recorded with the import it made (kit's withTransaction), so a retry after a lost answer is
     // given this import's receipts rather than importing again. One not admitted rolls back, the
     // key's record with it: the locked attempt below records it.
-    let receipts = await withTransaction(deps.pool, async (tx) => {
-      const written = await attempt(tx);
-      if (!written) throw NOT_ADMITTED;
-      return written;
-    }).catch((error: unknown) => {
-      if (error === NOT_ADMITTED || (error as { code?: string }).code === UNIQUE_VIOLATION) return null;
+    const unlocked = await withTransaction(deps.pool, attempt).catch((error: unknown) => {
+      const code = (error as { code?: string }).code;
+      if (code === NOT_ADMITTED || code === UNIQUE_VIOLATION) return null;
       throw error;
     });
-    receipts ??= await withTransaction(deps.pool, async (tx) => {
-      await lockSubjectCount(tx, req.environment?.environmentId ?? "");
-      const locked = await attempt(tx);
-      // Under the lock the count cannot move between the read and the write.
-      if (!locked) throw new Error("an import under its count lock was not admitted");
-      return locked;
-    });
-    return create(ImportSubjectsResponseSchema, {
-      batchId,
-      receipts: receipts.map((receipt) => create(SubjectReceiptSchema, receipt)),
-    });
+    return (
+      unlocked ??
+      // Under the lock the count cannot move between the read and the write: it is admitted.
+      (await withTransaction(deps.pool, async (tx) => {
+        await lockSubjectCount(tx, req.environment?.environmentId ?? "");
+        return attempt(tx);
+      }))
+    );
   };
 }
 

@@ -1,0 +1,125 @@
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { withDefaultUser } from "./db.js";
+import { preparedStatement } from "./prepared-statements.js";
+import { runBatch } from "./statement-batch.js";
+
+// A real Postgres (the tests' server), temporary tables only: a batch is a conversation with it.
+let client: pg.Client;
+/** Writes the client made to its socket (each a round trip's worth of messages). */
+let writes = 0;
+
+const INSERT = preparedStatement(
+  "test.batch_insert",
+  "INSERT INTO batch_items (n, at) VALUES ($1, $2) RETURNING n, at",
+);
+const COUNT = preparedStatement(
+  "test.batch_count",
+  "SELECT count(*) AS items, $1::text[] AS echoed FROM batch_items",
+);
+
+beforeAll(async () => {
+  client = new pg.Client({
+    connectionString: withDefaultUser(
+      process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? "postgres://127.0.0.1:5432/postgres",
+    ),
+  });
+  await client.connect();
+  await client.query("CREATE TEMPORARY TABLE batch_items (n int8 PRIMARY KEY, at timestamptz NOT NULL)");
+  // Counts the socket's writes: corked messages leave in one `_writev`, a lone one in `_write`.
+  type Write = (...args: unknown[]) => unknown;
+  const stream = (client as unknown as { connection: { stream: { _write: Write; _writev: Write } } })
+    .connection.stream;
+  for (const method of ["_write", "_writev"] as const) {
+    const original = stream[method].bind(stream);
+    stream[method] = (...args: unknown[]) => {
+      writes += 1;
+      return original(...args);
+    };
+  }
+});
+afterAll(async () => {
+  await client?.end();
+});
+
+async function prepared(): Promise<string[]> {
+  const found = await client.query<{ name: string }>(
+    "SELECT name FROM pg_prepared_statements WHERE name LIKE 'test.batch%' ORDER BY name",
+  );
+  return found.rows.map((row) => row.name);
+}
+
+describe("a batch of statements", () => {
+  it("runs them in order in one write, each with its own values, and answers each result", async () => {
+    const at = new Date("2026-01-02T03:04:05.678Z");
+    const before = writes;
+    const results = await runBatch(client, [
+      { text: "BEGIN" },
+      INSERT([1, at]),
+      INSERT([2, at]),
+      COUNT([["a", "b,c"]]),
+      { text: "COMMIT" },
+    ]);
+    expect(writes - before).toBe(1);
+    expect(results.map((result) => result.command)).toEqual([
+      "BEGIN",
+      "INSERT",
+      "INSERT",
+      "SELECT",
+      "COMMIT",
+    ]);
+    // Parsed as node-postgres parses its own results: int8 a number here (kit's parser), a Date.
+    expect(results[1]?.rows).toEqual([{ n: 1, at }]);
+    expect(results[3]?.rows).toEqual([{ items: 2, echoed: ["a", "b,c"] }]);
+    expect(results[3]?.rowCount).toBe(1);
+  });
+
+  it("prepares a named statement once per connection, as node-postgres's own queries do", async () => {
+    expect(await prepared()).toEqual(["test.batch_count", "test.batch_insert"]);
+    await runBatch(client, [COUNT([[]]), COUNT([[]])]);
+    // node-postgres knows it prepared: its own query by that name sends no second Parse (which
+    // Postgres would refuse as a duplicate).
+    const again = await client.query(COUNT([["x"]]));
+    expect(again.rows[0]).toEqual({ items: 2, echoed: ["x"] });
+    expect(await prepared()).toEqual(["test.batch_count", "test.batch_insert"]);
+  });
+
+  it("stops at a failed statement: none after it runs, a COMMIT behind it included", async () => {
+    await client.query("BEGIN");
+    await expect(
+      runBatch(client, [
+        INSERT([3, new Date()]),
+        INSERT([1, new Date()]),
+        INSERT([4, new Date()]),
+        { text: "COMMIT" },
+      ]),
+    ).rejects.toMatchObject({ code: "23505" });
+    // Still in the transaction, aborted: the caller rolls it back.
+    await expect(client.query("SELECT 1")).rejects.toMatchObject({ code: "25P02" });
+    await client.query("ROLLBACK");
+    const left = await client.query<{ n: number }>("SELECT n FROM batch_items ORDER BY n");
+    expect(left.rows.map((row) => row.n)).toEqual([1, 2]);
+  });
+
+  it("forgets a name whose Parse a failure skipped or refused, and prepares it when next used", async () => {
+    const later = preparedStatement("test.batch_later", "SELECT $1::int AS later");
+    const broken = preparedStatement("test.batch_broken", "SELEKT 1");
+    await expect(runBatch(client, [{ text: "SELECT 1/0" }, later([1])])).rejects.toMatchObject({
+      code: "22012",
+    });
+    await expect(runBatch(client, [broken([])])).rejects.toMatchObject({ code: "42601" });
+    const results = await runBatch(client, [later([7])]);
+    expect(results[0]?.rows).toEqual([{ later: 7 }]);
+    expect(await prepared()).toEqual(["test.batch_count", "test.batch_insert", "test.batch_later"]);
+  });
+
+  it("refuses a name used for another text, and sends nothing", async () => {
+    const before = writes;
+    await expect(
+      runBatch(client, [{ name: "test.batch_count", text: "SELECT 2", values: [] }]),
+    ).rejects.toThrow(/two texts/);
+    expect(writes).toBe(before);
+    // The connection goes on.
+    expect((await client.query("SELECT 1 AS one")).rows).toEqual([{ one: 1 }]);
+  });
+});
