@@ -3,9 +3,9 @@ import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import type pg from "pg";
 import { AppError } from "../core/errors.js";
 import type { PoolClient, Queryable } from "../db/db.js";
-import { lastResult } from "../db/multi-statement.js";
 import { preparedStatement } from "../db/prepared-statements.js";
 import { type RetentionTask, rowsOlderThan } from "../db/retention.js";
+import { runBatch } from "../db/statement-batch.js";
 
 /**
  * Headers of a call the gateway makes for a request that carries an Idempotency-Key
@@ -69,6 +69,21 @@ export class KeyAlreadyCommitted extends Error {
 }
 
 /**
+ * Prepared: every keyed write runs it, in BEGIN's round trip. A transaction advisory lock on the
+ * key, tried without waiting, and the key's row, inserted if the lock was had and the row is not
+ * there yet.
+ */
+const RECORD_KEY = preparedStatement(
+  "kit.record_idempotency_key",
+  `WITH try_lock AS (SELECT pg_try_advisory_xact_lock(hashtextextended('idempotency:' || $1::text, 0)) AS locked),
+        inserted_row AS (
+          INSERT INTO idempotency_keys (id, fingerprint) SELECT $1::text, $2::text
+          FROM try_lock WHERE locked
+          ON CONFLICT (id) DO NOTHING RETURNING 1)
+   SELECT (SELECT locked FROM try_lock) AS locked, EXISTS (SELECT 1 FROM inserted_row) AS inserted`,
+);
+
+/**
  * Opens `withTransaction`'s transaction (BEGIN) and, when an RPC under a key runs its first
  * transaction, inserts the key's row there, so that the row exists if and only if the write
  * committed. A transaction advisory lock on the key, tried without waiting, tells a run still in
@@ -76,8 +91,7 @@ export class KeyAlreadyCommitted extends Error {
  * than a second execution, or a wait as long as the first. A row already there (a run committed
  * between the interceptor's look-up and this) ends the transaction: the interceptor answers with
  * that run's outcome. Resolves with the key recorded, if any (it is `recorded` once committed).
- * BEGIN and the record go as one multi-statement query, one round trip: such a query takes no
- * parameters, so the key's values are written into it as literals.
+ * BEGIN and the record go in one round trip (statement-batch.ts).
  */
 export async function beginRecordingKey(client: PoolClient): Promise<KeyInFlight | undefined> {
   const key = inFlight.getStore();
@@ -88,17 +102,11 @@ export async function beginRecordingKey(client: PoolClient): Promise<KeyInFlight
   // Taken before the first await: a transaction the RPC opens beside this one records nothing.
   key.state = "recording";
   try {
-    const rowId = client.escapeLiteral(key.rowId);
-    const answer = await client.query<{ locked: boolean; inserted: boolean }>(
-      `BEGIN;
-       WITH try_lock AS (SELECT pg_try_advisory_xact_lock(hashtextextended('idempotency:' || ${rowId}, 0)) AS locked),
-            inserted_row AS (
-              INSERT INTO idempotency_keys (id, fingerprint) SELECT ${rowId}, ${client.escapeLiteral(key.fingerprint)}
-              FROM try_lock WHERE locked
-              ON CONFLICT (id) DO NOTHING RETURNING 1)
-       SELECT (SELECT locked FROM try_lock) AS locked, EXISTS (SELECT 1 FROM inserted_row) AS inserted`,
-    );
-    const row = lastResult(answer).rows[0];
+    const [, recorded] = await runBatch(client, [
+      { text: "BEGIN" },
+      RECORD_KEY([key.rowId, key.fingerprint]),
+    ]);
+    const row = recorded?.rows[0] as { locked: boolean; inserted: boolean } | undefined;
     if (!row?.locked) throw keyInUse();
     if (!row.inserted) throw new KeyAlreadyCommitted();
   } catch (error) {
@@ -144,17 +152,14 @@ export async function commitHeld(key: KeyInFlight, outcome?: Buffer): Promise<bo
   held.settled = (async () => {
     try {
       // The outcome and the COMMIT in one round trip (the lock the write took is held until it
-      // returns), the values written in as literals: the row's id escaped, the outcome in hex. A
-      // failed UPDATE skips the COMMIT and rejects; a transaction a failed statement aborted
-      // answers COMMIT with ROLLBACK, and no error.
-      const ended = lastResult(
-        await held.client.query(
-          outcome
-            ? `UPDATE idempotency_keys SET outcome = decode('${outcome.toString("hex")}', 'hex')
-               WHERE id = ${held.client.escapeLiteral(key.rowId)}; COMMIT`
-            : "COMMIT",
-        ),
-      );
+      // returns). A failed UPDATE skips the COMMIT and rejects; a transaction a failed statement
+      // aborted answers COMMIT with ROLLBACK, and no error.
+      const ended = (
+        await runBatch(held.client, [
+          ...(outcome ? [STORE_OUTCOME([key.rowId, outcome])] : []),
+          { text: "COMMIT" },
+        ])
+      ).at(-1) as pg.QueryResult;
       committed = ended.command === "COMMIT";
     } catch (error) {
       held.hooks.abandoned();
