@@ -142,22 +142,31 @@ export function isConnectionFailure(error: unknown): boolean {
  * Runs `work` in one transaction: committed when it resolves, rolled back when it throws. In an
  * RPC served under an Idempotency-Key, the RPC's first transaction also records the key
  * (idempotency-keys.ts), so that a retry finds the write committed rather than running it again;
- * that transaction commits once the RPC has its answer, which is stored with the write. The
- * outbox rows a transaction wrote go to the process's relay once COMMIT returned
- * (outbox-handoff.ts).
+ * that transaction commits once the RPC has its answer, which is stored with the write (or
+ * sooner, with the answer, by `commitWith`). The outbox rows a transaction wrote go to the
+ * process's relay once COMMIT returned (outbox-handoff.ts).
+ *
+ * `first`, a statement the transaction runs before anything else, goes in BEGIN's round trip (with
+ * the key's record), and `work` is given its result. It runs even where the transaction then
+ * records nothing and rolls back (its key found in use, say): a read, or a write the rollback undoes.
  */
-export async function withTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
+export async function withTransaction<T>(
+  pool: Pool,
+  work: (client: PoolClient, first: pg.QueryResult | undefined) => Promise<T>,
+  options: { first?: pg.QueryConfig } = {},
+): Promise<T> {
   const client = await pool.connect();
-  let key: Awaited<ReturnType<typeof beginRecordingKey>>;
+  let key: KeyInFlight | undefined;
   let held = false;
   const open: OpenTransaction = { key: undefined, committed: false };
   try {
     beginOutboxTransaction(client);
-    // BEGIN, with the RPC's key recorded in the same round trip when it has one to record.
-    key = await beginRecordingKey(client);
+    // BEGIN, with the RPC's key recorded and the first statement run in the same round trip.
+    const begun = await beginRecordingKey(client, options.first);
+    key = begun.key;
     open.key = key;
     openTransactions.set(client, open);
-    const result = await work(client);
+    const result = await work(client, begun.first);
     if (open.committed) {
       commitOutboxTransaction(pool, client);
       return result;

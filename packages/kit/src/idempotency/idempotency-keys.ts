@@ -91,29 +91,35 @@ const RECORD_KEY = preparedStatement(
  * than a second execution, or a wait as long as the first. A row already there (a run committed
  * between the interceptor's look-up and this) ends the transaction: the interceptor answers with
  * that run's outcome. Resolves with the key recorded, if any (it is `recorded` once committed).
- * BEGIN and the record go in one round trip (statement-batch.ts).
+ * BEGIN, the record and `first` (the transaction's first statement, whose result it answers) go
+ * in one round trip (statement-batch.ts).
  */
-export async function beginRecordingKey(client: PoolClient): Promise<KeyInFlight | undefined> {
+export async function beginRecordingKey(
+  client: PoolClient,
+  first?: pg.QueryConfig,
+): Promise<{ key: KeyInFlight | undefined; first: pg.QueryResult | undefined }> {
+  const following = first ? [first] : [];
   const key = inFlight.getStore();
   if (key?.state !== "open") {
-    await client.query("BEGIN");
-    return undefined;
+    const [, firstResult] = await runBatch(client, [{ text: "BEGIN" }, ...following]);
+    return { key: undefined, first: firstResult };
   }
   // Taken before the first await: a transaction the RPC opens beside this one records nothing.
   key.state = "recording";
   try {
-    const [, recorded] = await runBatch(client, [
+    const [, recorded, firstResult] = await runBatch(client, [
       { text: "BEGIN" },
       RECORD_KEY([key.rowId, key.fingerprint]),
+      ...following,
     ]);
     const row = recorded?.rows[0] as { locked: boolean; inserted: boolean } | undefined;
     if (!row?.locked) throw keyInUse();
     if (!row.inserted) throw new KeyAlreadyCommitted();
+    return { key, first: firstResult };
   } catch (error) {
     key.state = "open";
     throw error;
   }
-  return key;
 }
 
 /**

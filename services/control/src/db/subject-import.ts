@@ -11,6 +11,7 @@ import {
   preparedStatement,
   type Queryable,
 } from "@evalp/kit";
+import type pg from "pg";
 import { AUDIT_COLUMNS, auditValues } from "./audit.js";
 
 /*
@@ -58,24 +59,35 @@ export const READ_IMPORT_STATE = preparedStatement(
    WHERE e.id = $1 AND a.id = $2 AND a.organization_id = $3`,
 );
 
+type EnvironmentRef = { organizationId: string; appId: string; environmentId: string };
+
 /**
  * The scope check (organization → app → environment, 404 otherwise) and the import's state, in
- * one statement.
+ * one statement (read by `importStateOf`).
  */
-export async function readImportState(
-  db: Queryable,
-  ref: { organizationId: string; appId: string; environmentId: string } | undefined,
-  externalIds: string[],
-): Promise<ImportState> {
+export function importStateRead(ref: EnvironmentRef | undefined, externalIds: string[]): pg.QueryConfig {
   if (!ref || !isUuid(ref.organizationId) || !isUuid(ref.appId) || !isUuid(ref.environmentId)) {
     throw notFound("environment");
   }
-  const found = await db.query<{ limit: number; subjects: string; known: Record<string, string> }>(
-    READ_IMPORT_STATE([ref.environmentId, ref.appId, ref.organizationId, externalIds]),
-  );
-  const row = found.rows[0];
+  return READ_IMPORT_STATE([ref.environmentId, ref.appId, ref.organizationId, externalIds]);
+}
+
+/** The import's state from `importStateRead`'s result; 404 when the scope does not hold. */
+export function importStateOf(found: pg.QueryResult | undefined): ImportState {
+  const row = found?.rows[0] as
+    | { limit: number; subjects: string; known: Record<string, string> }
+    | undefined;
   if (!row) throw notFound("environment");
   return { limit: row.limit, subjects: Number(row.subjects), known: new Map(Object.entries(row.known)) };
+}
+
+/** Reads the import's state (`importStateRead`) on `db`. */
+export async function readImportState(
+  db: Queryable,
+  ref: EnvironmentRef | undefined,
+  externalIds: string[],
+): Promise<ImportState> {
+  return importStateOf(await db.query(importStateRead(ref, externalIds)));
 }
 
 /**

@@ -20,6 +20,8 @@ import {
 import {
   type ImportState,
   type ImportWrite,
+  importStateOf,
+  importStateRead,
   lockSubjectCount,
   NOT_ADMITTED,
   readImportState,
@@ -51,8 +53,7 @@ export function importSubjects(deps: Deps) {
     const externalIds = req.items.map((item) => item.externalId);
     // The answer is known once the plan is: it commits with the write (the request's stored
     // outcome), and is what the handler answers.
-    const attempt = async (tx: PoolClient): Promise<ImportSubjectsResponse> => {
-      const state = await readImportState(tx, req.environment, externalIds);
+    const attempt = async (tx: PoolClient, state: ImportState): Promise<ImportSubjectsResponse> => {
       const plan = planImport(req, state);
       const answer = create(ImportSubjectsResponseSchema, {
         batchId,
@@ -61,11 +62,13 @@ export function importSubjects(deps: Deps) {
       await writeImport(tx, importWrite(req, context, batchId, state, plan), answer);
       return answer;
     };
-    // A transaction of its own (the statement and its commit): the request's Idempotency-Key is
-    // recorded with the import it made (kit's withTransaction), so a retry after a lost answer is
-    // given this import's receipts rather than importing again. One not admitted rolls back, the
-    // key's record with it: the locked attempt below records it.
-    const unlocked = await withTransaction(deps.pool, attempt).catch((error: unknown) => {
+    // A transaction of its own (the read in BEGIN's round trip, the write with its commit): the
+    // request's Idempotency-Key is recorded with the import it made (kit's withTransaction), so a
+    // retry after a lost answer is given this import's receipts rather than importing again. One
+    // not admitted rolls back, the key's record with it: the locked attempt below records it.
+    const unlocked = await withTransaction(deps.pool, (tx, read) => attempt(tx, importStateOf(read)), {
+      first: importStateRead(req.environment, externalIds),
+    }).catch((error: unknown) => {
       const code = (error as { code?: string }).code;
       if (code === NOT_ADMITTED || code === UNIQUE_VIOLATION) return null;
       throw error;
@@ -75,7 +78,7 @@ export function importSubjects(deps: Deps) {
       // Under the lock the count cannot move between the read and the write: it is admitted.
       (await withTransaction(deps.pool, async (tx) => {
         await lockSubjectCount(tx, req.environment?.environmentId ?? "");
-        return attempt(tx);
+        return attempt(tx, await readImportState(tx, req.environment, externalIds));
       }))
     );
   };
