@@ -167,6 +167,7 @@ export async function withTransaction<T>(
     open.key = key;
     openTransactions.set(client, open);
     const result = await work(client, begun.first);
+    // Committed by commitWith. (Work that throws after it leaves its rows to the relay's sweep.)
     if (open.committed) {
       commitOutboxTransaction(pool, client);
       return result;
