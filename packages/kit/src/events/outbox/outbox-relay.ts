@@ -1,10 +1,9 @@
 import { type JetStreamClient, jetstream } from "@nats-io/jetstream";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
-import { isUuid } from "../../core/ids.js";
-import { idList } from "../../db/array-literals.js";
 import type { Pool } from "../../db/db.js";
-import { lastResult } from "../../db/multi-statement.js";
+import { preparedStatement } from "../../db/prepared-statements.js";
+import { runBatch } from "../../db/statement-batch.js";
 import type { TraceCarrier } from "../../telemetry/trace-context.js";
 import { ensureStreams, type NatsConnection, routedSubject, type StreamRoute } from "../nats.js";
 import { createWakeLoop } from "../wake-loop.js";
@@ -14,6 +13,12 @@ import { observeStreams, outboxPublishedCounter } from "./outbox-metrics.js";
 import { tracePublish } from "./outbox-tracing.js";
 
 /** Publishes a service's outbox to JetStream; one per emitting process. */
+
+/** Prepared: every process with a relay stamps the rows it published right after their commit. */
+const STAMP_PUBLISHED = preparedStatement(
+  "kit.stamp_outbox_published",
+  "UPDATE outbox SET published_at = clock_timestamp() WHERE id = ANY($1::uuid[]) AND published_at IS NULL",
+);
 export type OutboxRelay = {
   /**
    * Starts relaying in the background: publishes the rows its process commits through the pool
@@ -146,7 +151,7 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
         trace_context: traceContext,
       })),
     );
-    const ids = new Set(published.filter(isUuid));
+    const ids = new Set(published);
     if (ids.size > 0) {
       for (const row of rows) if (ids.has(row[0])) acked.push({ id: row[0], subject: row[2] });
       stampTimer ??= setTimeout(() => void stampAcked(), stampDelayMs).unref();
@@ -157,7 +162,7 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   /**
    * Stamps the acked rows `published_at`, as the sweep's stamp, without waiting for its WAL flush:
    * a stamp lost (to a crash, or a failure here, left to the sweep) only publishes the rows again.
-   * Ids of our own rows, checked again, written into the statement.
+   * One round trip (statement-batch.ts).
    */
   async function stampAcked(): Promise<void> {
     clearTimeout(stampTimer);
@@ -166,11 +171,22 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     acked = [];
     if (rows.length === 0) return;
     const done = options.pool
-      .query(
-        `BEGIN; SET LOCAL synchronous_commit = off;
-         UPDATE outbox SET published_at = clock_timestamp()
-         WHERE id = ANY('${idList(rows.map((row) => row.id))}'::uuid[]) AND published_at IS NULL; COMMIT`,
-      )
+      .connect()
+      .then(async (client) => {
+        try {
+          await runBatch(client, [
+            { text: "BEGIN" },
+            { text: "SET LOCAL synchronous_commit = off" },
+            STAMP_PUBLISHED([rows.map((row) => row.id)]),
+            { text: "COMMIT" },
+          ]);
+        } catch (error) {
+          await client.query("ROLLBACK").catch(() => {});
+          throw error;
+        } finally {
+          client.release();
+        }
+      })
       .then(
         () => {
           publishedCount?.inc({ schema }, rows.length);
@@ -187,39 +203,44 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   async function relayBatch(): Promise<number> {
     const client = await options.pool.connect();
     try {
-      // One round trip: the transaction, our turn (a transaction advisory lock, so that replicas
-      // take turns rather than interleave batches; without it, another replica is relaying this
-      // outbox and no row is claimed) and the batch. The stamp need not wait for its WAL flush
-      // (synchronous_commit off): a stamp lost to a crash of the database only publishes its rows
-      // again, which JetStream's duplicate window (or, past it, the consumer's unique delivery)
-      // absorbs, as after a crash of the relay. A multi-statement query takes no parameters, so
-      // the values (the relay's own) are written into it as literals.
-      const claimed = lastResult(
-        await client.query<OutboxRow>(
-          `BEGIN;
-           WITH turn AS MATERIALIZED (
-             SELECT pg_try_advisory_xact_lock(hashtextextended(${client.escapeLiteral(lockKey())}, 0)) AS ok,
-                    set_config('synchronous_commit', 'off', true))
-           SELECT id, subject, payload::text AS payload, trace_context FROM outbox
-           WHERE (SELECT ok FROM turn) AND published_at IS NULL
-             AND created_at < clock_timestamp() - make_interval(secs => ${sweepAfterMs / 1000})
-             AND split_part(subject, '.', 1) = ANY(ARRAY[${roots.map((root) => client.escapeLiteral(root)).join(",")}]::text[])
-           ORDER BY created_at, id LIMIT ${batchSize} FOR UPDATE OF outbox SKIP LOCKED`,
-        ),
-      );
+      // One round trip (statement-batch.ts): the transaction, our turn (a transaction advisory
+      // lock, so that replicas take turns rather than interleave batches; without it, another
+      // replica is relaying this outbox and no row is claimed) and the batch. The stamp need not
+      // wait for its WAL flush (synchronous_commit off): a stamp lost to a crash of the database
+      // only publishes its rows again, which JetStream's duplicate window (or, past it, the
+      // consumer's unique delivery) absorbs, as after a crash of the relay.
+      const [, claimedResult] = await runBatch(client, [
+        { text: "BEGIN" },
+        {
+          text: `WITH turn AS MATERIALIZED (
+                   SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS ok,
+                          set_config('synchronous_commit', 'off', true))
+                 SELECT id, subject, payload::text AS payload, trace_context FROM outbox
+                 WHERE (SELECT ok FROM turn) AND published_at IS NULL
+                   AND created_at < clock_timestamp() - make_interval(secs => $2::double precision)
+                   AND split_part(subject, '.', 1) = ANY($3::text[])
+                 ORDER BY created_at, id LIMIT $4 FOR UPDATE OF outbox SKIP LOCKED`,
+          values: [lockKey(), sweepAfterMs / 1000, roots, batchSize],
+        },
+      ]);
+      const claimed = { rows: (claimedResult?.rows ?? []) as OutboxRow[] };
       if (claimed.rows.length === 0) {
         await client.query("ROLLBACK");
         return 0;
       }
       const { published, failed } = await publish(claimed.rows);
-      // The stamp and the commit in one round trip, the ids (uuids read from the table, checked
-      // again) written into it.
-      const ids = published.filter(isUuid);
-      await client.query(
-        ids.length > 0
-          ? `UPDATE outbox SET published_at = clock_timestamp() WHERE id = ANY('${idList(ids)}'::uuid[]); COMMIT`
-          : "COMMIT",
-      );
+      // The stamp and the commit in one round trip.
+      await runBatch(client, [
+        ...(published.length > 0
+          ? [
+              {
+                text: "UPDATE outbox SET published_at = clock_timestamp() WHERE id = ANY($1::uuid[])",
+                values: [published],
+              },
+            ]
+          : []),
+        { text: "COMMIT" },
+      ]);
       if (published.length > 0) {
         publishedCount?.inc({ schema }, published.length);
         const stamped = new Set(published);
