@@ -36,7 +36,7 @@ export type KeyInFlight = {
   held?: HeldCommit;
   /**
    * The RPC's answer as its stored outcome: `encoded`, the answer's message as the outcome keeps
-   * it, and `sealed`, the outcome as stored (`commitWithAnswer`).
+   * it, and `sealed`, the outcome as stored (db.ts `commitWith`).
    */
   sealAnswer?: (answer: unknown) => { encoded: string; sealed: Buffer };
   /** The answer's `encoded` form, once it committed with the write: nothing is left to store. */
@@ -221,7 +221,7 @@ export async function findKey(db: Queryable, rowId: string): Promise<KeyRow | un
   return rows[0];
 }
 
-/** Prepared: every keyed write whose answer commits with it (`commitWithAnswer`) runs it. */
+/** Prepared: every keyed write stores its outcome with it (db.ts `commitWith`, `commitHeld`). */
 const STORE_OUTCOME = preparedStatement(
   "kit.store_idempotency_outcome",
   "UPDATE idempotency_keys SET outcome = $2 WHERE id = $1",
