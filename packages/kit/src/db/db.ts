@@ -149,17 +149,11 @@ export function isConnectionFailure(error: unknown): boolean {
  * `first`, a statement the transaction runs before anything else, goes in BEGIN's round trip (with
  * the key's record), and `work` is given its result. It runs even where the transaction then
  * records nothing and rolls back (its key found in use, say): a read, or a write the rollback undoes.
- *
- * `genericPlans` has the transaction's prepared statements run on their generic plan, never
- * planned again. Postgres plans a prepared statement afresh on every run for as long as its
- * custom plans look cheaper than the generic one, which with array parameters can be forever:
- * control's import spent 0.3 ms planning each of its two statements on every run. For statements
- * whose generic plan is tested to be right (subject-import.test.ts forces it).
  */
 export async function withTransaction<T>(
   pool: Pool,
   work: (client: PoolClient, first: pg.QueryResult | undefined) => Promise<T>,
-  options: { first?: pg.QueryConfig; genericPlans?: boolean } = {},
+  options: { first?: pg.QueryConfig } = {},
 ): Promise<T> {
   const client = await pool.connect();
   let key: KeyInFlight | undefined;
@@ -168,10 +162,7 @@ export async function withTransaction<T>(
   try {
     beginOutboxTransaction(client);
     // BEGIN, with the RPC's key recorded and the first statement run in the same round trip.
-    const begun = await beginRecordingKey(client, {
-      settings: options.genericPlans ? [{ text: "SET LOCAL plan_cache_mode = force_generic_plan" }] : [],
-      ...(options.first ? { first: options.first } : {}),
-    });
+    const begun = await beginRecordingKey(client, options.first);
     key = begun.key;
     open.key = key;
     openTransactions.set(client, open);

@@ -91,30 +91,27 @@ const RECORD_KEY = preparedStatement(
  * than a second execution, or a wait as long as the first. A row already there (a run committed
  * between the interceptor's look-up and this) ends the transaction: the interceptor answers with
  * that run's outcome. Resolves with the key recorded, if any (it is `recorded` once committed).
- * BEGIN (with the transaction's `settings`), the record and `first` (the transaction's first
- * statement, whose result it answers) go in one round trip (statement-batch.ts).
+ * BEGIN, the record and `first` (the transaction's first statement, whose result it answers) go
+ * in one round trip (statement-batch.ts).
  */
 export async function beginRecordingKey(
   client: PoolClient,
-  opening: { settings: pg.QueryConfig[]; first?: pg.QueryConfig },
+  first?: pg.QueryConfig,
 ): Promise<{ key: KeyInFlight | undefined; first: pg.QueryResult | undefined }> {
-  const begin = [{ text: "BEGIN" }, ...opening.settings];
-  const following = opening.first ? [opening.first] : [];
+  const following = first ? [first] : [];
   const key = inFlight.getStore();
   if (key?.state !== "open") {
-    const results = await runBatch(client, [...begin, ...following]);
-    return { key: undefined, first: opening.first && results.at(-1) };
+    const [, firstResult] = await runBatch(client, [{ text: "BEGIN" }, ...following]);
+    return { key: undefined, first: firstResult };
   }
   // Taken before the first await: a transaction the RPC opens beside this one records nothing.
   key.state = "recording";
   try {
-    const results = await runBatch(client, [
-      ...begin,
+    const [, recorded, firstResult] = await runBatch(client, [
+      { text: "BEGIN" },
       RECORD_KEY([key.rowId, key.fingerprint]),
       ...following,
     ]);
-    const recorded = results[begin.length];
-    const firstResult = opening.first && results.at(-1);
     const row = recorded?.rows[0] as { locked: boolean; inserted: boolean } | undefined;
     if (!row?.locked) throw keyInUse();
     if (!row.inserted) throw new KeyAlreadyCommitted();

@@ -13,10 +13,7 @@ import { createTestDatabase, type TestDatabase } from "@evalp/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrations } from "../server.js";
 import {
-  IMPORT_TRANSACTION,
   type ImportWrite,
-  importStateOf,
-  importStateRead,
   lockSubjectCount,
   NOT_ADMITTED,
   READ_IMPORT_STATE,
@@ -260,33 +257,5 @@ describe("an import's write", () => {
     expect(key.state).toBe("recorded");
     // The interceptor finds the answer it would store already committed.
     expect(key.committedAnswer).toBe(JSON.stringify(answer));
-  });
-
-  it("runs on the generic plans of its statements, never planned again", async () => {
-    // One connection, so that its prepared statements are the ones every import ran.
-    const single = createPool({ databaseUrl: database.url, schema: migrations.schema, max: 1 });
-    try {
-      for (let run = 0; run < 8; run += 1) {
-        await withTransaction(
-          single,
-          async (tx, read) => {
-            const state = importStateOf(read);
-            const planned = { subjects: state.subjects, limit: state.limit, refused: 0 };
-            await writeImport(tx, importOf(ref.environmentId, planned, { inserts: [`generic-${run}`] }), {});
-          },
-          { ...IMPORT_TRANSACTION, first: importStateRead(ref, [`generic-${run}`, "user-1"]) },
-        );
-      }
-      const plans = await single.query<{ name: string; generic_plans: number; custom_plans: number }>(
-        `SELECT name, generic_plans, custom_plans FROM pg_prepared_statements
-         WHERE name IN ('control.read_import_state', 'control.write_import') ORDER BY name`,
-      );
-      expect(plans.rows).toEqual([
-        { name: "control.read_import_state", generic_plans: 8, custom_plans: 0 },
-        { name: "control.write_import", generic_plans: 8, custom_plans: 0 },
-      ]);
-    } finally {
-      await single.end();
-    }
   });
 });

@@ -59,14 +59,6 @@ export const READ_IMPORT_STATE = preparedStatement(
    WHERE e.id = $1 AND a.id = $2 AND a.organization_id = $3`,
 );
 
-/**
- * How an import's transactions run (kit's withTransaction): their prepared statements on their
- * generic plans. Postgres kept choosing custom plans for both (their array parameters make a
- * custom plan look cheaper), and so planned each on every run: 0.3 ms each per import, a third
- * of Postgres's time for it. Both generic plans are tested here (subject-import.test.ts).
- */
-export const IMPORT_TRANSACTION = { genericPlans: true } as const;
-
 type EnvironmentRef = { organizationId: string; appId: string; environmentId: string };
 
 /**

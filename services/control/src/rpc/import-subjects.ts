@@ -18,7 +18,6 @@ import {
   SubjectReceiptSchema,
 } from "@evalp/proto/control/v1/subject";
 import {
-  IMPORT_TRANSACTION,
   type ImportState,
   type ImportWrite,
   importStateOf,
@@ -68,7 +67,6 @@ export function importSubjects(deps: Deps) {
     // retry after a lost answer is given this import's receipts rather than importing again. One
     // not admitted rolls back, the key's record with it: the locked attempt below records it.
     const unlocked = await withTransaction(deps.pool, (tx, read) => attempt(tx, importStateOf(read)), {
-      ...IMPORT_TRANSACTION,
       first: importStateRead(req.environment, externalIds),
     }).catch((error: unknown) => {
       const code = (error as { code?: string }).code;
@@ -78,14 +76,10 @@ export function importSubjects(deps: Deps) {
     return (
       unlocked ??
       // Under the lock the count cannot move between the read and the write: it is admitted.
-      (await withTransaction(
-        deps.pool,
-        async (tx) => {
-          await lockSubjectCount(tx, req.environment?.environmentId ?? "");
-          return attempt(tx, await readImportState(tx, req.environment, externalIds));
-        },
-        IMPORT_TRANSACTION,
-      ))
+      (await withTransaction(deps.pool, async (tx) => {
+        await lockSubjectCount(tx, req.environment?.environmentId ?? "");
+        return attempt(tx, await readImportState(tx, req.environment, externalIds));
+      }))
     );
   };
 }
