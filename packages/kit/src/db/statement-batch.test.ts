@@ -122,4 +122,19 @@ describe("a batch of statements", () => {
     // The connection goes on.
     expect((await client.query("SELECT 1 AS one")).rows).toEqual([{ one: 1 }]);
   });
+
+  it("fails, and keeps its connection, when a row cannot be read", async () => {
+    // A parser that throws, for int4 (oid 23) only while this statement's rows are read.
+    const INT4 = 23;
+    const original = pg.types.getTypeParser(INT4, "text");
+    pg.types.setTypeParser(INT4, () => {
+      throw new Error("unreadable value");
+    });
+    try {
+      await expect(runBatch(client, [{ text: "SELECT 1::int4 AS n" }])).rejects.toThrow(/unreadable value/);
+    } finally {
+      pg.types.setTypeParser(INT4, original);
+    }
+    expect((await client.query("SELECT 1::int4 AS one")).rows).toEqual([{ one: 1 }]);
+  });
 });

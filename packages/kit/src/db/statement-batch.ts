@@ -53,6 +53,8 @@ class StatementBatch {
    */
   private readonly parsing: Array<string | null> = [];
   private connection: Connection | undefined;
+  /** A row that could not be read (a type's parser threw): the batch fails with it once answered. */
+  private unreadable: Error | undefined;
   private readonly onParsed = () => {
     const name = this.parsing.shift();
     if (!name || !this.connection) return;
@@ -106,9 +108,15 @@ class StatementBatch {
     this.results[this.current]?.addFields(message.fields);
   }
 
+  /** Thrown here, a parser's error would escape into the socket's data handler, as node-postgres's own queries avoid. */
   handleDataRow(message: { fields: unknown[] }): void {
     const result = this.results[this.current];
-    result?.addRow(result.parseRow(message.fields));
+    if (!result || this.unreadable) return;
+    try {
+      result.addRow(result.parseRow(message.fields));
+    } catch (error) {
+      this.unreadable = error instanceof Error ? error : new Error(String(error));
+    }
   }
 
   handleCommandComplete(message: unknown): void {
@@ -121,7 +129,7 @@ class StatementBatch {
   }
 
   handleReadyForQuery(): void {
-    this.end(undefined);
+    this.end(this.unreadable);
   }
 
   handleError(error: Error): void {
