@@ -156,15 +156,14 @@ export async function withTransaction<T>(
   options: { first?: pg.QueryConfig } = {},
 ): Promise<T> {
   const client = await pool.connect();
-  let key: KeyInFlight | undefined;
   let held = false;
+  // The key this transaction recorded, if any, and whether commitWith ended it.
   const open: OpenTransaction = { key: undefined, committed: false };
   try {
     beginOutboxTransaction(client);
     // BEGIN, with the RPC's key recorded and the first statement run in the same round trip.
     const begun = await beginRecordingKey(client, options.first);
-    key = begun.key;
-    open.key = key;
+    open.key = begun.key;
     openTransactions.set(client, open);
     const result = await work(client, begun.first);
     // Committed by commitWith. (Work that throws after it leaves its rows to the relay's sweep.)
@@ -173,7 +172,7 @@ export async function withTransaction<T>(
       return result;
     }
     // The transaction that recorded the key commits with the RPC's answer (idempotency-keys.ts).
-    held = holdCommit(key, client, {
+    held = holdCommit(open.key, client, {
       committed: () => commitOutboxTransaction(pool, client),
       abandoned: () => abandonOutboxTransaction(client),
     });
@@ -182,13 +181,13 @@ export async function withTransaction<T>(
     const ended = await client.query("COMMIT");
     if (ended.command === "COMMIT") commitOutboxTransaction(pool, client);
     else abandonOutboxTransaction(client);
-    if (key) key.state = "recorded";
+    if (open.key) open.key.state = "recorded";
     return result;
   } catch (error) {
     abandonOutboxTransaction(client);
     await client.query("ROLLBACK").catch(() => {});
     // Rolled back, the key is not recorded: a later transaction of the RPC records it.
-    if (key?.state === "recording") key.state = "open";
+    if (open.key?.state === "recording") open.key.state = "open";
     throw error;
   } finally {
     openTransactions.delete(client);

@@ -12,13 +12,16 @@ import { onCommittedOutboxRows } from "./outbox-handoff.js";
 import { observeStreams, outboxPublishedCounter } from "./outbox-metrics.js";
 import { tracePublish } from "./outbox-tracing.js";
 
-/** Publishes a service's outbox to JetStream; one per emitting process. */
-
-/** Prepared: every process with a relay stamps the rows it published right after their commit. */
+/**
+ * Stamps rows published. Prepared: every process with a relay stamps the rows it published right
+ * after their commit; the sweep stamps its own batches with it too.
+ */
 const STAMP_PUBLISHED = preparedStatement(
   "kit.stamp_outbox_published",
   "UPDATE outbox SET published_at = clock_timestamp() WHERE id = ANY($1::uuid[]) AND published_at IS NULL",
 );
+
+/** Publishes a service's outbox to JetStream; one per emitting process. */
 export type OutboxRelay = {
   /**
    * Starts relaying in the background: publishes the rows its process commits through the pool
@@ -223,31 +226,24 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
           values: [lockKey(), sweepAfterMs / 1000, roots, batchSize],
         },
       ]);
-      const claimed = { rows: (claimedResult?.rows ?? []) as OutboxRow[] };
-      if (claimed.rows.length === 0) {
+      const claimed = (claimedResult?.rows ?? []) as OutboxRow[];
+      if (claimed.length === 0) {
         await client.query("ROLLBACK");
         return 0;
       }
-      const { published, failed } = await publish(claimed.rows);
+      const { published, failed } = await publish(claimed);
       // The stamp and the commit in one round trip.
       await runBatch(client, [
-        ...(published.length > 0
-          ? [
-              {
-                text: "UPDATE outbox SET published_at = clock_timestamp() WHERE id = ANY($1::uuid[])",
-                values: [published],
-              },
-            ]
-          : []),
+        ...(published.length > 0 ? [STAMP_PUBLISHED([published])] : []),
         { text: "COMMIT" },
       ]);
       if (published.length > 0) {
         publishedCount?.inc({ schema }, published.length);
         const stamped = new Set(published);
-        options.onPublished?.(claimed.rows.filter((row) => stamped.has(row.id)).map((row) => row.subject));
+        options.onPublished?.(claimed.filter((row) => stamped.has(row.id)).map((row) => row.subject));
       }
       if (failed) throw failed;
-      return claimed.rows.length;
+      return claimed.length;
     } catch (error) {
       await client.query("ROLLBACK").catch(() => {});
       throw error;
