@@ -2,7 +2,6 @@ import { type JetStreamClient, jetstream } from "@nats-io/jetstream";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import type { Pool } from "../../db/db.js";
-import { preparedStatement } from "../../db/prepared-statements.js";
 import { runBatch } from "../../db/statement-batch.js";
 import type { TraceCarrier } from "../../telemetry/trace-context.js";
 import { ensureStreams, type NatsConnection, routedSubject, type StreamRoute } from "../nats.js";
@@ -13,13 +12,15 @@ import { observeStreams, outboxPublishedCounter } from "./outbox-metrics.js";
 import { tracePublish } from "./outbox-tracing.js";
 
 /**
- * Stamps rows published. Prepared: every process with a relay stamps the rows it published right
- * after their commit; the sweep stamps its own batches with it too.
+ * Stamps rows published: the relay's stamp right after commit, and the sweep's. Not a named
+ * (prepared) statement: the relay must work through a pooler that does not keep prepared
+ * statements (PgBouncer before 1.21), where a name prepared on one server connection is unknown
+ * on the next, and every stamp would fail.
  */
-const STAMP_PUBLISHED = preparedStatement(
-  "kit.stamp_outbox_published",
-  "UPDATE outbox SET published_at = clock_timestamp() WHERE id = ANY($1::uuid[]) AND published_at IS NULL",
-);
+const stampPublished = (ids: string[]): { text: string; values: unknown[] } => ({
+  text: "UPDATE outbox SET published_at = clock_timestamp() WHERE id = ANY($1::uuid[]) AND published_at IS NULL",
+  values: [ids],
+});
 
 /** Publishes a service's outbox to JetStream; one per emitting process. */
 export type OutboxRelay = {
@@ -180,7 +181,7 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
           await runBatch(client, [
             { text: "BEGIN" },
             { text: "SET LOCAL synchronous_commit = off" },
-            STAMP_PUBLISHED([rows.map((row) => row.id)]),
+            stampPublished(rows.map((row) => row.id)),
             { text: "COMMIT" },
           ]);
         } catch (error) {
@@ -234,7 +235,7 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       const { published, failed } = await publish(claimed);
       // The stamp and the commit in one round trip.
       await runBatch(client, [
-        ...(published.length > 0 ? [STAMP_PUBLISHED([published])] : []),
+        ...(published.length > 0 ? [stampPublished(published)] : []),
         { text: "COMMIT" },
       ]);
       if (published.length > 0) {
