@@ -2,7 +2,7 @@ import { expect, vi } from "vitest";
 import { type ApiClient, apiClient } from "../../api/support/client.js";
 import { createKey, createTenant, type Tenant } from "../../api/support/fixtures.js";
 import { type PlatformProcesses, startProcesses } from "../../api/support/processes.js";
-import { type Sample, startLoad, watchReadiness } from "./fault-load.js";
+import { type Probe, type Sample, startLoad, watchReadiness } from "./fault-load.js";
 
 /** No request may take longer than this, failover or not. */
 export const BOUND_MS = 5_000;
@@ -129,6 +129,7 @@ export async function failoverUnderLoad(
     vi.waitFor(() => expect(check(), what).toBe(true), { timeout, interval: 20 });
   let killedAt = 0;
   let promotedAt = 0;
+  let waited = "";
   try {
     await waitFor(
       "traffic flows and the probe is refused before the failover",
@@ -155,10 +156,16 @@ export async function failoverUnderLoad(
     await waitFor("the probe refused after the failover", () =>
       probe.samples.some((sample) => sample.at > promotedAt && sample.status === 429),
     );
+  } catch (error) {
+    waited = String(error).split("\n")[0] ?? "a wait failed";
+    throw error;
   } finally {
     await load.stop();
     await probe.stop();
     await readiness.stop();
+    // A wait that failed ends the test before the summary below: what the load saw after the kill
+    // is what tells a slow failover from a client stuck on one key.
+    if (waited) console.info(`${label}: ${waited}; ${afterKill(load.samples, readiness.probes, killedAt)}`);
   }
   const writingAt = Math.min(
     ...load.writes.filter((write) => write.startedAt > killedAt).map((write) => write.endedAt),
@@ -277,4 +284,34 @@ async function expectRunOnce(
   expect(writes.length).toBeGreaterThan(0);
   if (unavailable > 0) console.info(`${unavailable} writes sent again answered 503 first, then their batch`);
   return locked;
+}
+
+/**
+ * The answers after `killedAt`, counted by route, status and error code, in the order each first
+ * came, with when (ms after the kill) each kind was first and last seen; and `/readyz`'s states.
+ */
+function afterKill(samples: Sample[], probes: Probe[], killedAt: number): string {
+  const kinds = new Map<string, { count: number; first: number; last: number }>();
+  for (const sample of samples.filter((sample) => sample.startedAt > killedAt)) {
+    const code = (sample.body as { detail?: { code?: string } } | null)?.detail?.code ?? sample.error ?? "";
+    const kind = `${sample.route} ${sample.status} ${code}`.trim();
+    const at = sample.startedAt - killedAt;
+    const seen = kinds.get(kind);
+    if (seen) {
+      seen.count += 1;
+      seen.last = at;
+    } else kinds.set(kind, { count: 1, first: at, last: at });
+  }
+  const answers = [...kinds].map(
+    ([kind, { count, first, last }]) => `${kind} ×${count} (${first}–${last} ms)`,
+  );
+  const states: string[] = [];
+  let previous = "";
+  for (const probe of probes.filter((probe) => probe.at > killedAt)) {
+    const state = probe.status === 200 ? probe.state : String(probe.status);
+    const failing = probe.failing.length ? ` [${probe.failing.join(", ")}]` : "";
+    if (`${state}${failing}` !== previous) states.push(`${state}${failing} at ${probe.at - killedAt} ms`);
+    previous = `${state}${failing}`;
+  }
+  return `after the kill: ${answers.join("; ")}; /readyz ${states.join(" → ")}`;
 }
