@@ -6,6 +6,7 @@ import {
   newId,
   outboxValues,
   type Pool,
+  type PoolClient,
   runUnderKey,
   withTransaction,
 } from "@evalp/kit";
@@ -14,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrations } from "../server.js";
 import {
   type ImportWrite,
+  importWriteStatement,
   lockSubjectCount,
   NOT_ADMITTED,
   READ_IMPORT_STATE,
@@ -25,6 +27,8 @@ import {
 // environment, whatever plan Postgres keeps for the prepared statement.
 let database: TestDatabase;
 let pool: Pool;
+/** The connection on which the first test made the write's plan, for the second to use. */
+let writePlanned: PoolClient | undefined;
 const ref = { organizationId: newId(), appId: newId(), environmentId: newId() };
 const SUBJECTS = 3_000;
 
@@ -75,6 +79,17 @@ describe("an import's state", () => {
       await client.query("SET plan_cache_mode = force_generic_plan");
       const statement = READ_IMPORT_STATE([ref.environmentId, ref.appId, ref.organizationId, ["user-7"]]);
       await client.query(statement);
+      // The write's plan too (not admitted: the environment has no count yet; the plan is kept).
+      await client.query("BEGIN");
+      await expect(
+        client.query(
+          importWriteStatement(
+            importOf(ref.environmentId, { subjects: 0, limit: 10_000, refused: 0 }, { updates: [newId()] }),
+          ),
+        ),
+      ).rejects.toMatchObject({ code: NOT_ADMITTED });
+      await client.query("ROLLBACK");
+      writePlanned = client;
       await storeSubjects(SUBJECTS);
       const explained = await client.query<{
         "QUERY PLAN": Array<{ Plan: { "Shared Hit Blocks": number; "Shared Read Blocks": number } }>;
@@ -89,7 +104,46 @@ describe("an import's state", () => {
       // the plan of the list's partial index did, was some 1,900.
       expect(plan["Shared Hit Blocks"] + plan["Shared Read Blocks"]).toBeLessThan(30);
     } finally {
+      if (writePlanned !== client) client.release();
+    }
+  });
+
+  it("updates known subjects by id, with the write's plan made before the environment grew", async () => {
+    const client = writePlanned;
+    if (!client) throw new Error("the first test made no plan");
+    try {
+      const known = await pool.query<{ id: string }>(
+        "SELECT id FROM subjects WHERE environment_id = $1 AND external_id IN ('user-5', 'user-6')",
+        [ref.environmentId],
+      );
+      const count = await countRow(ref.environmentId);
+      if (!count || known.rows.length !== 2)
+        throw new Error("the environment has no count or no user-5, user-6");
+      const planned = { subjects: count.subjects, limit: 10_000, refused: 0 };
+      // Rows this transaction read from subjects so far (its own statistics, not flushed yet).
+      const fetched = async () =>
+        Number(
+          (
+            await client.query<{ n: string }>(
+              `SELECT COALESCE(seq_tup_read, 0) + COALESCE(idx_tup_fetch, 0) AS n
+               FROM pg_stat_xact_user_tables WHERE relname = 'subjects'`,
+            )
+          ).rows[0]?.n ?? 0,
+        );
+      await client.query("BEGIN");
+      const before = await fetched();
+      await client.query(
+        importWriteStatement(
+          importOf(ref.environmentId, planned, { updates: known.rows.map((row) => row.id) }),
+        ),
+      );
+      const read = (await fetched()) - before;
+      await client.query("ROLLBACK");
+      // The two subjects updated; a plan that reads every subject to find them read some 3,000.
+      expect(read).toBeLessThanOrEqual(2);
+    } finally {
       client.release();
+      writePlanned = undefined;
     }
   });
 

@@ -116,7 +116,12 @@ export async function lockSubjectCount(db: Queryable, environmentId: string): Pr
  */
 const COUNTER = "SELECT subjects FROM subject_counts WHERE environment_id = $1 FOR UPDATE";
 
-/** Prepared: every import runs it. */
+/**
+ * Prepared: every import runs it, and Postgres soon keeps one generic plan for it. The update
+ * finds its subjects with `id = ANY($5)` besides the join: a generic plan made while the table was
+ * small otherwise joined the batch to every subject not erased (through the list's partial index),
+ * and kept doing so as the table grew, reading the whole table to update a few rows.
+ */
 const WRITE_IMPORT = preparedStatement(
   "control.write_import",
   `WITH counter AS (${COUNTER}),
@@ -129,7 +134,7 @@ const WRITE_IMPORT = preparedStatement(
        SET profile = u.profile, identity_mode = u.mode,
            updated_at = date_trunc('milliseconds', clock_timestamp())
        FROM unnest($5::uuid[], $6::jsonb[], $7::text[]) AS u (id, profile, mode)
-       WHERE s.id = u.id AND s.erased_at IS NULL AND EXISTS (SELECT 1 FROM admitted)
+       WHERE s.id = ANY($5::uuid[]) AND s.id = u.id AND s.erased_at IS NULL AND EXISTS (SELECT 1 FROM admitted)
      ),
      inserted AS (
        INSERT INTO subjects (id, environment_id, external_id, identity_mode, profile)
@@ -164,26 +169,27 @@ export const NOT_ADMITTED = "EV001";
  * inserts' external ids with a unique violation: either writes nothing and commits nothing.
  */
 export async function writeImport(db: PoolClient, write: ImportWrite, answer: unknown): Promise<void> {
-  const { planned, updates, inserts } = write;
   // Published by the process's relay once the import's transaction commits.
   noteOutboxRow(db, write.event);
-  await commitWith(
-    db,
-    WRITE_IMPORT([
-      write.environmentId,
-      planned.subjects,
-      planned.refused,
-      planned.limit,
-      updates.map((u) => u.id),
-      updates.map((u) => JSON.stringify(u.profile)),
-      updates.map((u) => u.mode),
-      inserts.map((i) => i.id),
-      inserts.map((i) => i.externalId),
-      inserts.map((i) => i.mode),
-      inserts.map((i) => JSON.stringify(i.profile)),
-      ...auditValues(write.audit),
-      ...write.event,
-    ]),
-    answer,
-  );
+  await commitWith(db, importWriteStatement(write), answer);
+}
+
+/** The statement of `writeImport`. */
+export function importWriteStatement(write: ImportWrite): pg.QueryConfig {
+  const { planned, updates, inserts } = write;
+  return WRITE_IMPORT([
+    write.environmentId,
+    planned.subjects,
+    planned.refused,
+    planned.limit,
+    updates.map((u) => u.id),
+    updates.map((u) => JSON.stringify(u.profile)),
+    updates.map((u) => u.mode),
+    inserts.map((i) => i.id),
+    inserts.map((i) => i.externalId),
+    inserts.map((i) => i.mode),
+    inserts.map((i) => JSON.stringify(i.profile)),
+    ...auditValues(write.audit),
+    ...write.event,
+  ]);
 }
