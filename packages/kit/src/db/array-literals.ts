@@ -2,9 +2,9 @@ import { isUuid } from "../core/ids.js";
 
 /*
  * Arrays sent as one text parameter in Postgres's array syntax (`{a,b}`), cast by the statement
- * (`$1::uuid[]`): node-postgres turns a JS array into that text itself, but quotes and escapes every element on
- * the way (and formats each Date in local time), which showed on the webhooks dispatcher's
- * profile for the few dozen ids of every batch. Ids, numbers and ISO timestamps hold
+ * (`$1::uuid[]`): node-postgres turns a JS array into that text itself, but quotes and escapes
+ * every element on the way (and formats each Date in local time), which showed on the webhooks
+ * dispatcher's profile for the few dozen ids of every batch. Ids, numbers and ISO timestamps hold
  * nothing the syntax would need quoted, so a join is the whole conversion.
  */
 

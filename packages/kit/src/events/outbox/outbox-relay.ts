@@ -1,6 +1,7 @@
 import { type JetStreamClient, jetstream } from "@nats-io/jetstream";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
+import { idList } from "../../db/array-literals.js";
 import type { Pool } from "../../db/db.js";
 import { runBatch } from "../../db/statement-batch.js";
 import type { TraceCarrier } from "../../telemetry/trace-context.js";
@@ -12,14 +13,18 @@ import { observeStreams, outboxPublishedCounter } from "./outbox-metrics.js";
 import { tracePublish } from "./outbox-tracing.js";
 
 /**
- * Stamps rows published: the relay's stamp right after commit, and the sweep's. Not a named
- * (prepared) statement: the relay must work through a pooler that does not keep prepared
+ * Stamps rows published: the relay's stamp right after commit, and the sweep's. It turns off the
+ * wait for its own WAL flush (`synchronous_commit`, for its transaction only: the statement's own
+ * when it runs alone): a stamp lost to a crash of the database only publishes its rows again. Not
+ * a named (prepared) statement: the relay must work through a pooler that does not keep prepared
  * statements (PgBouncer before 1.21), where a name prepared on one server connection is unknown
  * on the next, and every stamp would fail.
  */
 const stampPublished = (ids: string[]): { text: string; values: unknown[] } => ({
-  text: "UPDATE outbox SET published_at = clock_timestamp() WHERE id = ANY($1::uuid[]) AND published_at IS NULL",
-  values: [ids],
+  text: `WITH relaxed AS MATERIALIZED (SELECT set_config('synchronous_commit', 'off', true))
+         UPDATE outbox SET published_at = clock_timestamp()
+         WHERE id = ANY($1::uuid[]) AND published_at IS NULL AND EXISTS (SELECT 1 FROM relaxed)`,
+  values: [idList(ids)],
 });
 
 /** Publishes a service's outbox to JetStream; one per emitting process. */
@@ -166,7 +171,6 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   /**
    * Stamps the acked rows `published_at`, as the sweep's stamp, without waiting for its WAL flush:
    * a stamp lost (to a crash, or a failure here, left to the sweep) only publishes the rows again.
-   * One round trip (statement-batch.ts).
    */
   async function stampAcked(): Promise<void> {
     clearTimeout(stampTimer);
@@ -174,23 +178,8 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     const rows = acked;
     acked = [];
     if (rows.length === 0) return;
-    const done = options.pool
-      .connect()
-      .then(async (client) => {
-        try {
-          await runBatch(client, [
-            { text: "BEGIN" },
-            { text: "SET LOCAL synchronous_commit = off" },
-            stampPublished(rows.map((row) => row.id)),
-            { text: "COMMIT" },
-          ]);
-        } catch (error) {
-          await client.query("ROLLBACK").catch(() => {});
-          throw error;
-        } finally {
-          client.release();
-        }
-      })
+    // Built inside the chain: a failure of any kind is logged and left to the sweep.
+    const done = (async () => options.pool.query(stampPublished(rows.map((row) => row.id))))()
       .then(
         () => {
           publishedCount?.inc({ schema }, rows.length);
