@@ -129,7 +129,6 @@ export async function failoverUnderLoad(
     vi.waitFor(() => expect(check(), what).toBe(true), { timeout, interval: 20 });
   let killedAt = 0;
   let promotedAt = 0;
-  let waited = "";
   try {
     await waitFor(
       "traffic flows and the probe is refused before the failover",
@@ -157,15 +156,15 @@ export async function failoverUnderLoad(
       probe.samples.some((sample) => sample.at > promotedAt && sample.status === 429),
     );
   } catch (error) {
-    waited = String(error).split("\n")[0] ?? "a wait failed";
+    // A wait that failed ends the test before the summary below: what the load saw after the kill
+    // is what tells a slow failover from a client stuck on one key.
+    const waited = String(error).split("\n")[0];
+    console.info(`${label}: ${waited}; ${afterKill(load.samples, readiness.probes, killedAt)}`);
     throw error;
   } finally {
     await load.stop();
     await probe.stop();
     await readiness.stop();
-    // A wait that failed ends the test before the summary below: what the load saw after the kill
-    // is what tells a slow failover from a client stuck on one key.
-    if (waited) console.info(`${label}: ${waited}; ${afterKill(load.samples, readiness.probes, killedAt)}`);
   }
   const writingAt = Math.min(
     ...load.writes.filter((write) => write.startedAt > killedAt).map((write) => write.endedAt),
