@@ -4,7 +4,7 @@ import { createWebhookWorkers, type WebhookWorkers } from "@evalp/webhooks";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { ApiClient } from "./support/client.js";
 import { startCheckedReceiver } from "./support/event-catalog.js";
-import { createTenant, type Tenant } from "./support/fixtures.js";
+import { createTenant, ik, type Tenant } from "./support/fixtures.js";
 import { type Stack, useStack } from "./support/stack.js";
 import { createEndpoint, importSubjects } from "./support/webhooks.js";
 
@@ -69,5 +69,52 @@ describe("two webhooks worker replicas", () => {
       .pool("webhooks")
       .query("SELECT count(*)::int AS n FROM webhook_delivery_attempts");
     expect(attempts.rows[0].n).toBe(batches * 2);
+  });
+
+  it("hear every endpoint change from the next event on, whichever replica consumes it", async () => {
+    // Each replica keeps the environment's endpoints in memory once it consumed one of its events.
+    const owner = await createTenant(api);
+    const heard = (path: string) =>
+      new Set(receiver.at(path).map((request) => request.headers["webhook-id"]));
+    const importEach = async (round: string, count: number) => {
+      for (let i = 0; i < count; i++) await importSubjects(api, owner, [`${round}-${i}`]);
+    };
+    const expectHeard = (counts: Record<string, number>) =>
+      vi.waitFor(
+        () => {
+          for (const [path, count] of Object.entries(counts)) expect(heard(path).size, path).toBe(count);
+        },
+        { timeout: 20_000, interval: 100 },
+      );
+    const first = await createEndpoint(api, owner, { url: `${receiver.url}/set-first`, event_types: ["*"] });
+    await importEach("warm", 6);
+    await expectHeard({ "/set-first": 6 });
+
+    // Created: heard from the next event.
+    const second = await createEndpoint(api, owner, {
+      url: `${receiver.url}/set-second`,
+      event_types: ["*"],
+    });
+    await importEach("created", 6);
+    await expectHeard({ "/set-first": 12, "/set-second": 6 });
+
+    // Disabled, and deleted: no longer heard; a third, created with the deletion, heard at once.
+    const disabled = await api.patch(
+      `${owner.env}/webhooks/${first.id}`,
+      { enabled: false },
+      { token: owner.token, idempotencyKey: ik() },
+    );
+    expect(disabled.status).toBe(200);
+    const deleted = await api.call("DELETE", `${owner.env}/webhooks/${second.id}`, undefined, {
+      token: owner.token,
+      idempotencyKey: ik(),
+    });
+    expect(deleted.status).toBe(204);
+    await createEndpoint(api, owner, { url: `${receiver.url}/set-third`, event_types: ["subject.imported"] });
+    await importEach("changed", 6);
+    await expectHeard({ "/set-third": 6 });
+    // Give a delivery to a stopped endpoint, if any, the time to arrive.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await expectHeard({ "/set-first": 12, "/set-second": 6, "/set-third": 6 });
   });
 });

@@ -19,8 +19,10 @@ import {
 import { type Context, context, type Span, SpanKind, trace } from "@opentelemetry/api";
 import { endpointsWaiting, insertEventDeliveries, type NewDelivery } from "./db/deliveries.js";
 import type { ClaimedDelivery } from "./db/delivery-attempts.js";
-import { type SubscribedEndpoint, subscribedEndpoints } from "./db/endpoints.js";
+import { type EndpointSet, previousSecretAt, readEndpointSets } from "./db/endpoint-sets.js";
+import type { SubscribedEndpoint } from "./db/endpoints.js";
 import type { Dispatcher } from "./dispatcher.js";
+import { endpointSetCache } from "./endpoint-set-cache.js";
 import { eventBody, isEnvelope } from "./event-body.js";
 
 /** A message not acked within this time is delivered again (to this or another replica). */
@@ -34,6 +36,8 @@ const BATCH = 256;
  */
 const MAX_QUEUED_PER_ENDPOINT = 4_096;
 const MAX_QUEUED = 32_768;
+/** Plans of one batch before its store fails (and its messages come again): each follows a change of endpoints. */
+const STORE_PLANS = 3;
 
 /**
  * Consumes the events stream with a durable consumer and turns each event into one delivery per
@@ -41,6 +45,11 @@ const MAX_QUEUED = 32_768;
  * was emitted. One transaction stores a batch's events and their deliveries, and only after it
  * commits are the messages acked, so a crash at any moment loses nothing and a redelivered
  * message finds its deliveries already there (unique per endpoint and event).
+ *
+ * Each environment's endpoints are kept in memory between batches with their fingerprint (see
+ * db/endpoint-sets.ts), and the statement that stores a batch stores it only if every fingerprint
+ * still holds: a batch whose environments' endpoints did not change costs that one round trip,
+ * and one planned from a set that changed, on any replica, is planned again from a new read.
  *
  * The deliveries are stored leased to this worker's dispatcher and handed to it in memory, so
  * that attempting them needs no query to find and claim them. An endpoint whose deliveries pile
@@ -61,9 +70,58 @@ export function createEventConsumer(options: {
   /** Endpoints whose deliveries are left to claims, with when the first of those was stored. */
   const claimedFrom = new Map<string, Date>();
 
+  /** Each environment's endpoint set as last read, checked by the store that relies on it. */
+  const sets = endpointSetCache();
+
+  /**
+   * The batch's environments' endpoint sets: those kept in memory, the others read (all of them
+   * read when `fresh`); and whether any came from memory.
+   */
+  async function endpointSetsOf(
+    environmentIds: string[],
+    fresh: boolean,
+  ): Promise<{ known: Map<string, EndpointSet>; fromMemory: boolean }> {
+    const known = new Map<string, EndpointSet>();
+    for (const environmentId of environmentIds) {
+      const set = fresh ? undefined : sets.get(environmentId);
+      if (set) known.set(environmentId, set);
+    }
+    const fromMemory = known.size > 0;
+    const missing = environmentIds.filter((environmentId) => !known.has(environmentId));
+    if (missing.length > 0) {
+      for (const [environmentId, set] of await readEndpointSets(pool, missing)) {
+        sets.set(environmentId, set);
+        known.set(environmentId, set);
+      }
+    }
+    return { known, fromMemory };
+  }
+
+  /**
+   * Plans the batch's deliveries from the endpoint sets in memory where it can, and stores them
+   * with a check that those sets still hold; a set that changed is read again and the batch planned
+   * again, at most STORE_PLANS times. A plan without deliveries stores nothing, so one made from
+   * memory is confirmed by a read.
+   */
   async function store(batch: Traced[]): Promise<void> {
-    const planned = await planDeliveries(pool, batch);
-    if (planned.deliveries.length === 0) return;
+    const environmentIds = [...new Set(batch.map((entry) => entry.event.environment_id))];
+    for (let plan = 1, fresh = false; ; plan++) {
+      const { known, fromMemory } = await endpointSetsOf(environmentIds, fresh);
+      const planned = planDeliveries(known, batch);
+      if (planned.deliveries.length === 0) {
+        if (!fromMemory) return;
+        fresh = true;
+        continue;
+      }
+      if (await storePlanned(planned, known)) return;
+      sets.forget(environmentIds);
+      if (plan >= STORE_PLANS) throw new Error(`endpoints changed under ${plan} plans of one batch`);
+      fresh = true;
+    }
+  }
+
+  /** Stores a plan and hands its leased deliveries over; false, storing nothing, when a set no longer holds. */
+  async function storePlanned(planned: Planned, known: Map<string, EndpointSet>): Promise<boolean> {
     const count = new Map<string, number>();
     for (const delivery of planned.deliveries) {
       count.set(delivery.endpointId, (count.get(delivery.endpointId) ?? 0) + 1);
@@ -95,12 +153,17 @@ export function createEventConsumer(options: {
     const lease = dispatcher.storedLease();
     // The lease is counted from before the statement: it ends no sooner than this worker thinks.
     const leasedAt = performance.now();
-    const stored = await insertEventDeliveries(pool, planned.events, planned.deliveries, lease);
+    const stored = await insertEventDeliveries(pool, planned.events, planned.deliveries, {
+      lease,
+      planned: new Map([...known].map(([environmentId, set]) => [environmentId, set.fingerprint])),
+    });
+    if (stored.stale) return false;
     for (const [endpointId, since] of stored.unleasedSince) {
       if (!claimedFrom.has(endpointId)) claimedFrom.set(endpointId, since);
     }
     if (stored.unleasedSince.size > 0) dispatcher.wake();
-    if (stored.leased.size === 0) return;
+    if (stored.leased.size === 0) return true;
+    const now = Date.now();
     const handed: ClaimedDelivery[] = [];
     for (const delivery of planned.deliveries) {
       if (!stored.leased.has(delivery.id)) continue;
@@ -115,7 +178,7 @@ export function createEventConsumer(options: {
         claim_token: lease.token,
         url: endpoint.url,
         secret: endpoint.secret,
-        previous_secret: endpoint.previous_secret,
+        previous_secret: previousSecretAt(endpoint, now),
         endpoint_stopped: false,
         endpoint_deleted: false,
         endpoint_failing: endpoint.failing,
@@ -124,6 +187,7 @@ export function createEventConsumer(options: {
       });
     }
     dispatcher.take(handed, leasedAt);
+    return true;
   }
 
   return createDurableConsumer<Consumed>({
@@ -204,13 +268,11 @@ type Planned = {
 
 /**
  * The events' deliveries, and the events that have any; an event nobody subscribes to is not
- * kept. One round trip: the endpoints (a plain read, as it was inside a transaction at read
- * committed); the caller stores the events and their deliveries together in one statement.
+ * kept. Planned from the environments' endpoint sets (`known`, one per environment of the batch);
+ * the caller stores the events and their deliveries together in one statement.
  */
-async function planDeliveries(pool: Pool, batch: Traced[]): Promise<Planned> {
-  const endpoints = await subscribedEndpoints(pool, [
-    ...new Set(batch.map((entry) => entry.event.environment_id)),
-  ]);
+function planDeliveries(known: Map<string, EndpointSet>, batch: Traced[]): Planned {
+  const endpoints = [...known.values()].flatMap((set) => set.endpoints);
   const planned: Planned = {
     events: [],
     bodies: new Map(),

@@ -116,7 +116,7 @@ export async function storeLeasedDeliveries(
       traceContext: null,
       leased: true,
     })),
-    lease,
+    { lease },
   );
   if (stored.leased.size !== handed.length) {
     throw new Error(`stored ${stored.leased.size} of ${handed.length} deliveries leased`);

@@ -18,6 +18,7 @@ import {
   type Delivery,
   DeliverySchema,
 } from "@evalp/proto/webhooks/v1/delivery";
+import { endpointSetsHold } from "./endpoint-sets.js";
 
 export type DeliveryStatus = "pending" | "failed" | "succeeded" | "dead_letter";
 export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ["pending", "failed", "succeeded", "dead_letter"];
@@ -165,6 +166,11 @@ export type StoredDeliveries = {
   leased: Set<string>;
   /** When the first of those stored unleased (left to a claim) was created, per endpoint. */
   unleasedSince: Map<string, Date>;
+  /**
+   * Nothing was stored: an environment's endpoints changed since the fingerprint planned with
+   * (`planned` of the options), so the deliveries must be planned again.
+   */
+  stale: boolean;
 };
 
 /**
@@ -181,30 +187,45 @@ export const KEEP_STORED_EVENT = "ON CONFLICT (id) DO UPDATE SET body = webhook_
  * a batch costs the consumer one round trip and one commit. An event or delivery that exists
  * already (a redelivered message) is left as it is (the event locked: `KEEP_STORED_EVENT`). The
  * deliveries marked `leased` are stored under `lease` (its token, for `ms` from now), so that no
- * claim is needed to attempt them.
+ * claim is needed to attempt them. With `planned` (each environment's endpoint-set fingerprint
+ * the deliveries were planned from), the statement stores nothing, and answers `stale`, unless
+ * every one of them still holds.
  */
 export async function insertEventDeliveries(
   db: Queryable,
   events: Array<{ event: EventEnvelope; body: string }>,
   deliveries: NewDelivery[],
-  lease: { token: string; ms: number } | null = null,
+  options: { lease?: { token: string; ms: number }; planned?: Map<string, string | null> } = {},
 ): Promise<StoredDeliveries> {
-  const stored = await db.query<{ id: string; endpoint_id: string; leased: boolean; created_at: Date }>(
-    `WITH stored_events AS (
+  const { lease, planned = new Map<string, string | null>() } = options;
+  const stored = await db.query<{
+    id: string | null;
+    endpoint_id: string;
+    leased: boolean;
+    created_at: Date;
+  }>(
+    `WITH fresh AS MATERIALIZED (SELECT ${endpointSetsHold(16, 17)} AS holds),
+     stored_events AS (
        INSERT INTO webhook_events (id, environment_id, event_type, body, created_at, subject_id)
        SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::timestamptz[], $15::uuid[])
+       WHERE (SELECT holds FROM fresh)
        ORDER BY 1
        ${KEEP_STORED_EVENT}
+     ),
+     stored AS (
+       INSERT INTO webhook_deliveries (id, environment_id, endpoint_id, event_id, event_type, trace_context,
+         next_attempt_at, leased_until, claim_token)
+       SELECT d.id, d.environment_id, d.endpoint_id, d.event_id, d.event_type, d.trace_context, now(),
+         CASE WHEN d.leased THEN clock_timestamp() + make_interval(secs => $13::double precision / 1000) END,
+         CASE WHEN d.leased THEN $12::uuid END
+       FROM unnest($6::uuid[], $7::uuid[], $8::uuid[], $9::uuid[], $10::text[], $11::jsonb[], $14::bool[])
+         AS d (id, environment_id, endpoint_id, event_id, event_type, trace_context, leased)
+       WHERE (SELECT holds FROM fresh)
+       ON CONFLICT ON CONSTRAINT webhook_deliveries_once DO NOTHING
+       RETURNING id, endpoint_id, claim_token IS NOT NULL AS leased, created_at
      )
-     INSERT INTO webhook_deliveries (id, environment_id, endpoint_id, event_id, event_type, trace_context,
-       next_attempt_at, leased_until, claim_token)
-     SELECT d.id, d.environment_id, d.endpoint_id, d.event_id, d.event_type, d.trace_context, now(),
-       CASE WHEN d.leased THEN clock_timestamp() + make_interval(secs => $13::double precision / 1000) END,
-       CASE WHEN d.leased THEN $12::uuid END
-     FROM unnest($6::uuid[], $7::uuid[], $8::uuid[], $9::uuid[], $10::text[], $11::jsonb[], $14::bool[])
-       AS d (id, environment_id, endpoint_id, event_id, event_type, trace_context, leased)
-     ON CONFLICT ON CONSTRAINT webhook_deliveries_once DO NOTHING
-     RETURNING id, endpoint_id, claim_token IS NOT NULL AS leased, created_at`,
+     SELECT id, endpoint_id, leased, created_at FROM stored
+     UNION ALL SELECT NULL, NULL, NULL, NULL FROM fresh WHERE NOT holds`,
     [
       // Ids as array literals (`idList`); text and JSON as arrays, which node-postgres escapes.
       idList(events.map(({ event }) => event.id)),
@@ -220,12 +241,18 @@ export async function insertEventDeliveries(
       deliveries.map((d) => (d.traceContext ? JSON.stringify(d.traceContext) : null)),
       lease?.token ?? null,
       lease?.ms ?? 0,
-      deliveries.map((d) => lease !== null && d.leased === true),
+      deliveries.map((d) => lease !== undefined && d.leased === true),
       events.map(({ event }) => subjectOf(event)),
+      idList([...planned.keys()]),
+      [...planned.values()],
     ],
   );
-  const result: StoredDeliveries = { leased: new Set(), unleasedSince: new Map() };
+  const result: StoredDeliveries = { leased: new Set(), unleasedSince: new Map(), stale: false };
   for (const row of stored.rows) {
+    if (row.id === null) {
+      result.stale = true;
+      continue;
+    }
     if (row.leased) {
       result.leased.add(row.id);
       continue;

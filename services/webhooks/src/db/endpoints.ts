@@ -3,7 +3,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { isUuid, notFound, pageClause, type Queryable } from "@evalp/kit";
 import type { PageRequest } from "@evalp/proto/common/v1/page";
 import { type Endpoint, EndpointSchema } from "@evalp/proto/webhooks/v1/endpoint";
-import { type SecretEnvelope, secretEnvelopesSql } from "../sealed-secrets.js";
+import type { SecretEnvelope } from "../sealed-secrets.js";
 
 export type EndpointRow = {
   id: string;
@@ -95,29 +95,11 @@ export type SubscribedEndpoint = {
   secret: SecretEnvelope;
   /** While a rotation's previous secret has not expired. */
   previous_secret: SecretEnvelope | null;
+  /** When it expires: a set kept in memory stops signing with it then. */
+  previous_secret_expires_at: Date | null;
   /** The endpoint has a failure streak, which a success ends. */
   failing: boolean;
 };
-
-/**
- * Enabled endpoints (not deleted) of the environments, oldest first: who hears their events, with
- * what attempting a delivery to them needs (a delivery handed straight to the dispatcher is not
- * claimed, the claim being where it read them otherwise).
- */
-export async function subscribedEndpoints(
-  db: Queryable,
-  environmentIds: string[],
-): Promise<SubscribedEndpoint[]> {
-  const found = await db.query<SubscribedEndpoint>(
-    `SELECT e.id, e.environment_id, e.event_types, e.created_at, e.url, ${secretEnvelopesSql("e")},
-       e.failing_since IS NOT NULL AS failing
-     FROM webhook_endpoints e
-     WHERE environment_id = ANY($1::uuid[]) AND disabled_at IS NULL AND deleted_at IS NULL
-     ORDER BY e.created_at, e.id`,
-    [environmentIds],
-  );
-  return found.rows;
-}
 
 /**
  * Sets `disabled_at` (with its reason) of an endpoint still enabled; what the event of its

@@ -1,0 +1,155 @@
+import { type EventEnvelope, newId } from "@evalp/kit";
+import { describe, expect, it } from "vitest";
+import { testSealer, useTestDatabase } from "../database.test-support.js";
+import { eventBody } from "../event-body.js";
+import { generateSecret } from "../secrets.js";
+import { insertEventDeliveries } from "./deliveries.js";
+import { previousSecretAt, readEndpointSets } from "./endpoint-sets.js";
+import {
+  clearFailingSince,
+  insertEndpoint,
+  markDeleted,
+  markDisabled,
+  markEnabled,
+  rotateEndpointSecret,
+  setFailingSince,
+  updateEndpointTarget,
+} from "./endpoints.js";
+
+// The events consumer plans deliveries from endpoint sets it kept in memory, and its store checks
+// that they still hold (migration 010): a write of any kind must change its environment's
+// fingerprint, and a store planned from a fingerprint that changed must store nothing.
+const db = useTestDatabase();
+
+async function endpointIn(environmentId: string, enabled = true): Promise<string> {
+  const id = newId();
+  await insertEndpoint(db.pool, {
+    id,
+    environmentId,
+    url: "https://receiver.example/hook",
+    eventTypes: ["*"],
+    secret: testSealer.seal(id, generateSecret()),
+    enabled,
+  });
+  return id;
+}
+
+async function fingerprintOf(environmentId: string): Promise<string | null> {
+  return (await readEndpointSets(db.pool, [environmentId])).get(environmentId)?.fingerprint ?? null;
+}
+
+function eventIn(environmentId: string): { event: EventEnvelope; body: string } {
+  const event: EventEnvelope = {
+    id: newId(),
+    type: "subject.imported",
+    timestamp: new Date().toISOString(),
+    environment_id: environmentId,
+    data: {},
+  };
+  return { event, body: eventBody(event) };
+}
+
+describe("endpoint sets", () => {
+  it("reads the enabled endpoints of each environment, oldest first, and an empty set where there are none", async () => {
+    const environment = newId();
+    const empty = newId();
+    const older = await endpointIn(environment);
+    await endpointIn(environment, false);
+    const newer = await endpointIn(environment);
+    const sets = await readEndpointSets(db.pool, [environment, empty]);
+    expect(sets.get(environment)?.endpoints.map((endpoint) => endpoint.id)).toEqual([older, newer]);
+    expect(sets.get(environment)?.fingerprint).toMatch(/^[0-9a-f]{32}$/);
+    expect(sets.get(empty)).toEqual({ fingerprint: null, endpoints: [] });
+  });
+
+  it("changes an environment's fingerprint with every write of one of its endpoints, and no other's", async () => {
+    const environment = newId();
+    const other = newId();
+    const endpoint = await endpointIn(environment);
+    const otherEndpoint = await endpointIn(other);
+    const writes: Array<[string, () => Promise<unknown>]> = [
+      ["created", () => endpointIn(environment)],
+      ["failing", () => setFailingSince(db.pool, endpoint, new Date())],
+      ["no longer failing", () => clearFailingSince(db.pool, endpoint)],
+      [
+        "retargeted",
+        () =>
+          updateEndpointTarget(db.pool, endpoint, {
+            url: "https://receiver.example/other",
+            setEventTypes: false,
+            eventTypes: [],
+          }),
+      ],
+      [
+        "rotated",
+        () => rotateEndpointSecret(db.pool, endpoint, testSealer.seal(endpoint, generateSecret()), 60_000),
+      ],
+      ["disabled", () => markDisabled(db.pool, endpoint, "requested")],
+      ["enabled", () => markEnabled(db.pool, endpoint)],
+      ["created disabled", () => endpointIn(environment, false)],
+      ["deleted", () => markDeleted(db.pool, endpoint)],
+    ];
+    const seen = new Set<string | null>([await fingerprintOf(environment)]);
+    const otherFingerprint = await fingerprintOf(other);
+    for (const [what, write] of writes) {
+      await write();
+      const now = await fingerprintOf(environment);
+      expect(seen.has(now), `fingerprint after "${what}" was seen before`).toBe(false);
+      seen.add(now);
+    }
+    await db.pool.query("UPDATE webhook_endpoints SET url = url WHERE id = $1", [otherEndpoint]);
+    expect(await fingerprintOf(other)).not.toBe(otherFingerprint);
+    expect(seen.has(await fingerprintOf(environment))).toBe(true);
+  });
+
+  it("stores a batch planned from fingerprints that hold, and nothing from one that changed", async () => {
+    const environment = newId();
+    const quiet = newId();
+    const endpoint = await endpointIn(environment);
+    const planned = new Map([
+      [environment, await fingerprintOf(environment)],
+      [quiet, await fingerprintOf(quiet)],
+    ]);
+    const store = () => {
+      const stored = eventIn(environment);
+      const delivery = {
+        id: newId(),
+        environmentId: environment,
+        endpointId: endpoint,
+        eventId: stored.event.id,
+        eventType: stored.event.type,
+        traceContext: null,
+      };
+      return insertEventDeliveries(db.pool, [stored], [delivery], { planned }).then((result) => ({
+        result,
+        eventId: stored.event.id,
+      }));
+    };
+    const kept = await store();
+    expect(kept.result.stale).toBe(false);
+    expect(kept.result.unleasedSince.has(endpoint)).toBe(true);
+
+    // An endpoint created in an environment of the batch that had none.
+    await endpointIn(quiet);
+    const refused = await store();
+    expect(refused.result).toEqual({ leased: new Set(), unleasedSince: new Map(), stale: true });
+    const written = await db.pool.query<{ events: number; deliveries: number }>(
+      `SELECT (SELECT count(*)::int FROM webhook_events WHERE id = $1) AS events,
+              (SELECT count(*)::int FROM webhook_deliveries WHERE event_id = $1) AS deliveries`,
+      [refused.eventId],
+    );
+    expect(written.rows[0]).toEqual({ events: 0, deliveries: 0 });
+  });
+
+  it("stops signing with a rotated secret of a kept set once it expired, without a read", async () => {
+    const environment = newId();
+    const endpoint = await endpointIn(environment);
+    await rotateEndpointSecret(db.pool, endpoint, testSealer.seal(endpoint, generateSecret()), 60_000);
+    const [kept] = (await readEndpointSets(db.pool, [environment])).get(environment)?.endpoints ?? [];
+    if (!kept?.previous_secret_expires_at) throw new Error("the rotation kept no previous secret");
+    const expiresAt = kept.previous_secret_expires_at.getTime();
+    expect(previousSecretAt(kept, Date.now())).toBe(kept.previous_secret);
+    expect(kept.previous_secret).toMatch(/:/);
+    expect(previousSecretAt(kept, expiresAt)).toBeNull();
+  });
+});

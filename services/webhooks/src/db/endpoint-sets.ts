@@ -1,0 +1,79 @@
+import type { Queryable } from "@evalp/kit";
+import { type SecretEnvelope, secretEnvelopesSql } from "../sealed-secrets.js";
+import type { SubscribedEndpoint } from "./endpoints.js";
+
+/*
+ * An environment's endpoint set as the events consumer plans deliveries from it: the endpoints
+ * that hear its events, and the fingerprint of all its endpoints not deleted (each row's id and
+ * version; migration 010 gives every write of a row a version never used before). Any endpoint
+ * created, changed (enabled, disabled, rotated, failing or not) or deleted changes the
+ * fingerprint, so a set kept in memory is known to still hold when the fingerprint it was read
+ * with is the one the environment has now, which the statement storing the deliveries checks.
+ */
+
+/** The fingerprint of the endpoints `e` of one environment (null when it has none). */
+const FINGERPRINT = "md5(string_agg(e.id::text || ':' || COALESCE(e.version, 0), ',' ORDER BY e.id))";
+
+/** An environment's subscribed endpoints and the fingerprint they were read with. */
+export type EndpointSet = { fingerprint: string | null; endpoints: SubscribedEndpoint[] };
+
+type SetRow = Omit<SubscribedEndpoint, "id"> & { id: string | null; set_of: string; fingerprint: string };
+
+/**
+ * The endpoint sets of the environments, read in one statement (one snapshot): enabled endpoints
+ * oldest first. An environment without endpoints has the set `{ fingerprint: null, endpoints: [] }`.
+ */
+export async function readEndpointSets(
+  db: Queryable,
+  environmentIds: string[],
+): Promise<Map<string, EndpointSet>> {
+  const found = await db.query<SetRow>(
+    `WITH sets AS (
+       SELECT e.environment_id, ${FINGERPRINT} AS fingerprint
+       FROM webhook_endpoints e
+       WHERE e.environment_id = ANY($1::uuid[]) AND e.deleted_at IS NULL
+       GROUP BY e.environment_id
+     )
+     SELECT s.environment_id AS set_of, s.fingerprint,
+       e.id, e.environment_id, e.event_types, e.created_at, e.url, ${secretEnvelopesSql("e")},
+       e.previous_secret_expires_at, e.failing_since IS NOT NULL AS failing
+     FROM sets s
+     LEFT JOIN webhook_endpoints e
+       ON e.environment_id = s.environment_id AND e.deleted_at IS NULL AND e.disabled_at IS NULL
+     ORDER BY e.created_at, e.id`,
+    [environmentIds],
+  );
+  const sets = new Map<string, EndpointSet>(
+    environmentIds.map((environmentId) => [environmentId, { fingerprint: null, endpoints: [] }]),
+  );
+  for (const { set_of, fingerprint, ...endpoint } of found.rows) {
+    const set = sets.get(set_of) ?? { fingerprint, endpoints: [] };
+    set.fingerprint = fingerprint;
+    if (endpoint.id !== null) set.endpoints.push(endpoint as SubscribedEndpoint);
+    sets.set(set_of, set);
+  }
+  return sets;
+}
+
+/**
+ * A condition, for a statement given the environments as `$envs::uuid[]` and the fingerprints
+ * planned with as `$fingerprints::text[]`: true while every environment's fingerprint is still the
+ * one planned with (evaluated in the statement's snapshot).
+ */
+export function endpointSetsHold(envs: number, fingerprints: number): string {
+  return `COALESCE((
+    SELECT bool_and(
+      (SELECT ${FINGERPRINT} FROM webhook_endpoints e
+       WHERE e.environment_id = planned.environment_id AND e.deleted_at IS NULL)
+      IS NOT DISTINCT FROM planned.fingerprint)
+    FROM unnest($${envs}::uuid[], $${fingerprints}::text[]) AS planned (environment_id, fingerprint)
+  ), true)`;
+}
+
+/**
+ * The previous secret an endpoint of a set still signs with at `now` (ms): a set kept in memory
+ * outlives the expiry its read applied, so it is applied again when the set is used.
+ */
+export function previousSecretAt(endpoint: SubscribedEndpoint, now: number): SecretEnvelope | null {
+  return (endpoint.previous_secret_expires_at?.getTime() ?? 0) > now ? endpoint.previous_secret : null;
+}
