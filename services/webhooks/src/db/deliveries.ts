@@ -189,7 +189,9 @@ export const KEEP_STORED_EVENT = "ON CONFLICT (id) DO UPDATE SET body = webhook_
  * deliveries marked `leased` are stored under `lease` (its token, for `ms` from now), so that no
  * claim is needed to attempt them. With `planned` (each environment's endpoint-set fingerprint
  * the deliveries were planned from), the statement stores nothing, and answers `stale`, unless
- * every one of them still holds.
+ * every one of them still holds. Not a prepared statement: in a generic plan made while the
+ * endpoints table was small, the check read the whole table (9,006 rows read for 3,000 endpoints,
+ * where a custom plan, made from the table's size at each call, uses the index).
  */
 export async function insertEventDeliveries(
   db: Queryable,
