@@ -1,5 +1,6 @@
+import { randomUUID } from "node:crypto";
 import type { ReceivedRequest, Receiver } from "@evalp/testing";
-import { jetstreamManager } from "@nats-io/jetstream";
+import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { ApiClient } from "./support/client.js";
@@ -589,6 +590,47 @@ describe("delivery (docs/webhooks.md)", () => {
       () =>
         expect(bodies(receiver.at("/after-loss")).map((body) => body.data.limits?.programs)).toEqual([70]),
       { timeout: 15_000, interval: 100 },
+    );
+  });
+
+  it("terminates a malformed message on the stream and delivers the events stored beside it", async () => {
+    const endpoint = await createEndpoint(api, tenant, {
+      url: `${receiver.url}/beside-malformed`,
+      event_types: ["webhook.test"],
+    });
+    const js = jetstream(stack.nats);
+    const subject = `${stack.config.EVENTS_SUBJECT_PREFIX}.${tenant.environmentId}.webhook.test`;
+    const valid = randomUUID();
+    const envelope = (change: Record<string, unknown>) =>
+      JSON.stringify({
+        id: randomUUID(),
+        type: "webhook.test",
+        timestamp: new Date().toISOString(),
+        environment_id: tenant.environmentId,
+        data: { endpoint_id: endpoint.id },
+        ...change,
+      });
+    // Published back to back, so that the consumer likely takes them in one batch.
+    await Promise.all([
+      js.publish(subject, envelope({ id: "not-a-uuid" })),
+      js.publish(subject, envelope({ timestamp: "2026-02-30T10:00:00Z" })),
+      js.publish(subject, envelope({ id: valid })),
+    ]);
+    await vi.waitFor(
+      () => expect(bodies(receiver.at("/beside-malformed")).map((body) => body.id)).toEqual([valid]),
+      { timeout: 10_000, interval: 100 },
+    );
+    // Terminated, not handed back: nothing is left for the consumer to take again.
+    const jsm = await jetstreamManager(stack.nats);
+    await vi.waitFor(
+      async () => {
+        const consumer = await jsm.consumers.info(stack.config.EVENTS_STREAM, "webhooks");
+        expect({ pending: consumer.num_pending, acking: consumer.num_ack_pending }).toEqual({
+          pending: 0,
+          acking: 0,
+        });
+      },
+      { timeout: 10_000, interval: 200 },
     );
   });
 
