@@ -9,9 +9,18 @@
 CREATE SEQUENCE webhook_endpoint_versions;
 ALTER TABLE webhook_endpoints ADD COLUMN version bigint;
 
+-- A write that changes only the failure streak (`failing_since`) keeps the version: a flaky
+-- receiver opens and ends a streak on nearly every attempt, and the consumer reads the streak
+-- with each store instead of keeping it.
 CREATE FUNCTION version_endpoint() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  NEW.version := nextval('webhook_endpoint_versions');
+  IF TG_OP = 'UPDATE'
+     AND to_jsonb(NEW) - '{failing_since,updated_at,version}'::text[]
+       = to_jsonb(OLD) - '{failing_since,updated_at,version}'::text[] THEN
+    NEW.version := OLD.version;
+  ELSE
+    NEW.version := nextval('webhook_endpoint_versions');
+  END IF;
   RETURN NEW;
 END;
 $$;

@@ -181,7 +181,7 @@ export function createEventConsumer(options: {
         previous_secret: previousSecretAt(endpoint, now),
         endpoint_stopped: false,
         endpoint_deleted: false,
-        endpoint_failing: endpoint.failing,
+        endpoint_failing: stored.failing.has(delivery.endpointId),
         body: planned.bodies.get(delivery.eventId) as string,
         trace_context: delivery.traceContext,
       });

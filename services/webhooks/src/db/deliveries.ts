@@ -166,6 +166,8 @@ export type StoredDeliveries = {
   leased: Set<string>;
   /** When the first of those stored unleased (left to a claim) was created, per endpoint. */
   unleasedSince: Map<string, Date>;
+  /** The endpoints of the deliveries stored whose failure streak was open (read by the same statement). */
+  failing: Set<string>;
   /**
    * Nothing was stored: an environment's endpoints changed since the fingerprint planned with
    * (`planned` of the options), so the deliveries must be planned again.
@@ -205,6 +207,7 @@ export async function insertEventDeliveries(
     endpoint_id: string;
     leased: boolean;
     created_at: Date;
+    failing: boolean;
   }>(
     `WITH fresh AS MATERIALIZED (SELECT ${endpointSetsHold(16, 17)} AS holds),
      stored_events AS (
@@ -226,8 +229,9 @@ export async function insertEventDeliveries(
        ON CONFLICT ON CONSTRAINT webhook_deliveries_once DO NOTHING
        RETURNING id, endpoint_id, claim_token IS NOT NULL AS leased, created_at
      )
-     SELECT id, endpoint_id, leased, created_at FROM stored
-     UNION ALL SELECT NULL, NULL, NULL, NULL FROM fresh WHERE NOT holds`,
+     SELECT s.id, s.endpoint_id, s.leased, s.created_at, e.failing_since IS NOT NULL AS failing
+     FROM stored s LEFT JOIN webhook_endpoints e ON e.id = s.endpoint_id
+     UNION ALL SELECT NULL, NULL, NULL, NULL, NULL FROM fresh WHERE NOT holds`,
     [
       // Ids as array literals (`idList`); text and JSON as arrays, which node-postgres escapes.
       idList(events.map(({ event }) => event.id)),
@@ -249,12 +253,18 @@ export async function insertEventDeliveries(
       [...planned.values()],
     ],
   );
-  const result: StoredDeliveries = { leased: new Set(), unleasedSince: new Map(), stale: false };
+  const result: StoredDeliveries = {
+    leased: new Set(),
+    unleasedSince: new Map(),
+    failing: new Set(),
+    stale: false,
+  };
   for (const row of stored.rows) {
     if (row.id === null) {
       result.stale = true;
       continue;
     }
+    if (row.failing) result.failing.add(row.endpoint_id);
     if (row.leased) {
       result.leased.add(row.id);
       continue;

@@ -62,15 +62,13 @@ describe("endpoint sets", () => {
     expect(sets.get(empty)).toEqual({ fingerprint: null, endpoints: [] });
   });
 
-  it("changes an environment's fingerprint with every write of one of its endpoints, and no other's", async () => {
+  it("changes an environment's fingerprint with every write of one of its endpoints but its failure streak, and no other's", async () => {
     const environment = newId();
     const other = newId();
     const endpoint = await endpointIn(environment);
     const otherEndpoint = await endpointIn(other);
     const writes: Array<[string, () => Promise<unknown>]> = [
       ["created", () => endpointIn(environment)],
-      ["failing", () => setFailingSince(db.pool, endpoint, new Date())],
-      ["no longer failing", () => clearFailingSince(db.pool, endpoint)],
       [
         "retargeted",
         () =>
@@ -97,9 +95,34 @@ describe("endpoint sets", () => {
       expect(seen.has(now), `fingerprint after "${what}" was seen before`).toBe(false);
       seen.add(now);
     }
-    await db.pool.query("UPDATE webhook_endpoints SET url = url WHERE id = $1", [otherEndpoint]);
+    await db.pool.query("UPDATE webhook_endpoints SET url = url || '/other' WHERE id = $1", [otherEndpoint]);
     expect(await fingerprintOf(other)).not.toBe(otherFingerprint);
     expect(seen.has(await fingerprintOf(environment))).toBe(true);
+  });
+
+  it("keeps the fingerprint through a failure streak, and the store answers the streak as it is", async () => {
+    const environment = newId();
+    const endpoint = await endpointIn(environment);
+    const planned = new Map([[environment, await fingerprintOf(environment)]]);
+    const storeOne = () => {
+      const stored = eventIn(environment);
+      const delivery = {
+        id: newId(),
+        environmentId: environment,
+        endpointId: endpoint,
+        eventId: stored.event.id,
+        eventType: stored.event.type,
+        traceContext: null,
+      };
+      return insertEventDeliveries(db.pool, [stored], [delivery], { planned });
+    };
+    await setFailingSince(db.pool, endpoint, new Date());
+    expect(await fingerprintOf(environment)).toBe(planned.get(environment));
+    const whileFailing = await storeOne();
+    expect(whileFailing).toMatchObject({ stale: false, failing: new Set([endpoint]) });
+    await clearFailingSince(db.pool, endpoint);
+    expect(await fingerprintOf(environment)).toBe(planned.get(environment));
+    expect(await storeOne()).toMatchObject({ stale: false, failing: new Set() });
   });
 
   it("stores a batch planned from fingerprints that hold, and nothing from one that changed", async () => {
@@ -132,7 +155,12 @@ describe("endpoint sets", () => {
     // An endpoint created in an environment of the batch that had none.
     await endpointIn(quiet);
     const refused = await store();
-    expect(refused.result).toEqual({ leased: new Set(), unleasedSince: new Map(), stale: true });
+    expect(refused.result).toEqual({
+      leased: new Set(),
+      unleasedSince: new Map(),
+      failing: new Set(),
+      stale: true,
+    });
     const written = await db.pool.query<{ events: number; deliveries: number }>(
       `SELECT (SELECT count(*)::int FROM webhook_events WHERE id = $1) AS events,
               (SELECT count(*)::int FROM webhook_deliveries WHERE event_id = $1) AS deliveries`,

@@ -5,10 +5,11 @@ import type { SubscribedEndpoint } from "./endpoints.js";
 /*
  * An environment's endpoint set as the events consumer plans deliveries from it: the endpoints
  * that hear its events, and the fingerprint of all its endpoints not deleted (each row's id and
- * version; migration 010 gives every write of a row a version never used before). Any endpoint
- * created, changed (enabled, disabled, rotated, failing or not) or deleted changes the
- * fingerprint, so a set kept in memory is known to still hold when the fingerprint it was read
- * with is the one the environment has now, which the statement storing the deliveries checks.
+ * version; migration 010 gives every write of a row a version never used before, except a write
+ * of its failure streak alone, which the store reads itself). Any endpoint created, changed
+ * (enabled, disabled, rotated, retargeted) or deleted changes the fingerprint, so a set kept in
+ * memory is known to still hold when the fingerprint it was read with is the one the environment
+ * has now, which the statement storing the deliveries checks.
  */
 
 /** The fingerprint of the endpoints `e` of one environment (null when it has none). */
@@ -36,7 +37,7 @@ export async function readEndpointSets(
      )
      SELECT s.environment_id AS set_of, s.fingerprint,
        e.id, e.environment_id, e.event_types, e.created_at, e.url, ${secretEnvelopesSql("e")},
-       e.previous_secret_expires_at, e.failing_since IS NOT NULL AS failing
+       e.previous_secret_expires_at
      FROM sets s
      LEFT JOIN webhook_endpoints e
        ON e.environment_id = s.environment_id AND e.deleted_at IS NULL AND e.disabled_at IS NULL

@@ -97,8 +97,6 @@ export type SubscribedEndpoint = {
   previous_secret: SecretEnvelope | null;
   /** When it expires: a set kept in memory stops signing with it then. */
   previous_secret_expires_at: Date | null;
-  /** The endpoint has a failure streak, which a success ends. */
-  failing: boolean;
 };
 
 /**
