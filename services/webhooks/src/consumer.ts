@@ -19,8 +19,12 @@ import {
 import { type Context, context, type Span, SpanKind, trace } from "@opentelemetry/api";
 import { endpointsWaiting, insertEventDeliveries, type NewDelivery } from "./db/deliveries.js";
 import type { ClaimedDelivery } from "./db/delivery-attempts.js";
-import { type EndpointSet, previousSecretAt, readEndpointSets } from "./db/endpoint-sets.js";
-import type { SubscribedEndpoint } from "./db/endpoints.js";
+import {
+  type EndpointSet,
+  previousSecretAt,
+  readEndpointSets,
+  type SubscribedEndpoint,
+} from "./db/endpoint-sets.js";
 import type { Dispatcher } from "./dispatcher.js";
 import { endpointSetCache } from "./endpoint-set-cache.js";
 import { eventBody, isEnvelope } from "./event-body.js";

@@ -29,19 +29,18 @@ const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d{1,6})?(
 export function isEventTime(value: string): boolean {
   const match = RFC3339.exec(value);
   if (!match) return false;
-  const [year, month, day, hour, minute, second, offsetHours = 0, offsetMinutes = 0] = match
-    .slice(1)
-    .map((field) => (field === undefined ? undefined : Number(field))) as number[];
-  if (year === undefined || month === undefined || day === undefined) return false;
+  // Groups 1–6 are always there once it matched; the offset's are not for `Z`. The defaults only type them.
+  const [year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0, offsetHours = 0, offsetMinutes = 0] =
+    match.slice(1).map((field) => Number(field ?? 0));
   const calendar = new Date(0);
   calendar.setUTCFullYear(year, month - 1, day);
   return (
     year >= 1 &&
     calendar.getUTCMonth() === month - 1 &&
     calendar.getUTCDate() === day &&
-    (hour ?? 24) < 24 &&
-    (minute ?? 60) < 60 &&
-    (second ?? 60) < 60 &&
+    hour < 24 &&
+    minute < 60 &&
+    second < 60 &&
     offsetHours < 15 &&
     offsetMinutes < 60
   );

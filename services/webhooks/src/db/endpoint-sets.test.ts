@@ -49,6 +49,21 @@ function eventIn(environmentId: string): { event: EventEnvelope; body: string } 
   return { event, body: eventBody(event) };
 }
 
+/** Stores one event of `environment` with a delivery to `endpoint`, planned from the fingerprints `planned`. */
+async function storeOne(environment: string, endpoint: string, planned: Map<string, string | null>) {
+  const stored = eventIn(environment);
+  const delivery = {
+    id: newId(),
+    environmentId: environment,
+    endpointId: endpoint,
+    eventId: stored.event.id,
+    eventType: stored.event.type,
+    traceContext: null,
+  };
+  const result = await insertEventDeliveries(db.pool, [stored], [delivery], { planned });
+  return { result, eventId: stored.event.id };
+}
+
 describe("endpoint sets", () => {
   it("reads the enabled endpoints of each environment, oldest first, and an empty set where there are none", async () => {
     const environment = newId();
@@ -104,25 +119,16 @@ describe("endpoint sets", () => {
     const environment = newId();
     const endpoint = await endpointIn(environment);
     const planned = new Map([[environment, await fingerprintOf(environment)]]);
-    const storeOne = () => {
-      const stored = eventIn(environment);
-      const delivery = {
-        id: newId(),
-        environmentId: environment,
-        endpointId: endpoint,
-        eventId: stored.event.id,
-        eventType: stored.event.type,
-        traceContext: null,
-      };
-      return insertEventDeliveries(db.pool, [stored], [delivery], { planned });
-    };
     await setFailingSince(db.pool, endpoint, new Date());
     expect(await fingerprintOf(environment)).toBe(planned.get(environment));
-    const whileFailing = await storeOne();
-    expect(whileFailing).toMatchObject({ stale: false, failing: new Set([endpoint]) });
+    const whileFailing = await storeOne(environment, endpoint, planned);
+    expect(whileFailing.result).toMatchObject({ stale: false, failing: new Set([endpoint]) });
     await clearFailingSince(db.pool, endpoint);
     expect(await fingerprintOf(environment)).toBe(planned.get(environment));
-    expect(await storeOne()).toMatchObject({ stale: false, failing: new Set() });
+    expect((await storeOne(environment, endpoint, planned)).result).toMatchObject({
+      stale: false,
+      failing: new Set(),
+    });
   });
 
   it("stores a batch planned from fingerprints that hold, and nothing from one that changed", async () => {
@@ -133,28 +139,13 @@ describe("endpoint sets", () => {
       [environment, await fingerprintOf(environment)],
       [quiet, await fingerprintOf(quiet)],
     ]);
-    const store = () => {
-      const stored = eventIn(environment);
-      const delivery = {
-        id: newId(),
-        environmentId: environment,
-        endpointId: endpoint,
-        eventId: stored.event.id,
-        eventType: stored.event.type,
-        traceContext: null,
-      };
-      return insertEventDeliveries(db.pool, [stored], [delivery], { planned }).then((result) => ({
-        result,
-        eventId: stored.event.id,
-      }));
-    };
-    const kept = await store();
+    const kept = await storeOne(environment, endpoint, planned);
     expect(kept.result.stale).toBe(false);
     expect(kept.result.unleasedSince.has(endpoint)).toBe(true);
 
     // An endpoint created in an environment of the batch that had none.
     await endpointIn(quiet);
-    const refused = await store();
+    const refused = await storeOne(environment, endpoint, planned);
     expect(refused.result).toEqual({
       leased: new Set(),
       unleasedSince: new Map(),

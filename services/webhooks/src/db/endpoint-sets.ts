@@ -1,6 +1,5 @@
 import type { Queryable } from "@evalp/kit";
 import { type SecretEnvelope, secretEnvelopesSql } from "../sealed-secrets.js";
-import type { SubscribedEndpoint } from "./endpoints.js";
 
 /*
  * An environment's endpoint set as the events consumer plans deliveries from it: the endpoints
@@ -11,6 +10,20 @@ import type { SubscribedEndpoint } from "./endpoints.js";
  * memory is known to still hold when the fingerprint it was read with is the one the environment
  * has now, which the statement storing the deliveries checks.
  */
+
+/** An endpoint that hears events: what the consumer matches them against and an attempt needs. */
+export type SubscribedEndpoint = {
+  id: string;
+  environment_id: string;
+  event_types: string[];
+  created_at: Date;
+  url: string;
+  secret: SecretEnvelope;
+  /** While a rotation's previous secret has not expired. */
+  previous_secret: SecretEnvelope | null;
+  /** When it expires: a set kept in memory stops signing with it then. */
+  previous_secret_expires_at: Date | null;
+};
 
 /** The fingerprint of the endpoints `e` of one environment (null when it has none). */
 const FINGERPRINT = "md5(string_agg(e.id::text || ':' || COALESCE(e.version, 0), ',' ORDER BY e.id))";

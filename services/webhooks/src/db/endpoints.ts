@@ -3,7 +3,6 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { isUuid, notFound, pageClause, type Queryable } from "@evalp/kit";
 import type { PageRequest } from "@evalp/proto/common/v1/page";
 import { type Endpoint, EndpointSchema } from "@evalp/proto/webhooks/v1/endpoint";
-import type { SecretEnvelope } from "../sealed-secrets.js";
 
 export type EndpointRow = {
   id: string;
@@ -84,20 +83,6 @@ export async function lockStreak(
 export async function setFailingSince(db: Queryable, endpointId: string, at: Date): Promise<void> {
   await db.query("UPDATE webhook_endpoints SET failing_since = $2 WHERE id = $1", [endpointId, at]);
 }
-
-/** An endpoint that hears events: what the consumer matches them against and an attempt needs. */
-export type SubscribedEndpoint = {
-  id: string;
-  environment_id: string;
-  event_types: string[];
-  created_at: Date;
-  url: string;
-  secret: SecretEnvelope;
-  /** While a rotation's previous secret has not expired. */
-  previous_secret: SecretEnvelope | null;
-  /** When it expires: a set kept in memory stops signing with it then. */
-  previous_secret_expires_at: Date | null;
-};
 
 /**
  * Sets `disabled_at` (with its reason) of an endpoint still enabled; what the event of its
