@@ -40,7 +40,10 @@ const BATCH = 256;
  */
 const MAX_QUEUED_PER_ENDPOINT = 4_096;
 const MAX_QUEUED = 32_768;
-/** Plans of one batch before its store fails (and its messages come again): each follows a change of endpoints. */
+/**
+ * Plans of one batch, each after a change of endpoints: the last is stored without the check, so
+ * one tenant changing its endpoints as fast as batches are stored cannot hold back the batch.
+ */
 const STORE_PLANS = 3;
 
 /**
@@ -104,8 +107,10 @@ export function createEventConsumer(options: {
   /**
    * Plans the batch's deliveries from the endpoint sets in memory where it can, and stores them
    * with a check that those sets still hold; a set that changed is read again and the batch planned
-   * again, at most STORE_PLANS times. A plan without deliveries stores nothing, so one made from
-   * memory is confirmed by a read.
+   * again. The STORE_PLANS-th plan, made from a read just before it, is stored without the check:
+   * what a store from a read was before sets were kept, and an endpoint changed between that read
+   * and the store hears the batch as it was before the change. A plan without deliveries stores
+   * nothing, so one made from memory is confirmed by a read.
    */
   async function store(batch: Traced[]): Promise<void> {
     const environmentIds = [...new Set(batch.map((entry) => entry.event.environment_id))];
@@ -117,15 +122,17 @@ export function createEventConsumer(options: {
         fresh = true;
         continue;
       }
-      if (await storePlanned(planned, known)) return;
+      if (await storePlanned(planned, plan < STORE_PLANS ? known : null)) return;
       sets.forget(environmentIds);
-      if (plan >= STORE_PLANS) throw new Error(`endpoints changed under ${plan} plans of one batch`);
       fresh = true;
     }
   }
 
-  /** Stores a plan and hands its leased deliveries over; false, storing nothing, when a set no longer holds. */
-  async function storePlanned(planned: Planned, known: Map<string, EndpointSet>): Promise<boolean> {
+  /**
+   * Stores a plan and hands its leased deliveries over; false, storing nothing, when a set of
+   * `checked` no longer holds (never without sets to check).
+   */
+  async function storePlanned(planned: Planned, checked: Map<string, EndpointSet> | null): Promise<boolean> {
     const count = new Map<string, number>();
     for (const delivery of planned.deliveries) {
       count.set(delivery.endpointId, (count.get(delivery.endpointId) ?? 0) + 1);
@@ -159,7 +166,9 @@ export function createEventConsumer(options: {
     const leasedAt = performance.now();
     const stored = await insertEventDeliveries(pool, planned.events, planned.deliveries, {
       lease,
-      planned: new Map([...known].map(([environmentId, set]) => [environmentId, set.fingerprint])),
+      ...(checked && {
+        planned: new Map([...checked].map(([environmentId, set]) => [environmentId, set.fingerprint])),
+      }),
     });
     if (stored.stale) return false;
     for (const [endpointId, since] of stored.unleasedSince) {
