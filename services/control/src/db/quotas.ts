@@ -2,6 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { notFound, QUOTA_COUNTERS, type Queryable, type QuotaValues, quotaCountersMessage } from "@evalp/kit";
 import { type Quotas, QuotasSchema } from "@evalp/proto/control/v1/quota";
 import type { Deps } from "../deps.js";
+import { SUBJECTS_COUNTED } from "./subject-import.js";
 import { countPrograms } from "./subject-rows.js";
 
 export type QuotaRow = QuotaValues & {
@@ -21,12 +22,9 @@ export const QUOTA_COLUMNS = `environment_id, ${QUOTA_COUNTERS.join(", ")}, revi
  * are counted by the planes that own them, asked over Connect (a plane that is down makes this
  * fail: usage is never guessed).
  */
-/** The environment's subjects, as the `subject_counts` trigger keeps them (no scan). */
+/** The environment's subjects, as the count's shards sum them (no scan; db/subject-import.ts). */
 export async function countSubjects(db: Queryable, environmentId: string): Promise<number> {
-  const found = await db.query<{ subjects: string }>(
-    "SELECT subjects FROM subject_counts WHERE environment_id = $1",
-    [environmentId],
-  );
+  const found = await db.query<{ subjects: string }>(SUBJECTS_COUNTED, [environmentId]);
   return Number(found.rows[0]?.subjects ?? 0);
 }
 

@@ -32,8 +32,12 @@ let writePlanned: PoolClient | undefined;
 const ref = { organizationId: newId(), appId: newId(), environmentId: newId() };
 const SUBJECTS = 3_000;
 
-/** The environment's subjects, `user-1` … `user-<count>`, `user-2` erased. */
+/**
+ * The environment's subjects, `user-1` … `user-<count>`, `user-2` erased; and its count's rows, as
+ * an environment's first import makes them (its locked attempt).
+ */
 async function storeSubjects(count: number): Promise<void> {
+  await lockSubjectCount(pool, ref.environmentId);
   await pool.query(
     `INSERT INTO subjects (id, environment_id, external_id, identity_mode, profile)
      SELECT gen_random_uuid(), $1, 'user-' || n, 'self_managed', '{}' FROM generate_series(1, $2) AS n`,
@@ -49,7 +53,7 @@ async function storeSubjects(count: number): Promise<void> {
 
 beforeAll(async () => {
   database = await createTestDatabase([migrations]);
-  pool = createPool({ databaseUrl: database.url, schema: migrations.schema, max: 2 });
+  pool = createPool({ databaseUrl: database.url, schema: migrations.schema, max: 4 });
   await pool.query("INSERT INTO organizations (id, name) VALUES ($1, 'Org')", [ref.organizationId]);
   await pool.query("INSERT INTO apps (id, organization_id, slug, name) VALUES ($1, $2, 'app', 'App')", [
     ref.appId,
@@ -213,6 +217,39 @@ async function written(write: ImportWrite, options: { locked?: boolean } = {}): 
   );
 }
 
+/** The environment's (`$1`) count lock, as the next release's imports take it (`_shared`) or this one's (""). */
+function countLock(mode: "" | "_shared"): string {
+  return `pg_advisory_xact_lock${mode}(hashtextextended('subject_count:' || $1::text, 0))`;
+}
+
+/** Adds `n` to the environment's (`$1`) shard 0, as the count's triggers add (a shard is made on its first write). */
+function addToShard(n: number): string {
+  return `INSERT INTO subject_count_shards (environment_id, shard, subjects) VALUES ($1, 0, ${n})
+          ON CONFLICT (environment_id, shard) DO UPDATE SET subjects = subject_count_shards.subjects + ${n}`;
+}
+
+/** The count lock taken only if free at once: true when taken. */
+function tryCountLock(mode: "" | "_shared"): string {
+  return `pg_try_advisory_xact_lock${mode}(hashtextextended('subject_count:' || $1::text, 0))`;
+}
+
+/** Whether a statement in the test database comes to wait for a lock before `write` settles (or 5 s pass). */
+async function waitsForLock(write: Promise<unknown>): Promise<boolean> {
+  let settled = false;
+  const done = () => {
+    settled = true;
+  };
+  write.then(done, done);
+  for (const deadline = Date.now() + 5_000; Date.now() < deadline && !settled; ) {
+    const waiting = await pool.query(
+      "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+    );
+    if (waiting.rowCount) return true;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return false;
+}
+
 describe("an import's write", () => {
   it("is not admitted in an environment that has no count yet, and writes nothing; locked, it is", async () => {
     const environmentId = newId();
@@ -272,11 +309,77 @@ describe("an import's write", () => {
           [ref.environmentId],
         );
         expect(locked.rows[0]?.subjects).toBe(before.subjects + 1);
+        const exclusive = await other.query<{ ok: boolean }>(`SELECT ${tryCountLock("")} AS ok`, [
+          ref.environmentId,
+        ]);
+        expect(exclusive.rows[0]?.ok).toBe(true);
         await other.query("ROLLBACK");
       } finally {
         other.release();
       }
     });
+  });
+
+  it("waits for the next release's imports, which hold the count's lock shared, and counts what they committed", async () => {
+    const { subjects } = await readImportState(pool, ref, []);
+    const holder = await pool.connect();
+    try {
+      // As the next release's import does far from the limit: the count's lock shared, its own
+      // shard locked and 2 subjects counted in it, not committed yet.
+      await holder.query("BEGIN");
+      await holder.query(`SELECT ${countLock("_shared")}`, [ref.environmentId]);
+      await holder.query(addToShard(2), [ref.environmentId]);
+      const write = written(
+        importOf(ref.environmentId, { subjects, limit: subjects + 2, refused: 0 }, { inserts: ["late"] }),
+      );
+      expect(await waitsForLock(write)).toBe(true);
+      await holder.query("COMMIT");
+      // Planned with room for its one subject; the 2 committed meanwhile took it.
+      expect(await write).toBe(false);
+    } finally {
+      holder.release();
+      await pool.query(addToShard(-2), [ref.environmentId]);
+    }
+  });
+
+  it("waits for the previous release's import, which holds the count's row, and counts what it committed", async () => {
+    const { subjects } = await readImportState(pool, ref, []);
+    const holder = await pool.connect();
+    try {
+      // The previous release's import: the row locked, then 2 subjects written (its triggers count
+      // them in the row and in a shard), not committed yet.
+      await holder.query("BEGIN");
+      await holder.query("SELECT 1 FROM subject_counts WHERE environment_id = $1 FOR UPDATE", [
+        ref.environmentId,
+      ]);
+      await holder.query(
+        `INSERT INTO subjects (id, environment_id, external_id, identity_mode, profile)
+         VALUES (gen_random_uuid(), $1, 'previous-1', 'self_managed', '{}'),
+                (gen_random_uuid(), $1, 'previous-2', 'self_managed', '{}')`,
+        [ref.environmentId],
+      );
+      const write = written(
+        importOf(ref.environmentId, { subjects, limit: subjects + 2, refused: 0 }, { inserts: ["later"] }),
+      );
+      expect(await waitsForLock(write)).toBe(true);
+      // Waiting for the row, it holds nothing the previous release's import could wait for.
+      const other = await pool.connect();
+      try {
+        await other.query("BEGIN");
+        const exclusive = await other.query<{ ok: boolean }>(`SELECT ${tryCountLock("")} AS ok`, [
+          ref.environmentId,
+        ]);
+        expect(exclusive.rows[0]?.ok).toBe(true);
+        await other.query("ROLLBACK");
+      } finally {
+        other.release();
+      }
+      await holder.query("COMMIT");
+      expect(await write).toBe(false);
+      expect((await readImportState(pool, ref, [])).subjects).toBe(subjects + 2);
+    } finally {
+      holder.release();
+    }
   });
 
   it("commits the request's answer with it, under an Idempotency-Key, as the key's outcome", async () => {

@@ -15,10 +15,12 @@ import type pg from "pg";
 import { AUDIT_COLUMNS, auditValues } from "./audit.js";
 
 /*
- * An import's statements. The `active_subjects` quota is kept exact by the environment's row of
- * `subject_counts` (which the `subjects_counted` trigger keeps): every write of an import locks
- * it first, reads the count as it stands then (the latest version, whatever the statement's
- * snapshot), and writes only if the count still admits what was planned, in one statement. So
+ * An import's statements. The `active_subjects` quota is kept exact by the environment's count,
+ * the sum of its rows of `subject_count_shards` (kept by triggers, migration 008), under its row
+ * of `subject_counts` (still kept by its triggers, as the previous release locks and reads it)
+ * and its count's advisory lock: every write of an import takes both, reads the count as it
+ * stands then (in a snapshot taken after the locks, whatever the statement's own), and writes
+ * only if the count still admits what was planned, in one statement. So
  * an import reads, plans, and writes in two round trips, in a short transaction that only adds
  * the record of the request's Idempotency-Key; the writing statement goes with the commit (and
  * the request's stored answer), so the lock lives for that statement and the commit, the only
@@ -41,6 +43,10 @@ export type ImportWrite = {
   event: OutboxValues;
 };
 
+/** The count of environment `$1`, as its shards sum it in the statement's snapshot (0 with none). */
+export const SUBJECTS_COUNTED =
+  "SELECT COALESCE(sum(subjects), 0)::bigint AS subjects FROM subject_count_shards WHERE environment_id = $1";
+
 /**
  * Prepared: every import runs it (kit's preparedStatement). Erased subjects are left out by the
  * aggregate's FILTER, not the WHERE: a WHERE holding `erased_at IS NULL` lets the planner pick the
@@ -50,12 +56,11 @@ export type ImportWrite = {
  */
 export const READ_IMPORT_STATE = preparedStatement(
   "control.read_import_state",
-  `SELECT q.active_subjects AS limit, COALESCE(c.subjects, 0) AS subjects,
+  `SELECT q.active_subjects AS limit, (${SUBJECTS_COUNTED}) AS subjects,
           COALESCE((SELECT json_object_agg(external_id, id) FILTER (WHERE erased_at IS NULL) FROM subjects
                     WHERE environment_id = $1 AND external_id = ANY($4)), '{}') AS known
    FROM environments e JOIN apps a ON a.id = e.app_id
    JOIN quotas q ON q.environment_id = e.id
-   LEFT JOIN subject_counts c ON c.environment_id = e.id
    WHERE e.id = $1 AND a.id = $2 AND a.organization_id = $3`,
 );
 
@@ -91,30 +96,31 @@ export async function readImportState(
 }
 
 /**
- * Locks and reads the environment's count, a row made at 0 if the environment has none yet. The
- * upsert writes a version of the row even when it changes nothing, so only the locked attempt,
- * which must make the row, takes it.
+ * Makes the environment's `subject_counts` row at 0 if it has none yet, and locks it. The upsert
+ * writes a version of the row even when it changes nothing, so only the locked attempt, which
+ * must make the row, runs it.
  */
-const LOCK_SUBJECT_COUNT = preparedStatement(
-  "control.lock_subject_count",
+const MAKE_SUBJECT_COUNT = preparedStatement(
+  "control.make_subject_count",
   `INSERT INTO subject_counts (environment_id, subjects) VALUES ($1, 0)
-   ON CONFLICT (environment_id) DO UPDATE SET subjects = subject_counts.subjects
-   RETURNING subjects`,
+   ON CONFLICT (environment_id) DO UPDATE SET subjects = subject_counts.subjects`,
 );
 
-/** Takes the environment's count lock for the rest of the transaction. */
-export async function lockSubjectCount(db: Queryable, environmentId: string): Promise<void> {
-  await db.query(LOCK_SUBJECT_COUNT([environmentId]));
-}
-
 /**
- * Locks and reads the environment's count without writing the row: the upsert's version, beside
- * the trigger's, doubled the row's dead versions, its WAL and its pruning, on the one row every
- * import of the environment goes through. In READ COMMITTED, FOR UPDATE answers the latest version
- * once it holds the lock. An environment without a row yet answers nothing, and the write is not
- * admitted.
+ * Locks the environment's count and reads it (`locked_subject_count`, migration 008: the
+ * `subject_counts` row, then the count's advisory lock, then the shards' sum in a snapshot taken
+ * after both), writing no row: an upsert's version, beside the triggers', doubled the row's dead
+ * versions, its WAL and its pruning. NULL for an environment without its row yet, and the write
+ * is not admitted.
  */
-const COUNTER = "SELECT subjects FROM subject_counts WHERE environment_id = $1 FOR UPDATE";
+const COUNTER = "SELECT locked_subject_count($1) AS subjects";
+
+/** Takes the environment's count lock for the rest of the transaction, its row made if missing. */
+export async function lockSubjectCount(db: Queryable, environmentId: string): Promise<void> {
+  await db.query(MAKE_SUBJECT_COUNT([environmentId]));
+  // A statement of its own: the function's first query must see the row made by the one before.
+  await db.query(COUNTER, [environmentId]);
+}
 
 /**
  * Prepared: every import runs it, and Postgres soon keeps one generic plan for it. The update
