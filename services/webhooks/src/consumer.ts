@@ -17,7 +17,12 @@ import {
   tracingActive,
 } from "@evalp/kit";
 import { type Context, context, type Span, SpanKind, trace } from "@opentelemetry/api";
-import { endpointsWaiting, insertEventDeliveries, type NewDelivery } from "./db/deliveries.js";
+import {
+  endpointsWaiting,
+  insertEventDeliveriesBeforeCommit,
+  type NewDelivery,
+  type StoredDeliveries,
+} from "./db/deliveries.js";
 import type { ClaimedDelivery } from "./db/delivery-attempts.js";
 import {
   type EndpointSet,
@@ -164,18 +169,43 @@ export function createEventConsumer(options: {
     const lease = dispatcher.storedLease();
     // The lease is counted from before the statement: it ends no sooner than this worker thinks.
     const leasedAt = performance.now();
-    const stored = await insertEventDeliveries(pool, planned.events, planned.deliveries, {
-      lease,
-      ...(checked && {
-        planned: new Map([...checked].map(([environmentId, set]) => [environmentId, set.fingerprint])),
-      }),
-    });
-    if (stored.stale) return false;
+    const { stored, committed } = await insertEventDeliveriesBeforeCommit(
+      pool,
+      planned.events,
+      planned.deliveries,
+      {
+        lease,
+        ...(checked && {
+          planned: new Map([...checked].map(([environmentId, set]) => [environmentId, set.fingerprint])),
+        }),
+      },
+    );
+    if (stored.stale) {
+      await committed;
+      return false;
+    }
     for (const [endpointId, since] of stored.unleasedSince) {
       if (!claimedFrom.has(endpointId)) claimedFrom.set(endpointId, since);
     }
+    if (stored.leased.size > 0) handOver(planned, stored, lease, leasedAt, committed);
+    // Acked only once durable: a store that did not commit throws, and its messages come again.
+    await committed;
+    // Claims see the deliveries left to them once committed.
     if (stored.unleasedSince.size > 0) dispatcher.wake();
-    if (stored.leased.size === 0) return true;
+    return true;
+  }
+
+  /**
+   * Hands the deliveries stored leased to the dispatcher while their store commits: attempts
+   * begin at once, and record nothing before it committed (dispatcher.ts).
+   */
+  function handOver(
+    planned: Planned,
+    stored: StoredDeliveries,
+    lease: { token: string },
+    leasedAt: number,
+    committed: Promise<void>,
+  ): void {
     const now = Date.now();
     const handed: ClaimedDelivery[] = [];
     for (const delivery of planned.deliveries) {
@@ -199,8 +229,14 @@ export function createEventConsumer(options: {
         trace_context: delivery.traceContext,
       });
     }
-    dispatcher.take(handed, leasedAt);
-    return true;
+    dispatcher.take(
+      handed,
+      leasedAt,
+      committed.then(
+        () => true,
+        () => false,
+      ),
+    );
   }
 
   return createDurableConsumer<Consumed>({

@@ -1,4 +1,4 @@
-import { createPool, type EventEnvelope, newId, type Pool } from "@evalp/kit";
+import { createPool, type EventEnvelope, newId, type Pool, type Queryable } from "@evalp/kit";
 import { createTestDatabase, type TestDatabase } from "@evalp/testing";
 import { afterAll, beforeAll } from "vitest";
 import { insertEventDeliveries } from "./db/deliveries.js";
@@ -80,10 +80,11 @@ export function firstAttempt(
 
 /**
  * `count` events of the test environment, each delivered to every one of `targets`, stored leased
- * under `lease` as the events consumer stores them; resolves with what it hands the dispatcher.
+ * under `lease` as the events consumer stores them (on `db`: a pool, or a transaction's client);
+ * resolves with what it hands the dispatcher.
  */
 export async function storeLeasedDeliveries(
-  pool: Pool,
+  db: Queryable,
   targets: ReadonlyArray<{ id: string; url: string; secret: SecretEnvelope }>,
   count: number,
   lease: { token: string; ms: number },
@@ -105,7 +106,7 @@ export async function storeLeasedDeliveries(
     }
   }
   const stored = await insertEventDeliveries(
-    pool,
+    db,
     events,
     handed.map((d) => ({
       id: d.id,

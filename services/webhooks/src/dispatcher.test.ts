@@ -123,6 +123,77 @@ describe("createDispatcher, deliveries handed over in memory", { timeout: 20_000
     await dispatcher.stop();
   });
 
+  it("sends deliveries handed over while their store commits, and records their outcome once it has", async () => {
+    const sender = recordingSender();
+    const dispatcher = dispatcherWith(sender, { concurrency: 2, perEndpoint: 2 });
+    const target = await storeTestEndpoint(db.pool, "https://receiver.example/committing");
+    const store = await db.pool.connect();
+    try {
+      await store.query("BEGIN");
+      const handed = await storeLeasedDeliveries(store, [target], 2, dispatcher.storedLease());
+      let committed: (stored: boolean) => void = () => {};
+      dispatcher.take(
+        handed,
+        performance.now(),
+        new Promise((resolve) => {
+          committed = resolve;
+        }),
+      );
+      await vi.waitFor(() => expect(sender.sent).toHaveLength(2), { timeout: 5_000, interval: 10 });
+      // Both sent while the store commits; their outcome waits for it.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await store.query("COMMIT");
+      const waiting = await statuses(handed.map((d) => d.id));
+      expect([...waiting.values()].map((row) => [row.status, row.attempt_count])).toEqual([
+        ["pending", 0],
+        ["pending", 0],
+      ]);
+      committed(true);
+      await vi.waitFor(
+        async () => {
+          const rows = await statuses(handed.map((d) => d.id));
+          expect([...rows.values()].map((row) => [row.status, row.attempt_count])).toEqual([
+            ["succeeded", 1],
+            ["succeeded", 1],
+          ]);
+        },
+        { timeout: 5_000, interval: 50 },
+      );
+    } finally {
+      store.release();
+      await dispatcher.stop();
+    }
+  });
+
+  it("records nothing, and sends no more, of deliveries whose store did not commit", async () => {
+    const sender = recordingSender(50);
+    const dispatcher = dispatcherWith(sender, { concurrency: 1, perEndpoint: 1 });
+    const target = await storeTestEndpoint(db.pool, "https://receiver.example/rolled-back");
+    const store = await db.pool.connect();
+    try {
+      await store.query("BEGIN");
+      const handed = await storeLeasedDeliveries(store, [target], 3, dispatcher.storedLease());
+      let committed: (stored: boolean) => void = () => {};
+      dispatcher.take(
+        handed,
+        performance.now(),
+        new Promise((resolve) => {
+          committed = resolve;
+        }),
+      );
+      await vi.waitFor(() => expect(sender.sent).toHaveLength(1), { timeout: 5_000, interval: 10 });
+      await store.query("ROLLBACK");
+      committed(false);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      // The first was on its way; the two waiting behind it are not sent.
+      expect(sender.sent).toHaveLength(1);
+      expect(dispatcher.queuedTotal()).toBe(0);
+    } finally {
+      store.release();
+      await dispatcher.stop();
+    }
+  });
+
   it("gives the deliveries still waiting back to the table when it stops", async () => {
     const sender = recordingSender(200);
     const dispatcher = dispatcherWith(sender, { concurrency: 1, perEndpoint: 1 });

@@ -28,9 +28,11 @@ export type Dispatcher = {
   /**
    * Deliveries just stored leased to this worker (`storedLease`, taken at `leasedAt`, a
    * `performance.now()`), in the order their events were stored: attempted from memory, with no
-   * claim, in that order per endpoint.
+   * claim, in that order per endpoint. `committed` answers whether the store committed: they may
+   * be handed over while it commits, so an attempt may begin before, but records nothing until
+   * it did, and nothing if it did not (the events come again).
    */
-  take(deliveries: ClaimedDelivery[], leasedAt: number): void;
+  take(deliveries: ClaimedDelivery[], leasedAt: number, committed?: Promise<boolean>): void;
   /** How many deliveries of an endpoint wait in memory. */
   queued(endpointId: string): number;
   /** How many deliveries wait in memory, all endpoints together. */
@@ -59,7 +61,13 @@ const CONFIRMED_MS = 250;
  * A delivery waiting in memory, with when its lease ends (a lower bound) and when it was last
  * seen held (an upper bound: before the statement that saw it), both `performance.now()` times.
  */
-type Queued = { delivery: ClaimedDelivery; leaseEnds: number; confirmedAt: number };
+type Queued = {
+  delivery: ClaimedDelivery;
+  leaseEnds: number;
+  confirmedAt: number;
+  /** Whether the store of a delivery handed over while it committed did commit. */
+  committed: Promise<boolean> | undefined;
+};
 
 export type DispatcherOptions = {
   pool: Pool;
@@ -128,10 +136,10 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     return [...perEndpoint].filter(([, n]) => n >= options.perEndpoint).map(([id]) => id);
   }
 
-  function launch(delivery: ClaimedDelivery) {
+  function launch(delivery: ClaimedDelivery, committed?: Promise<boolean>) {
     inFlight += 1;
     perEndpoint.set(delivery.endpoint_id, (perEndpoint.get(delivery.endpoint_id) ?? 0) + 1);
-    const task = traceAttempt(delivery, () => attempt(delivery))
+    const task = traceAttempt(delivery, () => attempt(delivery, committed))
       .catch((error: unknown) =>
         log.error({ err: error, delivery_id: delivery.id }, "delivery attempt failed"),
       )
@@ -183,7 +191,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       queuedCount -= 1;
       queues.delete(endpointId);
       if (queue.length > 0) queues.set(endpointId, queue);
-      launch(next.delivery);
+      launch(next.delivery, next.committed);
     }
     if (toRenew.size > 0) renew(toRenew);
     if (toConfirm.size > 0) confirm(toConfirm);
@@ -242,10 +250,14 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     const snapshots = new Map([...batches].map(([endpointId, batch]) => [endpointId, new Set(batch)]));
     const entries = [...snapshots.values()].flatMap((batch) => [...batch]);
     for (const endpointId of snapshots.keys()) checking.add(endpointId);
-    check(
-      entries.map(({ delivery }) => delivery),
-      performance.now(),
-    )
+    // Rows whose store still commits are not seen yet: the check waits for it.
+    Promise.all(entries.map((entry) => entry.committed))
+      .then(() =>
+        check(
+          entries.map(({ delivery }) => delivery),
+          performance.now(),
+        ),
+      )
       .then((held) => {
         const kept = new Set(entries.filter(held));
         for (const [endpointId, batch] of snapshots) {
@@ -289,7 +301,12 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     return previous === null ? [current] : [current, previous];
   }
 
-  async function attempt(delivery: ClaimedDelivery): Promise<void> {
+  /**
+   * Sends a delivery and records the outcome. One handed over while its store commits is sent at
+   * once, and its outcome recorded once the store has committed (before that, no session sees
+   * its row); if the store failed, nothing is recorded: the events come again and are stored anew.
+   */
+  async function attempt(delivery: ClaimedDelivery, committed?: Promise<boolean>): Promise<void> {
     if (delivery.endpoint_stopped) {
       // Replayed or raced past a disabling: it is not sent.
       attemptOutcome("not_sent");
@@ -304,6 +321,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       secrets,
       signal: shutdown.signal,
     });
+    if (committed && !(await committed)) return;
     attemptOutcome(result.aborted ? "aborted" : result.ok ? "succeeded" : "failed", result);
     if (result.aborted) {
       // Cut off by shutdown: another worker (or this one after a restart) attempts it again.
@@ -391,21 +409,32 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       loop.wake();
     },
     storedLease: () => ({ token: randomUUID(), ms: storedLeaseMs }),
-    take(deliveries, leasedAt) {
+    take(deliveries, leasedAt, committed) {
       if (stopping) {
-        // Stored during the shutdown: back to the table for another worker.
-        void releaseLeases(options.pool, deliveries).catch((error: unknown) =>
-          log.warn({ err: error, deliveries: deliveries.length }, "releasing queued leases failed"),
-        );
+        // Stored during the shutdown: back to the table for another worker, once there.
+        void (committed ?? Promise.resolve(true))
+          .then((stored) => (stored ? releaseLeases(options.pool, deliveries) : undefined))
+          .catch((error: unknown) =>
+            log.warn({ err: error, deliveries: deliveries.length }, "releasing queued leases failed"),
+          );
         return;
       }
+      const entries = new Set<Queued>();
       for (const delivery of deliveries) {
         const queue = queues.get(delivery.endpoint_id);
-        const entry = { delivery, leaseEnds: leasedAt + storedLeaseMs, confirmedAt: leasedAt };
+        const entry = { delivery, leaseEnds: leasedAt + storedLeaseMs, confirmedAt: leasedAt, committed };
+        entries.add(entry);
         if (queue) queue.push(entry);
         else queues.set(delivery.endpoint_id, [entry]);
       }
       queuedCount += deliveries.length;
+      // A store that did not commit: those not launched yet are not sent either.
+      void committed?.then((stored) => {
+        if (stored) return;
+        for (const endpointId of new Set(deliveries.map((delivery) => delivery.endpoint_id))) {
+          drop(endpointId, (entry) => entries.has(entry));
+        }
+      });
       pump();
     },
     queued: (endpointId) => queues.get(endpointId)?.length ?? 0,

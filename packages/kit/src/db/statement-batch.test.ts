@@ -2,7 +2,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withDefaultUser } from "./db.js";
 import { preparedStatement } from "./prepared-statements.js";
-import { runBatch } from "./statement-batch.js";
+import { runBatch, runBeforeCommit } from "./statement-batch.js";
 
 // A real Postgres (the tests' server), temporary tables only: a batch is a conversation with it.
 let client: pg.Client;
@@ -18,12 +18,12 @@ const COUNT = preparedStatement(
   "SELECT count(*) AS items, $1::text[] AS echoed FROM batch_items",
 );
 
+const url = withDefaultUser(
+  process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? "postgres://127.0.0.1:5432/postgres",
+);
+
 beforeAll(async () => {
-  client = new pg.Client({
-    connectionString: withDefaultUser(
-      process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? "postgres://127.0.0.1:5432/postgres",
-    ),
-  });
+  client = new pg.Client({ connectionString: url });
   await client.connect();
   await client.query("CREATE TEMPORARY TABLE batch_items (n int8 PRIMARY KEY, at timestamptz NOT NULL)");
   // Counts the socket's writes: corked messages leave in one `_writev`, a lone one in `_write`.
@@ -136,5 +136,64 @@ describe("a batch of statements", () => {
       pg.types.setTypeParser(INT4, original);
     }
     expect((await client.query("SELECT 1::int4 AS one")).rows).toEqual([{ one: 1 }]);
+  });
+});
+
+describe("a statement run before its commit", () => {
+  // A table other sessions can see (temporary ones they cannot), whose commits wait or fail as a
+  // deferred trigger says: `slow` rows make the commit wait 400 ms, `bad` rows make it fail.
+  const table = `commit_items_${process.pid}_${Date.now()}`;
+  let other: pg.Client;
+  beforeAll(async () => {
+    other = new pg.Client({ connectionString: url });
+    await other.connect();
+    await client.query(`CREATE TABLE ${table} (n int4 PRIMARY KEY, kind text NOT NULL)`);
+    await client.query(`CREATE FUNCTION ${table}_at_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.kind = 'slow' THEN PERFORM pg_sleep(0.4); END IF;
+        IF NEW.kind = 'bad' THEN RAISE EXCEPTION 'refused at commit'; END IF;
+        RETURN NULL;
+      END $$`);
+    await client.query(`CREATE CONSTRAINT TRIGGER at_commit AFTER INSERT ON ${table}
+      DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION ${table}_at_commit()`);
+  });
+  afterAll(async () => {
+    await client.query(`DROP TABLE IF EXISTS ${table}`);
+    await client.query(`DROP FUNCTION IF EXISTS ${table}_at_commit()`);
+    await other?.end();
+  });
+  const insert = (n: number, kind: string) => ({
+    text: `INSERT INTO ${table} (n, kind) VALUES ($1, $2) RETURNING n`,
+    values: [n, kind],
+  });
+  const seen = async (n: number) =>
+    (await other.query(`SELECT 1 FROM ${table} WHERE n = $1`, [n])).rowCount === 1;
+
+  it("answers the result while the commit runs, and the row is seen once it has committed", async () => {
+    const started = performance.now();
+    const { result, committed } = runBeforeCommit(client, insert(1, "slow"));
+    expect((await result).rows).toEqual([{ n: 1 }]);
+    const answeredAfter = performance.now() - started;
+    expect(await seen(1)).toBe(false);
+    await committed;
+    expect(performance.now() - started).toBeGreaterThanOrEqual(400);
+    expect(answeredAfter).toBeLessThan(400);
+    expect(await seen(1)).toBe(true);
+  });
+
+  it("rejects `committed` when the commit fails after the result was answered, and the row is gone", async () => {
+    const { result, committed } = runBeforeCommit(client, insert(2, "bad"));
+    expect((await result).rows).toEqual([{ n: 2 }]);
+    await expect(committed).rejects.toThrow("refused at commit");
+    expect(await seen(2)).toBe(false);
+    // The connection is ready for the next statement.
+    expect((await client.query("SELECT 1 AS one")).rows).toEqual([{ one: 1 }]);
+  });
+
+  it("rejects both when the statement fails", async () => {
+    const { result, committed } = runBeforeCommit(client, insert(1, "plain"));
+    await expect(result).rejects.toMatchObject({ code: "23505" });
+    await expect(committed).rejects.toMatchObject({ code: "23505" });
+    expect((await client.query("SELECT 1 AS one")).rows).toEqual([{ one: 1 }]);
   });
 });

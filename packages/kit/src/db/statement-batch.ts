@@ -25,6 +25,7 @@ type Connection = {
   bind(message: { statement?: string; values: unknown[]; valueMapper: (value: unknown) => unknown }): void;
   describe(message: { type: "P"; name: string }): void;
   execute(message: { portal: string; rows: number }): void;
+  flush(): void;
   sync(): void;
   on(event: "parseComplete", listener: () => void): void;
   off(event: "parseComplete", listener: () => void): void;
@@ -65,6 +66,12 @@ class StatementBatch {
   constructor(
     private readonly statements: Statement[],
     private readonly done: (error: Error | undefined, results: Result[]) => void,
+    /**
+     * Called with the batch's results once its last statement has run, before its Sync is
+     * answered: a Flush goes before the Sync, so that Postgres sends them before it commits the
+     * implicit transaction the batch ran in.
+     */
+    private readonly ran?: (results: Result[]) => void,
   ) {
     this.results = statements.map(() => new ResultOf());
   }
@@ -97,6 +104,7 @@ class StatementBatch {
         connection.describe({ type: "P", name: "" });
         connection.execute({ portal: "", rows: 0 });
       }
+      if (this.ran) connection.flush();
       connection.sync();
     } finally {
       connection.stream.uncork();
@@ -122,6 +130,7 @@ class StatementBatch {
   handleCommandComplete(message: unknown): void {
     this.results[this.current]?.addCommandComplete(message);
     this.current += 1;
+    if (this.current === this.statements.length && !this.unreadable) this.ran?.(this.results);
   }
 
   handleEmptyQuery(): void {
@@ -166,4 +175,45 @@ export function runBatch(client: pg.ClientBase, statements: Statement[]): Promis
     );
     client.query(batch as unknown as pg.Submittable);
   });
+}
+
+/** A statement's result answered before its transaction commits, and the commit's outcome. */
+export type RunBeforeCommit = {
+  /** The statement's result, once it has run; rejects if it failed. */
+  result: Promise<pg.QueryResult>;
+  /** Resolves once its transaction has committed (durably); rejects if the statement or the commit failed. */
+  committed: Promise<void>;
+};
+
+/**
+ * Runs one statement on `client`, outside any transaction block, in the implicit transaction of
+ * its own Sync, and answers its result as soon as it has run, while Postgres commits it (a Flush
+ * before the Sync): what follows from the result can start while the commit is flushed to disk,
+ * and to a synchronous replica. Nothing the result names is durable, or seen by other sessions,
+ * before `committed` resolves.
+ */
+export function runBeforeCommit(client: pg.ClientBase, statement: Statement): RunBeforeCommit {
+  let answer: ((result: pg.QueryResult) => void) | undefined;
+  let refuse: ((error: Error) => void) | undefined;
+  const result = new Promise<pg.QueryResult>((resolve, reject) => {
+    answer = resolve;
+    refuse = reject;
+  });
+  const committed = new Promise<void>((resolve, reject) => {
+    const batch = new StatementBatch(
+      [statement],
+      (error) => {
+        if (error) {
+          // A no-op once the result was answered: the commit failed after it.
+          refuse?.(error);
+          reject(error);
+        } else resolve();
+      },
+      (results) => answer?.(results[0] as pg.QueryResult),
+    );
+    client.query(batch as unknown as pg.Submittable);
+  });
+  // The result's consumer may not wait for the commit: its failure is reported there.
+  committed.catch(() => {});
+  return { result, committed };
 }

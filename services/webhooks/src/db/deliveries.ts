@@ -5,8 +5,10 @@ import {
   idList,
   isUuid,
   notFound,
+  type Pool,
   pageClause,
   type Queryable,
+  runBeforeCommit,
   type TraceCarrier,
   WEBHOOKS_ROOT,
   writeOutboxMessage,
@@ -18,6 +20,7 @@ import {
   type Delivery,
   DeliverySchema,
 } from "@evalp/proto/webhooks/v1/delivery";
+import type pg from "pg";
 import { endpointSetsHold } from "./endpoint-sets.js";
 
 export type DeliveryStatus = "pending" | "failed" | "succeeded" | "dead_letter";
@@ -199,17 +202,52 @@ export async function insertEventDeliveries(
   db: Queryable,
   events: Array<{ event: EventEnvelope; body: string }>,
   deliveries: NewDelivery[],
-  options: { lease?: { token: string; ms: number }; planned?: Map<string, string | null> } = {},
+  options: StoreOptions = {},
 ): Promise<StoredDeliveries> {
+  return storedDeliveriesOf(await db.query(eventDeliveriesStatement(events, deliveries, options)));
+}
+
+/**
+ * `insertEventDeliveries` on a connection of `pool`, answered as soon as the statement has run,
+ * while Postgres commits it (kit's runBeforeCommit): `committed` resolves once it is durable, and
+ * rejects if it could not commit, in which case nothing was stored.
+ */
+export async function insertEventDeliveriesBeforeCommit(
+  pool: Pool,
+  events: Array<{ event: EventEnvelope; body: string }>,
+  deliveries: NewDelivery[],
+  options: StoreOptions = {},
+): Promise<{ stored: StoredDeliveries; committed: Promise<void> }> {
+  const client = await pool.connect();
+  const run = runBeforeCommit(client, eventDeliveriesStatement(events, deliveries, options));
+  // The connection goes back once its commit is answered.
+  run.committed.then(
+    () => client.release(),
+    () => client.release(),
+  );
+  return { stored: storedDeliveriesOf(await run.result), committed: run.committed };
+}
+
+/** What `insertEventDeliveries` takes besides the events and deliveries. */
+type StoreOptions = { lease?: { token: string; ms: number }; planned?: Map<string, string | null> };
+
+type StoredRow = {
+  id: string | null;
+  endpoint_id: string;
+  leased: boolean;
+  created_at: Date;
+  failing: boolean;
+};
+
+/** The statement of `insertEventDeliveries`. */
+function eventDeliveriesStatement(
+  events: Array<{ event: EventEnvelope; body: string }>,
+  deliveries: NewDelivery[],
+  options: StoreOptions,
+): pg.QueryConfig {
   const { lease, planned = new Map<string, string | null>() } = options;
-  const stored = await db.query<{
-    id: string | null;
-    endpoint_id: string;
-    leased: boolean;
-    created_at: Date;
-    failing: boolean;
-  }>(
-    `WITH fresh AS MATERIALIZED (SELECT ${endpointSetsHold(16, 17)} AS holds),
+  return {
+    text: `WITH fresh AS MATERIALIZED (SELECT ${endpointSetsHold(16, 17)} AS holds),
      stored_events AS (
        INSERT INTO webhook_events (id, environment_id, event_type, body, created_at, subject_id)
        SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::timestamptz[], $15::uuid[])
@@ -232,7 +270,7 @@ export async function insertEventDeliveries(
      SELECT s.id, s.endpoint_id, s.leased, s.created_at, e.failing_since IS NOT NULL AS failing
      FROM stored s LEFT JOIN webhook_endpoints e ON e.id = s.endpoint_id
      UNION ALL SELECT NULL, NULL, NULL, NULL, NULL FROM fresh WHERE NOT holds`,
-    [
+    values: [
       // Ids as array literals (`idList`); text and JSON as arrays, which node-postgres escapes.
       idList(events.map(({ event }) => event.id)),
       idList(events.map(({ event }) => event.environment_id)),
@@ -252,14 +290,18 @@ export async function insertEventDeliveries(
       idList([...planned.keys()]),
       [...planned.values()],
     ],
-  );
+  };
+}
+
+/** What the statement of `insertEventDeliveries` answered. */
+function storedDeliveriesOf(stored: pg.QueryResult): StoredDeliveries {
   const result: StoredDeliveries = {
     leased: new Set(),
     unleasedSince: new Map(),
     failing: new Set(),
     stale: false,
   };
-  for (const row of stored.rows) {
+  for (const row of stored.rows as StoredRow[]) {
     if (row.id === null) {
       result.stale = true;
       continue;
