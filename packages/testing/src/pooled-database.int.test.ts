@@ -12,6 +12,7 @@ import {
   type OutboxRelay,
   type Pool,
   pingPool,
+  runBeforeCommit,
   type StreamRoute,
   withTransaction,
   writeOutboxEvent,
@@ -128,6 +129,34 @@ describe("DATABASE_URL through a transaction pooler", () => {
     const third = await jsm.streams.getMessage(route.stream, { seq: 3 });
     expect(third?.json()).toMatchObject({ data: { round: 3 } });
   }, 60_000);
+
+  it("answers a statement run before its commit through the pooler, then its commit or the commit's failure", async () => {
+    const { url } = await database();
+    const direct = new pg.Client({ connectionString: url });
+    await direct.connect();
+    cleanups.push(() => direct.end());
+    // A table whose commits fail for a `bad` row (a deferred trigger runs at commit).
+    await direct.query(`CREATE TABLE ${SCHEMA}.commit_items (n int4 PRIMARY KEY, kind text NOT NULL)`);
+    await direct.query(`CREATE FUNCTION ${SCHEMA}.refuse_bad() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF NEW.kind = 'bad' THEN RAISE EXCEPTION 'refused at commit'; END IF; RETURN NULL; END $$`);
+    await direct.query(`CREATE CONSTRAINT TRIGGER refuse_bad AFTER INSERT ON ${SCHEMA}.commit_items
+      DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION ${SCHEMA}.refuse_bad()`);
+    const client = new pg.Client({ connectionString: pooler.pooled(url) });
+    await client.connect();
+    cleanups.push(() => client.end());
+    const insert = (n: number, kind: string) => ({
+      text: `INSERT INTO ${SCHEMA}.commit_items (n, kind) VALUES ($1, $2) RETURNING n`,
+      values: [n, kind],
+    });
+    const good = runBeforeCommit(client, insert(1, "good"));
+    expect((await good.result).rows).toEqual([{ n: 1 }]);
+    await good.committed;
+    const bad = runBeforeCommit(client, insert(2, "bad"));
+    expect((await bad.result).rows).toEqual([{ n: 2 }]);
+    await expect(bad.committed).rejects.toThrow("refused at commit");
+    const kept = await direct.query(`SELECT n FROM ${SCHEMA}.commit_items ORDER BY n`);
+    expect(kept.rows).toEqual([{ n: 1 }]);
+  }, 30_000);
 
   it("npm run migrate applies the migrations on DATABASE_DIRECT_URL, not through the pooler", async () => {
     // Two databases that do not exist yet: the one the pooled URL names must stay absent.
