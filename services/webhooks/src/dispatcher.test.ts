@@ -68,6 +68,27 @@ async function storeLeased(
   return storeLeasedDeliveries(db.pool, targets, count, lease);
 }
 
+/**
+ * `count` deliveries to a new endpoint, stored leased in a transaction left open on `store`, and
+ * handed to the dispatcher as the events consumer hands them while their store commits: the
+ * test ends the transaction, then says whether it committed with `committed`.
+ */
+async function handedWhileStoring(dispatcher: Dispatcher, path: string, count: number) {
+  const target = await storeTestEndpoint(db.pool, `https://receiver.example/${path}`);
+  const store = await db.pool.connect();
+  await store.query("BEGIN");
+  const handed = await storeLeasedDeliveries(store, [target], count, dispatcher.storedLease());
+  let committed: (stored: boolean) => void = () => {};
+  dispatcher.take(
+    handed,
+    performance.now(),
+    new Promise((resolve) => {
+      committed = resolve;
+    }),
+  );
+  return { store, handed, committed };
+}
+
 async function statuses(ids: string[]) {
   const found = await db.pool.query<{
     id: string;
@@ -126,19 +147,8 @@ describe("createDispatcher, deliveries handed over in memory", { timeout: 20_000
   it("sends deliveries handed over while their store commits, and records their outcome once it has", async () => {
     const sender = recordingSender();
     const dispatcher = dispatcherWith(sender, { concurrency: 2, perEndpoint: 2 });
-    const target = await storeTestEndpoint(db.pool, "https://receiver.example/committing");
-    const store = await db.pool.connect();
+    const { store, handed, committed } = await handedWhileStoring(dispatcher, "committing", 2);
     try {
-      await store.query("BEGIN");
-      const handed = await storeLeasedDeliveries(store, [target], 2, dispatcher.storedLease());
-      let committed: (stored: boolean) => void = () => {};
-      dispatcher.take(
-        handed,
-        performance.now(),
-        new Promise((resolve) => {
-          committed = resolve;
-        }),
-      );
       await vi.waitFor(() => expect(sender.sent).toHaveLength(2), { timeout: 5_000, interval: 10 });
       // Both sent while the store commits; their outcome waits for it.
       await new Promise((resolve) => setTimeout(resolve, 100));
@@ -168,19 +178,8 @@ describe("createDispatcher, deliveries handed over in memory", { timeout: 20_000
   it("records nothing, and sends no more, of deliveries whose store did not commit", async () => {
     const sender = recordingSender(50);
     const dispatcher = dispatcherWith(sender, { concurrency: 1, perEndpoint: 1 });
-    const target = await storeTestEndpoint(db.pool, "https://receiver.example/rolled-back");
-    const store = await db.pool.connect();
+    const { store, committed } = await handedWhileStoring(dispatcher, "rolled-back", 3);
     try {
-      await store.query("BEGIN");
-      const handed = await storeLeasedDeliveries(store, [target], 3, dispatcher.storedLease());
-      let committed: (stored: boolean) => void = () => {};
-      dispatcher.take(
-        handed,
-        performance.now(),
-        new Promise((resolve) => {
-          committed = resolve;
-        }),
-      );
       await vi.waitFor(() => expect(sender.sent).toHaveLength(1), { timeout: 5_000, interval: 10 });
       await store.query("ROLLBACK");
       committed(false);

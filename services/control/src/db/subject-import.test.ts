@@ -217,20 +217,30 @@ async function written(write: ImportWrite, options: { locked?: boolean } = {}): 
   );
 }
 
-/** The environment's (`$1`) count lock, as the next release's imports take it (`_shared`) or this one's (""). */
-function countLock(mode: "" | "_shared"): string {
-  return `pg_advisory_xact_lock${mode}(hashtextextended('subject_count:' || $1::text, 0))`;
+/** The environment's (`$1`) count lock, held shared, as the next release's imports far from the limit take it. */
+const SHARED_COUNT_LOCK =
+  "SELECT pg_advisory_xact_lock_shared(hashtextextended('subject_count:' || $1::text, 0))";
+
+/** Whether another session could take the environment's count lock exclusively right now. */
+async function countLockFree(): Promise<boolean> {
+  const other = await pool.connect();
+  try {
+    await other.query("BEGIN");
+    const taken = await other.query<{ ok: boolean }>(
+      "SELECT pg_try_advisory_xact_lock(hashtextextended('subject_count:' || $1::text, 0)) AS ok",
+      [ref.environmentId],
+    );
+    await other.query("ROLLBACK");
+    return taken.rows[0]?.ok === true;
+  } finally {
+    other.release();
+  }
 }
 
 /** Adds `n` to the environment's (`$1`) shard 0, as the count's triggers add (a shard is made on its first write). */
 function addToShard(n: number): string {
   return `INSERT INTO subject_count_shards (environment_id, shard, subjects) VALUES ($1, 0, ${n})
           ON CONFLICT (environment_id, shard) DO UPDATE SET subjects = subject_count_shards.subjects + ${n}`;
-}
-
-/** The count lock taken only if free at once: true when taken. */
-function tryCountLock(mode: "" | "_shared"): string {
-  return `pg_try_advisory_xact_lock${mode}(hashtextextended('subject_count:' || $1::text, 0))`;
 }
 
 /** Whether a statement in the test database comes to wait for a lock before `write` settles (or 5 s pass). */
@@ -309,10 +319,7 @@ describe("an import's write", () => {
           [ref.environmentId],
         );
         expect(locked.rows[0]?.subjects).toBe(before.subjects + 1);
-        const exclusive = await other.query<{ ok: boolean }>(`SELECT ${tryCountLock("")} AS ok`, [
-          ref.environmentId,
-        ]);
-        expect(exclusive.rows[0]?.ok).toBe(true);
+        expect(await countLockFree()).toBe(true);
         await other.query("ROLLBACK");
       } finally {
         other.release();
@@ -327,7 +334,7 @@ describe("an import's write", () => {
       // As the next release's import does far from the limit: the count's lock shared, its own
       // shard locked and 2 subjects counted in it, not committed yet.
       await holder.query("BEGIN");
-      await holder.query(`SELECT ${countLock("_shared")}`, [ref.environmentId]);
+      await holder.query(SHARED_COUNT_LOCK, [ref.environmentId]);
       await holder.query(addToShard(2), [ref.environmentId]);
       const write = written(
         importOf(ref.environmentId, { subjects, limit: subjects + 2, refused: 0 }, { inserts: ["late"] }),
@@ -363,17 +370,7 @@ describe("an import's write", () => {
       );
       expect(await waitsForLock(write)).toBe(true);
       // Waiting for the row, it holds nothing the previous release's import could wait for.
-      const other = await pool.connect();
-      try {
-        await other.query("BEGIN");
-        const exclusive = await other.query<{ ok: boolean }>(`SELECT ${tryCountLock("")} AS ok`, [
-          ref.environmentId,
-        ]);
-        expect(exclusive.rows[0]?.ok).toBe(true);
-        await other.query("ROLLBACK");
-      } finally {
-        other.release();
-      }
+      expect(await countLockFree()).toBe(true);
       await holder.query("COMMIT");
       expect(await write).toBe(false);
       expect((await readImportState(pool, ref, [])).subjects).toBe(subjects + 2);
