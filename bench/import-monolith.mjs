@@ -78,10 +78,12 @@ export function registerImport(app, options) {
           return fail(reply, 404, "not_found");
         }
         const state = await client.query(
-          `SELECT q.active_subjects AS limit, COALESCE(c.subjects, 0) AS subjects,
+          `SELECT q.active_subjects AS limit,
+                  (SELECT COALESCE(sum(subjects), 0) FROM control.subject_count_shards
+                   WHERE environment_id = $1) AS subjects,
                   COALESCE((SELECT json_object_agg(external_id, id) FROM control.subjects
                             WHERE environment_id = $1 AND external_id = ANY($2)), '{}') AS known
-           FROM control.quotas q LEFT JOIN control.subject_counts c ON c.environment_id = q.environment_id
+           FROM control.quotas q
            WHERE q.environment_id = $1`,
           [environmentId, items.map((item) => item.external_id)],
         );

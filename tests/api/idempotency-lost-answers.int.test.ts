@@ -30,13 +30,12 @@ function webhookLock(key: string): string {
 }
 
 /**
- * Holds, from outside, the advisory lock the webhooks plane takes on the environment's endpoint
- * quota inside its write transaction, so that a creation waits there, after its key was recorded
- * in that transaction and before it commits.
+ * Holds, from outside, an advisory lock a plane takes inside its write transaction, so that a
+ * write waits there, after its key was recorded in that transaction and before it commits: the
+ * webhooks plane's on the environment's endpoint quota, control's on its subject count.
  */
-async function holdEndpointQuota(environmentId: string) {
-  const client = await stack.pool("webhooks").connect();
-  const key = `quota:${environmentId}:webhook_endpoints`;
+async function holdAdvisoryLock(pool: Stack["db"], key: string) {
+  const client = await pool.connect();
   await client.query("SELECT pg_advisory_lock(hashtextextended($1, 0))", [key]);
   return {
     /** Sessions of the database waiting for a lock now. */
@@ -54,25 +53,10 @@ async function holdEndpointQuota(environmentId: string) {
   };
 }
 
-/**
- * Holds, from outside, the row of the environment's subject count, which an import locks with
- * its write (made at 0 and committed first, as an import makes it when the environment has none).
- */
-async function holdSubjectCount(environmentId: string) {
-  const client = await stack.db.connect();
-  await client.query(
-    "INSERT INTO subject_counts (environment_id, subjects) VALUES ($1, 0) ON CONFLICT (environment_id) DO NOTHING",
-    [environmentId],
-  );
-  await client.query("BEGIN");
-  await client.query("SELECT 1 FROM subject_counts WHERE environment_id = $1 FOR UPDATE", [environmentId]);
-  return {
-    async release() {
-      await client.query("COMMIT");
-      client.release();
-    },
-  };
-}
+const holdEndpointQuota = (environmentId: string) =>
+  holdAdvisoryLock(stack.pool("webhooks"), `quota:${environmentId}:webhook_endpoints`);
+const holdSubjectCount = (environmentId: string) =>
+  holdAdvisoryLock(stack.db, `subject_count:${environmentId}`);
 
 describe("Idempotency-Key after a lost answer", () => {
   it("answers a retry 409 while the first run is still going, then with its committed result, never running it twice", async () => {

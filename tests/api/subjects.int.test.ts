@@ -151,6 +151,70 @@ describe("POST ENV/subjects/batch (#5)", () => {
     expect(update.body.receipts).toEqual([{ item_index: 0, subject_id: known, error_code: "" }]);
   });
 
+  it("holds a quota far above a batch exactly while concurrent imports run side by side below it", async () => {
+    const fresh = await createTenant(api);
+    // Imports run side by side while the count leaves 7 × 100 below the limit, then one at a time.
+    const quota = 900;
+    const current = await api.get(`${fresh.env}/quotas`, { token: fresh.token });
+    await api.patch(
+      `${fresh.env}/quotas`,
+      {
+        expected_revision: current.body.revision,
+        limits: { ...current.body.limits, active_subjects: quota },
+      },
+      { token: fresh.token, idempotencyKey: ik() },
+    );
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        api.post(
+          `${fresh.env}/subjects/batch`,
+          { items: Array.from({ length: 50 }, (_, j) => item(`f${i}-${j}`)) },
+          { token: fresh.token, idempotencyKey: ik() },
+        ),
+      ),
+    );
+    expect(responses.map((response) => response.status)).toEqual(responses.map(() => 200));
+    const receipts = responses.flatMap(
+      (response) => response.body.receipts as { subject_id: string; error_code: string }[],
+    );
+    expect(receipts.filter((r) => r.error_code === "").length).toBe(quota);
+    expect(receipts.filter((r) => r.error_code === "quota_exceeded").length).toBe(1_000 - quota);
+    const counted = await stack.db.query(
+      "SELECT count(*)::int AS n FROM subjects WHERE environment_id = $1",
+      [fresh.environmentId],
+    );
+    expect(counted.rows[0].n).toBe(quota);
+    const usage = await api.get(`${fresh.env}/quotas`, { token: fresh.token });
+    expect(usage.body.usage.active_subjects).toBe(quota);
+  });
+
+  it("answers every one of concurrent imports bringing the same new external_ids in opposite orders", async () => {
+    const fresh = await createTenant(api);
+    const ids = Array.from({ length: 20 }, (_, j) => `both-${j}`);
+    const responses = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        api.post(
+          `${fresh.env}/subjects/batch`,
+          { items: (i % 2 ? [...ids].reverse() : ids).map((id) => item(id, { from: i })) },
+          { token: fresh.token, idempotencyKey: ik() },
+        ),
+      ),
+    );
+    expect(responses.map((response) => response.status)).toEqual(responses.map(() => 200));
+    // Each external id made one subject, which every import answers.
+    const byId = new Map<string, Set<string>>();
+    for (const [i, response] of responses.entries()) {
+      const order = i % 2 ? [...ids].reverse() : ids;
+      for (const receipt of response.body.receipts as { item_index: number; subject_id: string }[]) {
+        const id = order[receipt.item_index] as string;
+        byId.set(id, (byId.get(id) ?? new Set()).add(receipt.subject_id));
+      }
+    }
+    expect([...byId.values()].map((made) => made.size)).toEqual(ids.map(() => 1));
+    const usage = await api.get(`${fresh.env}/quotas`, { token: fresh.token });
+    expect(usage.body.usage.active_subjects).toBe(ids.length);
+  });
+
   it("creates one subject when concurrent imports bring the same new external_id, each with its audit and event", async () => {
     const fresh = await createTenant(api);
     const responses = await Promise.all(

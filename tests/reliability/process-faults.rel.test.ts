@@ -116,26 +116,12 @@ describe("SIGKILL under load", () => {
 
 /**
  * Holds, from outside, the lock a write takes inside its plane's transaction, so that it waits
- * there: an advisory lock, or (control's import) the row of the environment's subject count.
+ * there: an advisory lock (control's import: its environment's subject count's).
  */
-async function holdLock(held: HeldLock) {
+async function holdLock(key: string) {
   const client = new pg.Client({ connectionString: platform.env.DATABASE_URL });
   await client.connect();
-  if (held.kind === "advisory") {
-    await client.query("SELECT pg_advisory_lock(hashtextextended($1, 0))", [held.key]);
-  } else {
-    // The row is made at 0 (committed) when the environment counts no subject yet, as an import
-    // makes it, then locked: a lock on a row not yet committed would make imports wait otherwise.
-    await client.query(
-      `INSERT INTO control.subject_counts (environment_id, subjects) VALUES ($1, 0)
-       ON CONFLICT (environment_id) DO NOTHING`,
-      [held.environmentId],
-    );
-    await client.query("BEGIN");
-    await client.query("SELECT 1 FROM control.subject_counts WHERE environment_id = $1 FOR UPDATE", [
-      held.environmentId,
-    ]);
-  }
+  await client.query("SELECT pg_advisory_lock(hashtextextended($1, 0))", [key]);
   let released = false;
   return {
     /** How many sessions of this database wait for a lock right now. */
@@ -149,24 +135,21 @@ async function holdLock(held: HeldLock) {
     async release() {
       if (released) return;
       released = true;
-      await client.query(held.kind === "advisory" ? "SELECT pg_advisory_unlock_all()" : "COMMIT");
+      await client.query("SELECT pg_advisory_unlock_all()");
       await client.end();
     },
   };
 }
 
-/** The lock a held write waits for. */
-type HeldLock = { kind: "advisory"; key: string } | { kind: "subject-count"; environmentId: string };
-
 type HeldWrite = {
-  /** The lock the write takes inside its transaction. */
-  lock: HeldLock;
+  /** The advisory lock's key the write takes inside its transaction. */
+  lock: string;
   op: WorkloadOp;
 };
 
 /**
  * A write of each plane that the test can hold inside the plane's transaction, by holding the
- * lock it takes: the environment's subject count (control's import), its quota counter
+ * lock it takes: the environment's subject count's (control's import), its quota counter
  * (interview, webhooks) or the bundle name (platform). The gateway's is control's, held in
  * control while the gateway waits for it.
  */
@@ -175,15 +158,15 @@ async function heldWrite(name: ProcessName): Promise<HeldWrite> {
   switch (name) {
     case "control":
     case "gateway":
-      return { lock: { kind: "subject-count", environmentId: tenant.environmentId }, op: ops.importSubject };
+      return { lock: `subject_count:${tenant.environmentId}`, op: ops.importSubject };
     case "interview":
       return {
-        lock: { kind: "advisory", key: `quota:${tenant.environmentId}:evaluations` },
+        lock: `quota:${tenant.environmentId}:evaluations`,
         op: ops.createEvaluation,
       };
     case "webhooks":
       return {
-        lock: { kind: "advisory", key: `quota:${tenant.environmentId}:webhook_endpoints` },
+        lock: `quota:${tenant.environmentId}:webhook_endpoints`,
         op: ops.createWebhook,
       };
     case "platform": {
@@ -192,7 +175,7 @@ async function heldWrite(name: ProcessName): Promise<HeldWrite> {
         Object.entries(bundle).filter(([field]) => field.endsWith("_version_id")),
       );
       return {
-        lock: { kind: "advisory", key: `bundle:${tenant.appId}:Held` },
+        lock: `bundle:${tenant.appId}:Held`,
         op: {
           name: "createBundle",
           needs: ["gateway", "platform"],

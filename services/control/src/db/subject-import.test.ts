@@ -11,15 +11,18 @@ import {
   withTransaction,
 } from "@evalp/kit";
 import { createTestDatabase, type TestDatabase } from "@evalp/testing";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrations } from "../server.js";
 import {
+  IMPORT_MOST,
   type ImportWrite,
   importWriteStatement,
   lockSubjectCount,
   NOT_ADMITTED,
   READ_IMPORT_STATE,
   readImportState,
+  SHARED_ROOM,
   writeImport,
 } from "./subject-import.js";
 
@@ -32,12 +35,8 @@ let writePlanned: PoolClient | undefined;
 const ref = { organizationId: newId(), appId: newId(), environmentId: newId() };
 const SUBJECTS = 3_000;
 
-/**
- * The environment's subjects, `user-1` … `user-<count>`, `user-2` erased; and its count's rows, as
- * an environment's first import makes them (its locked attempt).
- */
+/** The environment's subjects, `user-1` … `user-<count>`, `user-2` erased. */
 async function storeSubjects(count: number): Promise<void> {
-  await lockSubjectCount(pool, ref.environmentId);
   await pool.query(
     `INSERT INTO subjects (id, environment_id, external_id, identity_mode, profile)
      SELECT gen_random_uuid(), $1, 'user-' || n, 'self_managed', '{}' FROM generate_series(1, $2) AS n`,
@@ -83,15 +82,13 @@ describe("an import's state", () => {
       await client.query("SET plan_cache_mode = force_generic_plan");
       const statement = READ_IMPORT_STATE([ref.environmentId, ref.appId, ref.organizationId, ["user-7"]]);
       await client.query(statement);
-      // The write's plan too (not admitted: the environment has no count yet; the plan is kept).
+      // The write's plan too (rolled back; the plan is kept).
       await client.query("BEGIN");
-      await expect(
-        client.query(
-          importWriteStatement(
-            importOf(ref.environmentId, { subjects: 0, limit: 10_000, refused: 0 }, { updates: [newId()] }),
-          ),
+      await client.query(
+        importWriteStatement(
+          importOf(ref.environmentId, { subjects: 0, limit: 10_000, refused: 0 }, { updates: [newId()] }),
         ),
-      ).rejects.toMatchObject({ code: NOT_ADMITTED });
+      );
       await client.query("ROLLBACK");
       writePlanned = client;
       await storeSubjects(SUBJECTS);
@@ -120,9 +117,8 @@ describe("an import's state", () => {
         "SELECT id FROM subjects WHERE environment_id = $1 AND external_id IN ('user-5', 'user-6')",
         [ref.environmentId],
       );
-      const count = await countRow(ref.environmentId);
-      if (!count || known.rows.length !== 2)
-        throw new Error("the environment has no count or no user-5, user-6");
+      const count = await countOf(ref.environmentId);
+      if (known.rows.length !== 2) throw new Error("the environment has no user-5, user-6");
       const planned = { subjects: count.subjects, limit: 10_000, refused: 0 };
       // Rows this transaction read from subjects so far (its own statistics, not flushed yet).
       const fetched = async () =>
@@ -194,13 +190,19 @@ function importOf(
   };
 }
 
-/** Where the environment's count row stands: its physical place changes with every version written. */
-async function countRow(environmentId: string): Promise<{ subjects: number; ctid: string } | undefined> {
-  const found = await pool.query<{ subjects: number; ctid: string }>(
-    "SELECT subjects, ctid::text FROM subject_counts WHERE environment_id = $1",
+/**
+ * The environment's count, and where its shards' rows stand: a row's physical place changes with
+ * every version written.
+ */
+async function countOf(environmentId: string): Promise<{ subjects: number; versions: string[] }> {
+  const found = await pool.query<{ subjects: string; ctid: string }>(
+    "SELECT subjects, ctid::text FROM subject_count_shards WHERE environment_id = $1 ORDER BY shard",
     [environmentId],
   );
-  return found.rows[0];
+  return {
+    subjects: found.rows.reduce((sum, row) => sum + Number(row.subjects), 0),
+    versions: found.rows.map((row) => row.ctid),
+  };
 }
 
 /** Runs an import's write in a transaction of its own (under the count's lock when `locked`): false when not admitted. */
@@ -217,10 +219,6 @@ async function written(write: ImportWrite, options: { locked?: boolean } = {}): 
   );
 }
 
-/** The environment's (`$1`) count lock, held shared, as the next release's imports far from the limit take it. */
-const SHARED_COUNT_LOCK =
-  "SELECT pg_advisory_xact_lock_shared(hashtextextended('subject_count:' || $1::text, 0))";
-
 /** Whether another session could take the environment's count lock exclusively right now. */
 async function countLockFree(): Promise<boolean> {
   const other = await pool.connect();
@@ -235,12 +233,6 @@ async function countLockFree(): Promise<boolean> {
   } finally {
     other.release();
   }
-}
-
-/** Adds `n` to the environment's (`$1`) shard 0, as the count's triggers add (a shard is made on its first write). */
-function addToShard(n: number): string {
-  return `INSERT INTO subject_count_shards (environment_id, shard, subjects) VALUES ($1, 0, ${n})
-          ON CONFLICT (environment_id, shard) DO UPDATE SET subjects = subject_count_shards.subjects + ${n}`;
 }
 
 /** Whether a statement in the test database comes to wait for a lock before `write` settles (or 5 s pass). */
@@ -260,8 +252,17 @@ async function waitsForLock(write: Promise<unknown>): Promise<boolean> {
   return false;
 }
 
+/** Planned from the count as it is now, under `limit`, refusing nothing. */
+async function plannedNow(limit: (subjects: number) => number): Promise<ImportWrite["planned"]> {
+  const { subjects } = await countOf(ref.environmentId);
+  return { subjects, limit: limit(subjects), refused: 0 };
+}
+
+/** Far from any limit: the count's lock shared. */
+const FAR = () => 1_000_000;
+
 describe("an import's write", () => {
-  it("is not admitted in an environment that has no count yet, and writes nothing; locked, it is", async () => {
+  it("is admitted as an environment's first import, with nothing made before it", async () => {
     const environmentId = newId();
     await pool.query("INSERT INTO environments (id, app_id, slug, name) VALUES ($1, $2, $3, 'New')", [
       environmentId,
@@ -270,13 +271,12 @@ describe("an import's write", () => {
     ]);
     await pool.query("INSERT INTO quotas (environment_id) VALUES ($1)", [environmentId]);
     const planned = { subjects: 0, limit: 10_000, refused: 0 };
-    expect(await written(importOf(environmentId, planned, { inserts: ["first"] }))).toBe(false);
-    const none = await pool.query("SELECT 1 FROM subjects WHERE environment_id = $1", [environmentId]);
-    expect(none.rowCount).toBe(0);
-    expect(await written(importOf(environmentId, planned, { inserts: ["first"] }), { locked: true })).toBe(
-      true,
-    );
-    expect((await countRow(environmentId))?.subjects).toBe(1);
+    expect(await written(importOf(environmentId, planned, { inserts: ["first"] }))).toBe(true);
+    expect((await countOf(environmentId)).subjects).toBe(1);
+    // Near its limit too (the count's lock exclusively).
+    const near = { subjects: 1, limit: 2, refused: 0 };
+    expect(await written(importOf(environmentId, near, { inserts: ["second"] }))).toBe(true);
+    expect((await countOf(environmentId)).subjects).toBe(2);
   });
 
   it("writes no version of the count when it creates no subject, and counts each one it creates", async () => {
@@ -284,105 +284,235 @@ describe("an import's write", () => {
       "SELECT id FROM subjects WHERE environment_id = $1 AND external_id = 'user-9'",
       [ref.environmentId],
     );
-    const before = await countRow(ref.environmentId);
-    if (!before || !known.rows[0]) throw new Error("the environment has no count or no user-9");
+    const before = await countOf(ref.environmentId);
+    if (!known.rows[0]) throw new Error("the environment has no user-9");
     const planned = { subjects: before.subjects, limit: 10_000, refused: 0 };
     expect(await written(importOf(ref.environmentId, planned, { updates: [known.rows[0].id] }))).toBe(true);
-    expect(await countRow(ref.environmentId)).toEqual(before);
+    expect(await countOf(ref.environmentId)).toEqual(before);
     expect(await written(importOf(ref.environmentId, planned, { inserts: ["added-1", "added-2"] }))).toBe(
       true,
     );
-    expect((await countRow(ref.environmentId))?.subjects).toBe(planned.subjects + 2);
+    expect((await countOf(ref.environmentId)).subjects).toBe(planned.subjects + 2);
   });
 
-  it("is not admitted when the count moved since its plan and the plan refused some", async () => {
-    const before = await countRow(ref.environmentId);
-    if (!before) throw new Error("the environment has no count");
-    const stale = { subjects: before.subjects - 1, limit: 10_000, refused: 1 };
+  it("is not admitted when the count rose since its plan and the plan refused some, and is when it fell", async () => {
+    const before = await countOf(ref.environmentId);
+    const stale = { subjects: before.subjects - 1, limit: before.subjects, refused: 1 };
     expect(await written(importOf(ref.environmentId, stale, { inserts: ["late"] }))).toBe(false);
-    expect(await countRow(ref.environmentId)).toEqual(before);
+    expect(await countOf(ref.environmentId)).toEqual(before);
+    // An erasure lowered the count since the plan: the plan's refusals still hold (as if the
+    // import came before the erasure), and its inserts still fit.
+    const fell = { subjects: before.subjects + 1, limit: before.subjects + 2, refused: 1 };
+    expect(await written(importOf(ref.environmentId, fell, { inserts: ["fits"] }))).toBe(true);
+    expect((await countOf(ref.environmentId)).subjects).toBe(before.subjects + 1);
   });
 
   it("has committed, and let go of the count's lock, once it answers", async () => {
-    const before = await countRow(ref.environmentId);
-    if (!before) throw new Error("the environment has no count");
-    const planned = { subjects: before.subjects, limit: 10_000, refused: 0 };
+    const planned = await plannedNow((subjects) => subjects + 1);
     const write = importOf(ref.environmentId, planned, { inserts: ["committed-with-its-write"] });
     await withTransaction(pool, async (tx) => {
       await writeImport(tx, write, {});
-      // Still inside the transaction's work: another session sees the subject and takes the lock.
-      const other = await pool.connect();
-      try {
-        await other.query("BEGIN");
-        const locked = await other.query(
-          "SELECT subjects FROM subject_counts WHERE environment_id = $1 FOR UPDATE NOWAIT",
-          [ref.environmentId],
-        );
-        expect(locked.rows[0]?.subjects).toBe(before.subjects + 1);
-        expect(await countLockFree()).toBe(true);
-        await other.query("ROLLBACK");
-      } finally {
-        other.release();
-      }
+      // Still inside the transaction's work: another session counts the subject and takes the lock.
+      expect((await countOf(ref.environmentId)).subjects).toBe(planned.subjects + 1);
+      expect(await countLockFree()).toBe(true);
     });
   });
 
-  it("waits for the next release's imports, which hold the count's lock shared, and counts what they committed", async () => {
-    const { subjects } = await readImportState(pool, ref, []);
+  it("far from the limit, runs beside another import into the environment that has not committed", async () => {
     const holder = await pool.connect();
     try {
-      // As the next release's import does far from the limit: the count's lock shared, its own
-      // shard locked and 2 subjects counted in it, not committed yet.
+      const planned = await plannedNow(FAR);
       await holder.query("BEGIN");
-      await holder.query(SHARED_COUNT_LOCK, [ref.environmentId]);
-      await holder.query(addToShard(2), [ref.environmentId]);
-      const write = written(
-        importOf(ref.environmentId, { subjects, limit: subjects + 2, refused: 0 }, { inserts: ["late"] }),
+      await holder.query(
+        importWriteStatement(importOf(ref.environmentId, planned, { inserts: ["beside-1", "beside-2"] })),
       );
+      // Written and committed while the first holds its locks, its 2 subjects not committed.
+      expect(await written(importOf(ref.environmentId, planned, { inserts: ["beside-3"] }))).toBe(true);
+      await holder.query("COMMIT");
+      expect((await countOf(ref.environmentId)).subjects).toBe(planned.subjects + 3);
+    } finally {
+      await holder.query("ROLLBACK");
+      holder.release();
+    }
+  });
+
+  it("leaves room for a whole import of every other shard beside it, or holds the count's lock alone", async () => {
+    expect(SHARED_ROOM).toBe(7 * IMPORT_MOST);
+    const holder = await pool.connect();
+    try {
+      const planned = await plannedNow(FAR);
+      await holder.query("BEGIN");
+      await holder.query(importWriteStatement(importOf(ref.environmentId, planned, { inserts: ["room-1"] })));
+      // One insert and 7 × 100 beside it fit exactly: it runs beside the holder.
+      const fits = { ...planned, limit: planned.subjects + 1 + SHARED_ROOM };
+      expect(await written(importOf(ref.environmentId, fits, { inserts: ["room-2"] }))).toBe(true);
+      // One place less: it waits for the holder, then counts what the holder committed.
+      const tight = { subjects: planned.subjects + 1, limit: planned.subjects + 1 + SHARED_ROOM, refused: 0 };
+      const waiting = written(importOf(ref.environmentId, tight, { inserts: ["room-3"] }));
+      expect(await waitsForLock(waiting)).toBe(true);
+      await holder.query("COMMIT");
+      expect(await waiting).toBe(true);
+      expect((await countOf(ref.environmentId)).subjects).toBe(planned.subjects + 3);
+    } finally {
+      await holder.query("ROLLBACK");
+      holder.release();
+    }
+  });
+
+  it("far from the limit, is not admitted when the count it finds no longer leaves that room", async () => {
+    const planned = await plannedNow((subjects) => subjects + 1 + SHARED_ROOM);
+    expect(await written(importOf(ref.environmentId, planned, { inserts: ["first-in"] }))).toBe(true);
+    // Planned from the count before the one above, which took the room.
+    expect(await written(importOf(ref.environmentId, planned, { inserts: ["crowded"] }))).toBe(false);
+    expect((await countOf(ref.environmentId)).subjects).toBe(planned.subjects + 1);
+  });
+
+  it("far from the limit, waits for an import of its shard, one shard's imports taking turns", async () => {
+    // Sessions until two are on one shard (their backends' ids alike modulo 8): at most 9.
+    const sessions: pg.Client[] = [];
+    try {
+      const byShard = new Map<number, pg.Client>();
+      let pair: [pg.Client, pg.Client] | undefined;
+      while (!pair) {
+        const session = new pg.Client({ connectionString: database.url });
+        await session.connect();
+        sessions.push(session);
+        await session.query(`SET search_path = ${migrations.schema}`);
+        const found = await session.query<{ shard: number }>("SELECT pg_backend_pid() % 8 AS shard");
+        const shard = Number(found.rows[0]?.shard);
+        const other = byShard.get(shard);
+        if (other) pair = [other, session];
+        else byShard.set(shard, session);
+      }
+      const [first, second] = pair;
+      // Both far from the limit with no room to spare: whichever counts the other's subject
+      // must not be admitted.
+      const planned = await plannedNow((subjects) => subjects + 1 + SHARED_ROOM);
+      await first.query("BEGIN");
+      await first.query(importWriteStatement(importOf(ref.environmentId, planned, { inserts: ["shard-1"] })));
+      await second.query("BEGIN");
+      const waiting = second.query(
+        importWriteStatement(importOf(ref.environmentId, planned, { inserts: ["shard-2"] })),
+      );
+      expect(await waitsForLock(waiting)).toBe(true);
+      await first.query("COMMIT");
+      // It counted only once the first had committed: at most one import per shard is admitted
+      // and not committed, which is what the room beside each counts on.
+      await expect(waiting).rejects.toMatchObject({ code: NOT_ADMITTED });
+      await second.query("ROLLBACK");
+      expect((await countOf(ref.environmentId)).subjects).toBe(planned.subjects + 1);
+    } finally {
+      for (const session of sessions) await session.end();
+    }
+  });
+
+  it("near the limit, waits for imports far from it, which hold the count's lock shared, and counts what they committed", async () => {
+    const holder = await pool.connect();
+    try {
+      const planned = await plannedNow(FAR);
+      await holder.query("BEGIN");
+      await holder.query(
+        importWriteStatement(importOf(ref.environmentId, planned, { inserts: ["far-1", "far-2"] })),
+      );
+      const near = { ...planned, limit: planned.subjects + 2 };
+      const write = written(importOf(ref.environmentId, near, { inserts: ["near"] }));
       expect(await waitsForLock(write)).toBe(true);
       await holder.query("COMMIT");
       // Planned with room for its one subject; the 2 committed meanwhile took it.
       expect(await write).toBe(false);
     } finally {
+      await holder.query("ROLLBACK");
       holder.release();
-      await pool.query(addToShard(-2), [ref.environmentId]);
     }
   });
 
-  it("waits for the previous release's import, which holds the count's row, and counts what it committed", async () => {
-    const { subjects } = await readImportState(pool, ref, []);
+  it("waits for the previous release's import, which holds the count's lock exclusively, and counts what it committed", async () => {
     const holder = await pool.connect();
     try {
-      // The previous release's import: the row locked, then 2 subjects written (its triggers count
-      // them in the row and in a shard), not committed yet.
+      const planned = await plannedNow((subjects) => subjects + 1 + SHARED_ROOM);
+      // The previous release's import: the row made and locked, then the count's lock
+      // exclusively (migration 008's function), then 2 subjects written, not committed yet.
       await holder.query("BEGIN");
-      await holder.query("SELECT 1 FROM subject_counts WHERE environment_id = $1 FOR UPDATE", [
-        ref.environmentId,
-      ]);
+      await holder.query(
+        `INSERT INTO subject_counts (environment_id, subjects) VALUES ($1, 0)
+         ON CONFLICT (environment_id) DO UPDATE SET subjects = subject_counts.subjects`,
+        [ref.environmentId],
+      );
+      await holder.query("SELECT locked_subject_count($1)", [ref.environmentId]);
       await holder.query(
         `INSERT INTO subjects (id, environment_id, external_id, identity_mode, profile)
          VALUES (gen_random_uuid(), $1, 'previous-1', 'self_managed', '{}'),
                 (gen_random_uuid(), $1, 'previous-2', 'self_managed', '{}')`,
         [ref.environmentId],
       );
-      const write = written(
-        importOf(ref.environmentId, { subjects, limit: subjects + 2, refused: 0 }, { inserts: ["later"] }),
-      );
+      const write = written(importOf(ref.environmentId, planned, { inserts: ["later"] }));
       expect(await waitsForLock(write)).toBe(true);
-      // Waiting for the row, it holds nothing the previous release's import could wait for.
-      expect(await countLockFree()).toBe(true);
       await holder.query("COMMIT");
+      // Far from the limit as planned, but the 2 committed meanwhile took the room it leaves.
       expect(await write).toBe(false);
-      expect((await readImportState(pool, ref, [])).subjects).toBe(subjects + 2);
+      expect((await countOf(ref.environmentId)).subjects).toBe(planned.subjects + 2);
     } finally {
+      await holder.query("ROLLBACK");
+      holder.release();
+    }
+  });
+
+  it("is waited for by the previous release's import, which counts what it committed", async () => {
+    const holder = await pool.connect();
+    const previous = await pool.connect();
+    try {
+      const planned = await plannedNow(FAR);
+      // The row the previous release makes before it locks it (committed, as its import commits it).
+      await previous.query(
+        "INSERT INTO subject_counts (environment_id, subjects) VALUES ($1, 0) ON CONFLICT (environment_id) DO NOTHING",
+        [ref.environmentId],
+      );
+      await holder.query("BEGIN");
+      await holder.query(importWriteStatement(importOf(ref.environmentId, planned, { inserts: ["now-1"] })));
+      await previous.query("BEGIN");
+      const counted = previous.query<{ subjects: string }>("SELECT locked_subject_count($1) AS subjects", [
+        ref.environmentId,
+      ]);
+      expect(await waitsForLock(counted)).toBe(true);
+      await holder.query("COMMIT");
+      expect(Number((await counted).rows[0]?.subjects)).toBe(planned.subjects + 1);
+    } finally {
+      await previous.query("ROLLBACK");
+      await holder.query("ROLLBACK");
+      previous.release();
+      holder.release();
+    }
+  });
+
+  it("takes the unique keys of its inserts in external id order, so an import beside it waits rather than deadlocks", async () => {
+    const holder = await pool.connect();
+    try {
+      const planned = await plannedNow(FAR);
+      // Another writer has inserted `order-p`, not committed yet.
+      await holder.query("BEGIN");
+      await holder.query(
+        `INSERT INTO subjects (id, environment_id, external_id, identity_mode, profile)
+         VALUES (gen_random_uuid(), $1, 'order-p', 'self_managed', '{}')`,
+        [ref.environmentId],
+      );
+      // Given as q then p, it inserts p first and waits there, holding no key of q.
+      const write = written(importOf(ref.environmentId, planned, { inserts: ["order-q", "order-p"] }));
+      expect(await waitsForLock(write)).toBe(true);
+      await holder.query(
+        `INSERT INTO subjects (id, environment_id, external_id, identity_mode, profile)
+         VALUES (gen_random_uuid(), $1, 'order-q', 'self_managed', '{}')`,
+        [ref.environmentId],
+      );
+      await holder.query("COMMIT");
+      await expect(write).rejects.toMatchObject({ code: "23505" });
+    } finally {
+      await holder.query("ROLLBACK");
       holder.release();
     }
   });
 
   it("commits the request's answer with it, under an Idempotency-Key, as the key's outcome", async () => {
-    const before = await countRow(ref.environmentId);
-    if (!before) throw new Error("the environment has no count");
-    const planned = { subjects: before.subjects, limit: 10_000, refused: 0 };
+    const planned = await plannedNow(FAR);
     const key: KeyInFlight = {
       rowId: `key-${newId()}`,
       fingerprint: "fingerprint",

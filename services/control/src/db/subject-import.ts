@@ -16,17 +16,18 @@ import { AUDIT_COLUMNS, auditValues } from "./audit.js";
 
 /*
  * An import's statements. The `active_subjects` quota is kept exact by the environment's count,
- * the sum of its rows of `subject_count_shards` (kept by triggers, migration 008), under its row
- * of `subject_counts` (still kept by its triggers, as the previous release locks and reads it)
- * and its count's advisory lock: every write of an import takes both, reads the count as it
- * stands then (in a snapshot taken after the locks, whatever the statement's own), and writes
- * only if the count still admits what was planned, in one statement. So
- * an import reads, plans, and writes in two round trips, in a short transaction that only adds
- * the record of the request's Idempotency-Key; the writing statement goes with the commit (and
- * the request's stored answer), so the lock lives for that statement and the commit, the only
- * time imports into one environment wait for each other. A write whose plan the count no longer
- * admits fails and writes nothing; the import then runs as a transaction that takes the lock
- * before it reads.
+ * the sum of its rows of `subject_count_shards` (kept by triggers, migration 008), under the
+ * count's locks (`counted_subjects`, migration 009): every write of an import takes them, reads
+ * the count as it stands then (in a snapshot taken after the locks, whatever the statement's
+ * own), and writes only if the count still admits what was planned, in one statement. An import
+ * far from the limit holds the count's lock shared, beside its shard's lock, so imports into one
+ * environment run side by side; near the limit it holds the count's lock exclusively, and waits
+ * for every import that holds it. So an import reads, plans, and writes in two round trips, in a
+ * short transaction that only adds the record of the request's Idempotency-Key; the writing
+ * statement goes with the commit (and the request's stored answer), so the locks live for that
+ * statement and the commit. A write whose plan the count no longer admits fails and writes
+ * nothing; the import then runs as a transaction that takes the count's lock exclusively before
+ * it reads.
  */
 
 /** What an import plans from: the limit, the subjects counted, the batch's external ids already known. */
@@ -95,45 +96,48 @@ export async function readImportState(
   return importStateOf(await db.query(importStateRead(ref, externalIds)));
 }
 
-/**
- * Makes the environment's `subject_counts` row at 0 if it has none yet, and locks it. The upsert
- * writes a version of the row even when it changes nothing, so only the locked attempt, which
- * must make the row, runs it.
- */
-const MAKE_SUBJECT_COUNT = preparedStatement(
-  "control.make_subject_count",
-  `INSERT INTO subject_counts (environment_id, subjects) VALUES ($1, 0)
-   ON CONFLICT (environment_id) DO UPDATE SET subjects = subject_counts.subjects`,
-);
+/** The shards of an environment's count (migration 008), and the most subjects one import adds. */
+const SHARDS = 8;
+export const IMPORT_MOST = 100;
 
 /**
- * Locks the environment's count and reads it (`locked_subject_count`, migration 008: the
- * `subject_counts` row, then the count's advisory lock, then the shards' sum in a snapshot taken
- * after both), writing no row: an upsert's version, beside the triggers', doubled the row's dead
- * versions, its WAL and its pruning. NULL for an environment without its row yet, and the write
- * is not admitted.
+ * The room an import far from the limit leaves beside its own inserts: what the import of every
+ * other shard, holding the count's lock shared and not committed yet, may have added unseen.
  */
-const COUNTER = "SELECT locked_subject_count($1) AS subjects";
+export const SHARED_ROOM = (SHARDS - 1) * IMPORT_MOST;
 
-/** Takes the environment's count lock for the rest of the transaction, its row made if missing. */
+/** Takes the environment's count lock exclusively for the rest of the transaction (`counted_subjects`). */
 export async function lockSubjectCount(db: Queryable, environmentId: string): Promise<void> {
-  await db.query(MAKE_SUBJECT_COUNT([environmentId]));
-  // A statement of its own: the function's first query must see the row made by the one before.
-  await db.query(COUNTER, [environmentId]);
+  await db.query("SELECT counted_subjects($1, false)", [environmentId]);
 }
 
 /**
- * Prepared: every import runs it, and Postgres soon keeps one generic plan for it. The update
- * finds its subjects with `id = ANY($5)` besides the join: a generic plan made while the table was
- * small otherwise joined the batch to every subject not erased (through the list's partial index),
- * and kept doing so as the table grew, reading the whole table to update a few rows.
+ * Prepared: every import runs it, and Postgres soon keeps one generic plan for it.
+ *
+ * `far`: the plan refused nothing and leaves SHARED_ROOM below the limit. Then the write holds the
+ * count's lock shared and is admitted if the count it finds still leaves that room: at most 7
+ * other imports hold the lock so, each with at most IMPORT_MOST inserts it has checked the same
+ * way, so whichever commit, the count stays within the limit. Otherwise it holds the lock
+ * exclusively, finds every import that held it committed, and is admitted if the count is at
+ * most the one it planned from (erasures lower it without the lock; the write then commits as if
+ * before them) or, when it refused nothing, still has room for its inserts.
+ *
+ * The update finds its subjects with `id = ANY($5)` besides the join: a generic plan made while
+ * the table was small otherwise joined the batch to every subject not erased (through the list's
+ * partial index), and kept doing so as the table grew, reading the whole table to update a few
+ * rows.
  */
 const WRITE_IMPORT = preparedStatement(
   "control.write_import",
-  `WITH counter AS (${COUNTER}),
+  `WITH far AS (
+       SELECT $3::int = 0 AND cardinality($8::uuid[]) <= ${IMPORT_MOST}
+              AND $2::bigint + cardinality($8::uuid[]) + ${SHARED_ROOM} <= $4::bigint AS shared
+     ),
+     counter AS (SELECT shared, counted_subjects($1, shared) AS subjects FROM far),
      admitted AS (
        SELECT 1 FROM counter
-       WHERE subjects = $2 OR ($3 = 0 AND subjects + cardinality($8::uuid[]) <= $4)
+       WHERE CASE WHEN shared THEN subjects + cardinality($8::uuid[]) + ${SHARED_ROOM} <= $4
+                  ELSE subjects <= $2 OR ($3 = 0 AND subjects + cardinality($8::uuid[]) <= $4) END
      ),
      updated AS (
        UPDATE subjects s
@@ -167,12 +171,12 @@ const WRITE_IMPORT = preparedStatement(
 export const NOT_ADMITTED = "EV001";
 
 /**
- * Writes an import in one statement, if the count, locked, still admits its plan: unchanged since
- * the plan was made, or (when the plan refused nothing) with room for every insert; and commits
- * it, with `answer` (the RPC's) stored as the outcome of the request's Idempotency-Key, in the
- * same round trip (kit's commitWith): the count's lock is held for the statement and the commit
- * only. A write not admitted fails with NOT_ADMITTED, a subject created meanwhile with one of the
- * inserts' external ids with a unique violation: either writes nothing and commits nothing.
+ * Writes an import in one statement, if the count, under its locks, still admits its plan (see
+ * WRITE_IMPORT); and commits it, with `answer` (the RPC's) stored as the outcome of the request's
+ * Idempotency-Key, in the same round trip (kit's commitWith): the count's locks are held for the
+ * statement and the commit only. A write not admitted fails with NOT_ADMITTED, a subject created
+ * meanwhile with one of the inserts' external ids with a unique violation: either writes nothing
+ * and commits nothing.
  */
 export async function writeImport(db: PoolClient, write: ImportWrite, answer: unknown): Promise<void> {
   // Published by the process's relay once the import's transaction commits.
@@ -180,9 +184,17 @@ export async function writeImport(db: PoolClient, write: ImportWrite, answer: un
   await commitWith(db, importWriteStatement(write), answer);
 }
 
-/** The statement of `writeImport`. */
+const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * The statement of `writeImport`. Updates in id order and inserts in external id order: imports
+ * of one environment that run side by side take the rows and unique keys they share in one order,
+ * so one waits for the other rather than the two waiting for each other.
+ */
 export function importWriteStatement(write: ImportWrite): pg.QueryConfig {
-  const { planned, updates, inserts } = write;
+  const { planned } = write;
+  const updates = write.updates.toSorted((a, b) => byText(a.id, b.id));
+  const inserts = write.inserts.toSorted((a, b) => byText(a.externalId, b.externalId));
   return WRITE_IMPORT([
     write.environmentId,
     planned.subjects,

@@ -31,16 +31,23 @@ import type { Deps } from "../deps.js";
 
 type Receipt = { itemIndex: number; subjectId: string; errorCode: string };
 
-/** Postgres's unique violation: a subject created meanwhile with an external id the plan inserts. */
-const UNIQUE_VIOLATION = "23505";
+/**
+ * Why a write not under the exclusive lock gives way to the locked attempt: the count no longer
+ * admits it; a subject was created meanwhile with an external id it inserts (Postgres's unique
+ * violation); or an import running beside it in the environment waited for it as it waited for
+ * that one (a deadlock, Postgres aborting one of the two), which writes in a fixed order
+ * (db/subject-import.ts) make rare but cannot rule out against every other writer of subjects.
+ */
+const GIVES_WAY = new Set([NOT_ADMITTED, "23505", "40P01"]);
 
 /**
  * Upserts a batch by (environment, external_id): a known subject keeps its id and takes the new
  * profile; a new one counts against `active_subjects`. Each item gets a receipt; a later item
  * repeating an external_id of the batch is `duplicate_in_batch`, a creation past the limit
  * `quota_exceeded`. The subjects, the audit record and the `subject.imported` event are written
- * in one statement, under the environment's count lock for just that statement and its commit
- * (db/subject-import.ts): concurrent imports cannot together create more subjects than the limit.
+ * in one statement, under the environment's count locks for just that statement and its commit
+ * (db/subject-import.ts): concurrent imports cannot together create more subjects than the limit,
+ * and far from it they run side by side.
  * When another import changed what the plan was made from, the import runs again as a
  * transaction that takes the lock before it reads. Under an Idempotency-Key it runs without a
  * look-up of the key first (`recordsFirst`, server.ts): it does nothing a retry could notice
@@ -69,8 +76,7 @@ export function importSubjects(deps: Deps) {
     const unlocked = await withTransaction(deps.pool, (tx, read) => attempt(tx, importStateOf(read)), {
       first: importStateRead(req.environment, externalIds),
     }).catch((error: unknown) => {
-      const code = (error as { code?: string }).code;
-      if (code === NOT_ADMITTED || code === UNIQUE_VIOLATION) return null;
+      if (GIVES_WAY.has((error as { code?: string }).code ?? "")) return null;
       throw error;
     });
     return (
