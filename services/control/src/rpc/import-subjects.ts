@@ -81,7 +81,8 @@ export function importSubjects(deps: Deps) {
     });
     return (
       unlocked ??
-      // Under the lock the count cannot move between the read and the write: it is admitted.
+      // Under the lock the count cannot rise between the read and the write (an erasure, which
+      // takes no lock, only lowers it): it is admitted.
       (await withTransaction(deps.pool, async (tx) => {
         await lockSubjectCount(tx, req.environment?.environmentId ?? "");
         return attempt(tx, await readImportState(tx, req.environment, externalIds));
