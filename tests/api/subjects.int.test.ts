@@ -19,6 +19,29 @@ const item = (external_id: string, profile: Record<string, unknown> = {}) => ({
   profile,
 });
 
+/** A fresh tenant whose environment admits `quota` active subjects. */
+async function tenantAdmitting(quota: number): Promise<Tenant> {
+  const fresh = await createTenant(api);
+  const current = await api.get(`${fresh.env}/quotas`, { token: fresh.token });
+  const updated = await api.patch(
+    `${fresh.env}/quotas`,
+    { expected_revision: current.body.revision, limits: { ...current.body.limits, active_subjects: quota } },
+    { token: fresh.token, idempotencyKey: ik() },
+  );
+  expect(updated.status, updated.text).toBe(200);
+  return fresh;
+}
+
+/** The environment holds `count` subjects, as its rows and its quota's usage both say. */
+async function expectSubjects(fresh: Tenant, count: number): Promise<void> {
+  const counted = await stack.db.query("SELECT count(*)::int AS n FROM subjects WHERE environment_id = $1", [
+    fresh.environmentId,
+  ]);
+  expect(counted.rows[0].n).toBe(count);
+  const usage = await api.get(`${fresh.env}/quotas`, { token: fresh.token });
+  expect(usage.body.usage.active_subjects).toBe(count);
+}
+
 describe("POST ENV/subjects/batch (#5)", () => {
   it("upserts by external_id with a receipt per item, and reads a subject back", async () => {
     const first = await api.post(
@@ -108,17 +131,8 @@ describe("POST ENV/subjects/batch (#5)", () => {
   });
 
   it("never lets 20 concurrent imports create more subjects than the quota", async () => {
-    const fresh = await createTenant(api);
     const quota = 7;
-    const current = await api.get(`${fresh.env}/quotas`, { token: fresh.token });
-    await api.patch(
-      `${fresh.env}/quotas`,
-      {
-        expected_revision: current.body.revision,
-        limits: { ...current.body.limits, active_subjects: quota },
-      },
-      { token: fresh.token, idempotencyKey: ik() },
-    );
+    const fresh = await tenantAdmitting(quota);
     const responses = await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
         api.post(
@@ -133,13 +147,7 @@ describe("POST ENV/subjects/batch (#5)", () => {
     );
     expect(receipts.filter((r) => r.error_code === "").length).toBe(quota);
     expect(receipts.filter((r) => r.error_code === "quota_exceeded").length).toBe(40 - quota);
-    const counted = await stack.db.query(
-      "SELECT count(*)::int AS n FROM subjects WHERE environment_id = $1",
-      [fresh.environmentId],
-    );
-    expect(counted.rows[0].n).toBe(quota);
-    const usage = await api.get(`${fresh.env}/quotas`, { token: fresh.token });
-    expect(usage.body.usage.active_subjects).toBe(quota);
+    await expectSubjects(fresh, quota);
     // Updating a known subject needs no quota, even with the quota used up.
     const index = responses.findIndex((response) => response.body.receipts[0].error_code === "");
     const known = responses[index]?.body.receipts[0].subject_id;
@@ -152,18 +160,9 @@ describe("POST ENV/subjects/batch (#5)", () => {
   });
 
   it("holds a quota far above a batch exactly while concurrent imports run side by side below it", async () => {
-    const fresh = await createTenant(api);
     // Imports run side by side while the count leaves 7 × 100 below the limit, then one at a time.
     const quota = 900;
-    const current = await api.get(`${fresh.env}/quotas`, { token: fresh.token });
-    await api.patch(
-      `${fresh.env}/quotas`,
-      {
-        expected_revision: current.body.revision,
-        limits: { ...current.body.limits, active_subjects: quota },
-      },
-      { token: fresh.token, idempotencyKey: ik() },
-    );
+    const fresh = await tenantAdmitting(quota);
     const responses = await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
         api.post(
@@ -179,13 +178,7 @@ describe("POST ENV/subjects/batch (#5)", () => {
     );
     expect(receipts.filter((r) => r.error_code === "").length).toBe(quota);
     expect(receipts.filter((r) => r.error_code === "quota_exceeded").length).toBe(1_000 - quota);
-    const counted = await stack.db.query(
-      "SELECT count(*)::int AS n FROM subjects WHERE environment_id = $1",
-      [fresh.environmentId],
-    );
-    expect(counted.rows[0].n).toBe(quota);
-    const usage = await api.get(`${fresh.env}/quotas`, { token: fresh.token });
-    expect(usage.body.usage.active_subjects).toBe(quota);
+    await expectSubjects(fresh, quota);
   });
 
   it("answers every one of concurrent imports bringing the same new external_ids in opposite orders", async () => {
@@ -211,8 +204,7 @@ describe("POST ENV/subjects/batch (#5)", () => {
       }
     }
     expect([...byId.values()].map((made) => made.size)).toEqual(ids.map(() => 1));
-    const usage = await api.get(`${fresh.env}/quotas`, { token: fresh.token });
-    expect(usage.body.usage.active_subjects).toBe(ids.length);
+    await expectSubjects(fresh, ids.length);
   });
 
   it("creates one subject when concurrent imports bring the same new external_id, each with its audit and event", async () => {
@@ -230,13 +222,7 @@ describe("POST ENV/subjects/batch (#5)", () => {
     const shared = new Set(responses.map((response) => response.body.receipts[0].subject_id));
     expect(shared.size).toBe(1);
     expect(responses.every((response) => response.body.receipts[1].error_code === "")).toBe(true);
-    const counted = await stack.db.query(
-      "SELECT count(*)::int AS n FROM subjects WHERE environment_id = $1",
-      [fresh.environmentId],
-    );
-    expect(counted.rows[0].n).toBe(13);
-    const usage = await api.get(`${fresh.env}/quotas`, { token: fresh.token });
-    expect(usage.body.usage.active_subjects).toBe(13);
+    await expectSubjects(fresh, 13);
     // Every import wrote its audit record and its event once, whichever way it was written.
     const batches = responses.map((response) => response.body.batch_id).sort();
     const audited = await stack.db.query<{ resource_id: string }>(

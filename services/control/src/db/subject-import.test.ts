@@ -252,6 +252,17 @@ async function waitsForLock(write: Promise<unknown>): Promise<boolean> {
   return false;
 }
 
+/** Runs `use` on a session of its own, which it leaves with no transaction open, and releases it. */
+async function withSession(use: (session: PoolClient) => Promise<void>): Promise<void> {
+  const session = await pool.connect();
+  try {
+    await use(session);
+  } finally {
+    await session.query("ROLLBACK");
+    session.release();
+  }
+}
+
 /** Planned from the count as it is now, under `limit`, refusing nothing. */
 async function plannedNow(limit: (subjects: number) => number): Promise<ImportWrite["planned"]> {
   const { subjects } = await countOf(ref.environmentId);
@@ -319,8 +330,7 @@ describe("an import's write", () => {
   });
 
   it("far from the limit, runs beside another import into the environment that has not committed", async () => {
-    const holder = await pool.connect();
-    try {
+    await withSession(async (holder) => {
       const planned = await plannedNow(FAR);
       await holder.query("BEGIN");
       await holder.query(
@@ -330,16 +340,12 @@ describe("an import's write", () => {
       expect(await written(importOf(ref.environmentId, planned, { inserts: ["beside-3"] }))).toBe(true);
       await holder.query("COMMIT");
       expect((await countOf(ref.environmentId)).subjects).toBe(planned.subjects + 3);
-    } finally {
-      await holder.query("ROLLBACK");
-      holder.release();
-    }
+    });
   });
 
   it("leaves room for a whole import of every other shard beside it, or holds the count's lock alone", async () => {
     expect(SHARED_ROOM).toBe(7 * IMPORT_MOST);
-    const holder = await pool.connect();
-    try {
+    await withSession(async (holder) => {
       const planned = await plannedNow(FAR);
       await holder.query("BEGIN");
       await holder.query(importWriteStatement(importOf(ref.environmentId, planned, { inserts: ["room-1"] })));
@@ -353,10 +359,7 @@ describe("an import's write", () => {
       await holder.query("COMMIT");
       expect(await waiting).toBe(true);
       expect((await countOf(ref.environmentId)).subjects).toBe(planned.subjects + 3);
-    } finally {
-      await holder.query("ROLLBACK");
-      holder.release();
-    }
+    });
   });
 
   it("far from the limit, is not admitted when the count it finds no longer leaves that room", async () => {
@@ -407,8 +410,7 @@ describe("an import's write", () => {
   });
 
   it("near the limit, waits for imports far from it, which hold the count's lock shared, and counts what they committed", async () => {
-    const holder = await pool.connect();
-    try {
+    await withSession(async (holder) => {
       const planned = await plannedNow(FAR);
       await holder.query("BEGIN");
       await holder.query(
@@ -420,15 +422,11 @@ describe("an import's write", () => {
       await holder.query("COMMIT");
       // Planned with room for its one subject; the 2 committed meanwhile took it.
       expect(await write).toBe(false);
-    } finally {
-      await holder.query("ROLLBACK");
-      holder.release();
-    }
+    });
   });
 
   it("waits for the previous release's import, which holds the count's lock exclusively, and counts what it committed", async () => {
-    const holder = await pool.connect();
-    try {
+    await withSession(async (holder) => {
       const planned = await plannedNow((subjects) => subjects + 1 + SHARED_ROOM);
       // The previous release's import: the row made and locked, then the count's lock
       // exclusively (migration 008's function), then 2 subjects written, not committed yet.
@@ -451,42 +449,35 @@ describe("an import's write", () => {
       // Far from the limit as planned, but the 2 committed meanwhile took the room it leaves.
       expect(await write).toBe(false);
       expect((await countOf(ref.environmentId)).subjects).toBe(planned.subjects + 2);
-    } finally {
-      await holder.query("ROLLBACK");
-      holder.release();
-    }
+    });
   });
 
   it("is waited for by the previous release's import, which counts what it committed", async () => {
-    const holder = await pool.connect();
-    const previous = await pool.connect();
-    try {
-      const planned = await plannedNow(FAR);
-      // The row the previous release makes before it locks it (committed, as its import commits it).
-      await previous.query(
-        "INSERT INTO subject_counts (environment_id, subjects) VALUES ($1, 0) ON CONFLICT (environment_id) DO NOTHING",
-        [ref.environmentId],
-      );
-      await holder.query("BEGIN");
-      await holder.query(importWriteStatement(importOf(ref.environmentId, planned, { inserts: ["now-1"] })));
-      await previous.query("BEGIN");
-      const counted = previous.query<{ subjects: string }>("SELECT locked_subject_count($1) AS subjects", [
-        ref.environmentId,
-      ]);
-      expect(await waitsForLock(counted)).toBe(true);
-      await holder.query("COMMIT");
-      expect(Number((await counted).rows[0]?.subjects)).toBe(planned.subjects + 1);
-    } finally {
-      await previous.query("ROLLBACK");
-      await holder.query("ROLLBACK");
-      previous.release();
-      holder.release();
-    }
+    await withSession((holder) =>
+      withSession(async (previous) => {
+        const planned = await plannedNow(FAR);
+        // The row the previous release makes before it locks it (committed, as its import commits it).
+        await previous.query(
+          "INSERT INTO subject_counts (environment_id, subjects) VALUES ($1, 0) ON CONFLICT (environment_id) DO NOTHING",
+          [ref.environmentId],
+        );
+        await holder.query("BEGIN");
+        await holder.query(
+          importWriteStatement(importOf(ref.environmentId, planned, { inserts: ["now-1"] })),
+        );
+        await previous.query("BEGIN");
+        const counted = previous.query<{ subjects: string }>("SELECT locked_subject_count($1) AS subjects", [
+          ref.environmentId,
+        ]);
+        expect(await waitsForLock(counted)).toBe(true);
+        await holder.query("COMMIT");
+        expect(Number((await counted).rows[0]?.subjects)).toBe(planned.subjects + 1);
+      }),
+    );
   });
 
   it("takes the unique keys of its inserts in external id order, so an import beside it waits rather than deadlocks", async () => {
-    const holder = await pool.connect();
-    try {
+    await withSession(async (holder) => {
       const planned = await plannedNow(FAR);
       // Another writer has inserted `order-p`, not committed yet.
       await holder.query("BEGIN");
@@ -505,10 +496,7 @@ describe("an import's write", () => {
       );
       await holder.query("COMMIT");
       await expect(write).rejects.toMatchObject({ code: "23505" });
-    } finally {
-      await holder.query("ROLLBACK");
-      holder.release();
-    }
+    });
   });
 
   it("commits the request's answer with it, under an Idempotency-Key, as the key's outcome", async () => {
