@@ -13,6 +13,7 @@ import {
 } from "@evalp/kit";
 import { ApiKeyService } from "@evalp/proto/control/v1/api_key";
 import { QuotaService } from "@evalp/proto/control/v1/quota";
+import { SubjectService } from "@evalp/proto/control/v1/subject";
 import pg from "pg";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { ApiClient } from "./support/client.js";
@@ -149,6 +150,45 @@ describe("calls between the planes", () => {
       { headers: metadataHeaders({ requestId: "test", actor: { kind: "api_key", id: narrow.id } }) },
     );
     expect(minted.apiKey?.scopes).toEqual(["org:read"]);
+  });
+  it("hold an import to the interface's 1 to 100 items, though it carries a valid token", async () => {
+    const subjects = createClient(
+      SubjectService,
+      createServiceTransport(
+        "control",
+        () => stack.config.CONTROL_URL,
+        5_000,
+        serviceCaller(stack.config, "gateway"),
+      ),
+    );
+    const items = (count: number) =>
+      Array.from({ length: count }, (_, i) => ({ externalId: `inside-${i}`, identityMode: "anonymous" }));
+    const key = await createKey(api, tenant, ["subjects:write"], "inside");
+    const headers = metadataHeaders({ requestId: "test", actor: { kind: "api_key", id: key.id } });
+    for (const count of [0, 101]) {
+      const refused = await subjects
+        .importSubjects({ environment: environment(), items: items(count) }, { headers })
+        .then(
+          () => null,
+          (caught: unknown) => caught,
+        );
+      expect(refused).toBeInstanceOf(ConnectError);
+      const problem = fromConnectError(refused as ConnectError);
+      expect(problem.code).toBe("validation_error");
+      expect(problem.context).toMatchObject({
+        detail: [{ loc: ["body", "items"], ctx: { field_type: "List", actual_length: count } }],
+      });
+    }
+    const none = await stack.db.query(
+      "SELECT 1 FROM subjects WHERE environment_id = $1 AND external_id LIKE 'inside-%'",
+      [tenant.environmentId],
+    );
+    expect(none.rowCount).toBe(0);
+    const imported = await subjects.importSubjects(
+      { environment: environment(), items: items(100) },
+      { headers },
+    );
+    expect(imported.receipts.filter((receipt) => receipt.errorCode === "")).toHaveLength(100);
   });
 });
 

@@ -1,6 +1,7 @@
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
 import {
+  AppError,
   auditRecord,
   eventEnvelope,
   eventMessage,
@@ -18,6 +19,7 @@ import {
   SubjectReceiptSchema,
 } from "@evalp/proto/control/v1/subject";
 import {
+  IMPORT_MOST,
   type ImportState,
   type ImportWrite,
   importStateOf,
@@ -55,6 +57,9 @@ const GIVES_WAY = new Set([NOT_ADMITTED, "23505", "40P01"]);
  */
 export function importSubjects(deps: Deps) {
   return async (req: ImportSubjectsRequest, ctx: HandlerContext): Promise<ImportSubjectsResponse> => {
+    // The gateway takes 1 to 100 items (the interface's limit); a caller that skips it is held
+    // to the same, which the room an import leaves beside the environment's others counts on.
+    if (req.items.length === 0 || req.items.length > IMPORT_MOST) throw itemsProblem(req.items.length);
     const context = requestContext(ctx.values);
     const batchId = newId();
     const externalIds = req.items.map((item) => item.externalId);
@@ -89,6 +94,25 @@ export function importSubjects(deps: Deps) {
       }))
     );
   };
+}
+
+/** A 422 in the Pydantic shape (docs/errors.md), as the gateway renders the same refusal. */
+function itemsProblem(actual: number): AppError {
+  const [type, bound, key, limit] =
+    actual === 0
+      ? ["too_short", "at least 1 item", "min_length", 1]
+      : ["too_long", `at most ${IMPORT_MOST} items`, "max_length", IMPORT_MOST];
+  return new AppError("validation_error", "The request failed validation.", {
+    detail: [
+      {
+        type,
+        loc: ["body", "items"],
+        msg: `List should have ${bound} after validation, not ${actual}`,
+        input: null,
+        ctx: { field_type: "List", [key]: limit, actual_length: actual },
+      },
+    ],
+  });
 }
 
 type Plan = {
