@@ -190,6 +190,33 @@ describe("calls between the planes", () => {
     );
     expect(imported.receipts.filter((receipt) => receipt.errorCode === "")).toHaveLength(100);
   });
+  it("let a plane report only its own erasure, and only as a plane that erases", async () => {
+    const subjects = createClient(
+      SubjectService,
+      createServiceTransport(
+        "control",
+        () => stack.config.CONTROL_URL,
+        5_000,
+        serviceCaller(stack.config, "interview"),
+      ),
+    );
+    const report = (plane: string) =>
+      subjects
+        .completeSubjectErasure({
+          environmentId: tenant.environmentId,
+          subjectId: crypto.randomUUID(),
+          plane,
+        })
+        .then(
+          () => null,
+          (caught: unknown) => fromConnectError(caught as ConnectError),
+        );
+    // The interview plane's token, reporting for the webhooks plane.
+    expect((await report("webhooks"))?.code).toBe("forbidden");
+    expect((await report("mailer"))?.code).toBe("validation_error");
+    // For itself, of a subject with no erasure: 404.
+    expect((await report("interview"))?.code).toBe("not_found");
+  });
 });
 
 describe("the planes' Postgres roles", () => {

@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
-import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
-import { CALLER_HEADER, isUuid, notFound, withTransaction, writeOutboxEvent } from "@evalp/kit";
+import type { HandlerContext } from "@connectrpc/connect";
+import { AppError, CALLER_HEADER, isUuid, notFound, withTransaction, writeOutboxEvent } from "@evalp/kit";
 import {
   type CompleteSubjectErasureRequest,
   type CompleteSubjectErasureResponse,
@@ -21,12 +21,24 @@ export function completeSubjectErasure(deps: Deps) {
     ctx: HandlerContext,
   ): Promise<CompleteSubjectErasureResponse> => {
     const plane = req.plane;
+    // Refusals in the contract's codes: a bare ConnectError would leave the service as
+    // `internal` (kit's errorInterceptor), logged as a bug.
     if (!isErasingPlane(plane)) {
-      throw new ConnectError(`no plane erases as ${JSON.stringify(plane)}`, Code.InvalidArgument);
+      throw new AppError("validation_error", `No plane erases as ${JSON.stringify(plane)}.`, {
+        detail: [
+          {
+            type: "value_error",
+            loc: ["body", "plane"],
+            msg: "Value error, no such erasing plane",
+            input: plane,
+            ctx: {},
+          },
+        ],
+      });
     }
     // A plane reports for itself only: the caller its service token proves.
     if (ctx.requestHeader.get(CALLER_HEADER) !== plane) {
-      throw new ConnectError(`only the ${plane} plane reports its erasure`, Code.PermissionDenied);
+      throw new AppError("forbidden", `Only the ${plane} plane reports its erasure.`, {});
     }
     if (!isUuid(req.subjectId) || !isUuid(req.environmentId)) throw notFound("subject_erasure");
     const row = await withTransaction(deps.pool, async (tx) => {
