@@ -33,6 +33,25 @@ beforeAll(async () => {
   tenant = await createTenant(api);
 });
 
+/** A transport to control as the `caller` process, with a valid service token for control. */
+const controlAs = (caller: Parameters<typeof serviceCaller>[1]) =>
+  createServiceTransport(
+    "control",
+    () => stack.config.CONTROL_URL,
+    5_000,
+    serviceCaller(stack.config, caller),
+  );
+
+/** The contract's error of a call that must be refused. */
+async function refusalOf(call: Promise<unknown>) {
+  const error = await call.then(
+    () => null,
+    (caught: unknown) => caught,
+  );
+  expect(error).toBeInstanceOf(ConnectError);
+  return fromConnectError(error as ConnectError);
+}
+
 const environment = () => ({
   organizationId: tenant.organizationId,
   appId: tenant.appId,
@@ -72,12 +91,7 @@ describe("calls between the planes", () => {
   });
 
   it("refuse a plane an RPC its table does not grant it: the webhooks process cannot reach API keys", async () => {
-    const webhooks = createServiceTransport(
-      "control",
-      () => stack.config.CONTROL_URL,
-      5_000,
-      serviceCaller(stack.config, "webhooks"),
-    );
+    const webhooks = controlAs("webhooks");
     const keys = createClient(ApiKeyService, webhooks);
     const asOwner = { headers: metadataHeaders({ requestId: "test" }) };
     await expect(
@@ -116,28 +130,14 @@ describe("calls between the planes", () => {
 
   it("cannot mint a key wider than its actor, though they carry a valid token: control checks the actor's own scopes", async () => {
     const narrow = await createKey(api, tenant, ["org:read", "keys:write"], "narrow");
-    const keys = createClient(
-      ApiKeyService,
-      createServiceTransport(
-        "control",
-        () => stack.config.CONTROL_URL,
-        5_000,
-        serviceCaller(stack.config, "gateway"),
-      ),
-    );
-    const refusal = async (actor: { kind: string; id: string } | undefined, scopes: string[]) => {
-      const error = await keys
-        .createApiKey(
+    const keys = createClient(ApiKeyService, controlAs("gateway"));
+    const refusal = (actor: { kind: string; id: string } | undefined, scopes: string[]) =>
+      refusalOf(
+        keys.createApiKey(
           { environment: environment(), name: "minted", scopes },
           { headers: metadataHeaders({ requestId: "test", actor }) },
-        )
-        .then(
-          () => null,
-          (caught: unknown) => caught,
-        );
-      expect(error).toBeInstanceOf(ConnectError);
-      return fromConnectError(error as ConnectError);
-    };
+        ),
+      );
     // An actor that is the narrow key asks for org:admin.
     const asKey = await refusal({ kind: "api_key", id: narrow.id }, ["org:admin"]);
     expect(asKey.code).toBe("forbidden");
@@ -151,29 +151,17 @@ describe("calls between the planes", () => {
     );
     expect(minted.apiKey?.scopes).toEqual(["org:read"]);
   });
+
   it("hold an import to the interface's 1 to 100 items, though it carries a valid token", async () => {
-    const subjects = createClient(
-      SubjectService,
-      createServiceTransport(
-        "control",
-        () => stack.config.CONTROL_URL,
-        5_000,
-        serviceCaller(stack.config, "gateway"),
-      ),
-    );
+    const subjects = createClient(SubjectService, controlAs("gateway"));
     const items = (count: number) =>
       Array.from({ length: count }, (_, i) => ({ externalId: `inside-${i}`, identityMode: "anonymous" }));
     const key = await createKey(api, tenant, ["subjects:write"], "inside");
     const headers = metadataHeaders({ requestId: "test", actor: { kind: "api_key", id: key.id } });
     for (const count of [0, 101]) {
-      const refused = await subjects
-        .importSubjects({ environment: environment(), items: items(count) }, { headers })
-        .then(
-          () => null,
-          (caught: unknown) => caught,
-        );
-      expect(refused).toBeInstanceOf(ConnectError);
-      const problem = fromConnectError(refused as ConnectError);
+      const problem = await refusalOf(
+        subjects.importSubjects({ environment: environment(), items: items(count) }, { headers }),
+      );
       expect(problem.code).toBe("validation_error");
       expect(problem.context).toMatchObject({
         detail: [{ loc: ["body", "items"], ctx: { field_type: "List", actual_length: count } }],
@@ -190,32 +178,22 @@ describe("calls between the planes", () => {
     );
     expect(imported.receipts.filter((receipt) => receipt.errorCode === "")).toHaveLength(100);
   });
+
   it("let a plane report only its own erasure, and only as a plane that erases", async () => {
-    const subjects = createClient(
-      SubjectService,
-      createServiceTransport(
-        "control",
-        () => stack.config.CONTROL_URL,
-        5_000,
-        serviceCaller(stack.config, "interview"),
-      ),
-    );
+    const subjects = createClient(SubjectService, controlAs("interview"));
     const report = (plane: string) =>
-      subjects
-        .completeSubjectErasure({
+      refusalOf(
+        subjects.completeSubjectErasure({
           environmentId: tenant.environmentId,
           subjectId: crypto.randomUUID(),
           plane,
-        })
-        .then(
-          () => null,
-          (caught: unknown) => fromConnectError(caught as ConnectError),
-        );
+        }),
+      );
     // The interview plane's token, reporting for the webhooks plane.
-    expect((await report("webhooks"))?.code).toBe("forbidden");
-    expect((await report("mailer"))?.code).toBe("validation_error");
+    expect((await report("webhooks")).code).toBe("forbidden");
+    expect((await report("mailer")).code).toBe("validation_error");
     // For itself, of a subject with no erasure: 404.
-    expect((await report("interview"))?.code).toBe("not_found");
+    expect((await report("interview")).code).toBe("not_found");
   });
 });
 
