@@ -239,7 +239,15 @@ async function evaluationStatus(tenant: Tenant, evaluationId: string) {
 
 /** The question the page shows now (its legend or label). */
 async function expectQuestion(page: Page, prompt: string) {
-  await poll(() => page.getByText(prompt, { exact: true }).count()).toBe(1);
+  try {
+    await poll(() => page.getByText(prompt, { exact: true }).count()).toBe(1);
+  } catch (failure) {
+    // What the page shows instead, and where focus is: a failure says which step went wrong.
+    const shown = await page.evaluate(
+      "({ text: document.querySelector('main')?.innerText, focused: document.activeElement?.outerHTML.slice(0, 300) })",
+    );
+    throw new Error(`no question "${prompt}"; the page: ${JSON.stringify(shown)}`, { cause: failure });
+  }
 }
 
 describe("the hosted interview page", () => {
@@ -343,7 +351,8 @@ describe("the hosted interview page", () => {
     await page.goto(link);
     await poll(() => page.getByRole("heading", { name: "Before you start" }).count()).toBe(1);
     await screenshot(page, "interview-consent-phone");
-    // Focus starts on the consent button.
+    // Focus is on the consent button as soon as the page shows it: a key pressed at once counts.
+    expect(await page.locator("button:focus").textContent()).toBe("I agree, start the interview");
     await page.keyboard.press("Enter");
 
     // Each new question has focus on its first control.

@@ -2,6 +2,7 @@ import { type EvalpClient, unwrap } from "@evalp/client";
 import { type FormEvent, useEffect, useId, useRef, useState } from "react";
 import { api, errorWords } from "./api.js";
 import { Organization } from "./console-organization-page.js";
+import { useFocusOnShow } from "./focus.js";
 
 const LOGIN_ERRORS = {
   invalid_credentials: "The email or the password is wrong.",
@@ -58,7 +59,7 @@ function LogIn({
   const [error, setError] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
   const ids = { email: useId(), password: useId() };
-  useEffect(() => email.current?.focus(), []);
+  useFocusOnShow(() => email.current);
 
   async function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();

@@ -1,6 +1,7 @@
 import { type components, EvalpApiError, type EvalpClient, unwrap } from "@evalp/client";
 import { type FormEvent, useCallback, useEffect, useId, useMemo, useRef, useState } from "react";
 import { api, errorWords } from "./api.js";
+import { useFocusOnShow } from "./focus.js";
 import { type Connection, type TranscriptEntry, useAgentTurns } from "./interview-realtime.js";
 
 type Snapshot = components["schemas"]["ParticipantInterview"];
@@ -134,9 +135,16 @@ function Interview({ client }: { client: EvalpClient }) {
     setSeen(updated);
   }, []);
 
+  // While a step's request is in flight, a pushed revision waits for its answer. The push often
+  // comes first (the socket is quicker than the HTTP answer): shown at once, it would bring the next
+  // question while the step still holds its buttons disabled, and an Enter pressed then is lost.
+  const stepping = useRef(false);
+  const held = useRef<Snapshot | undefined>(undefined);
   const showPushed = useCallback(
     (next: Snapshot) => {
-      if (next.revision >= shown.current) show(next);
+      if (stepping.current) {
+        if (!held.current || next.revision >= held.current.revision) held.current = next;
+      } else if (next.revision >= shown.current) show(next);
     },
     [show],
   );
@@ -168,6 +176,7 @@ function Interview({ client }: { client: EvalpClient }) {
   }, [client, show, starts, addTurns]);
 
   async function step(run: () => Promise<{ interview: Snapshot }>) {
+    stepping.current = true;
     setBusy(true);
     setError(undefined);
     try {
@@ -177,6 +186,11 @@ function Interview({ client }: { client: EvalpClient }) {
       setError(stepError(failure));
       return false;
     } finally {
+      // A held push newer than the answer shows in the same render that enables the buttons.
+      stepping.current = false;
+      const pushed = held.current;
+      held.current = undefined;
+      if (pushed && pushed.revision > shown.current) show(pushed);
       setBusy(false);
     }
   }
@@ -340,7 +354,7 @@ function Interview({ client }: { client: EvalpClient }) {
 
 function Consent(props: { snapshot: Snapshot; busy: boolean; alert: React.ReactNode; consent: () => void }) {
   const button = useRef<HTMLButtonElement>(null);
-  useEffect(() => button.current?.focus(), []);
+  useFocusOnShow(() => button.current);
   const { target_minutes_min: min, target_minutes_max: max } = props.snapshot;
   return (
     <main>
@@ -361,9 +375,7 @@ function Consent(props: { snapshot: Snapshot; busy: boolean; alert: React.ReactN
 
 function FinishPanel(props: { busy: boolean; optionalLeft: boolean; finish: () => void }) {
   const button = useRef<HTMLButtonElement>(null);
-  useEffect(() => {
-    if (!props.optionalLeft) button.current?.focus();
-  }, [props.optionalLeft]);
+  useFocusOnShow(() => button.current, !props.optionalLeft);
   return (
     <section aria-labelledby="finish-title" className="finish">
       <h2 id="finish-title">Ready to finish</h2>
@@ -396,12 +408,11 @@ function QuestionForm({ seen, busy, correcting, onAnswer, onBack, onCancel }: Fo
   const [problem, setProblem] = useState<string | undefined>();
   const ids = { prompt: useId(), problem: useId(), field: useId() };
 
-  useEffect(() => {
-    const first =
+  useFocusOnShow(
+    () =>
       form.current?.querySelector<HTMLInputElement>("input:checked") ??
-      form.current?.querySelector<HTMLElement>("input, textarea");
-    first?.focus();
-  }, []);
+      form.current?.querySelector<HTMLElement>("input, textarea"),
+  );
 
   function onSubmit(event: FormEvent) {
     event.preventDefault();

@@ -1,4 +1,5 @@
-import { type FormEvent, useEffect, useId, useRef, useState } from "react";
+import { type FormEvent, useId, useRef, useState } from "react";
+import { useFocusOnShow } from "./focus.js";
 
 type Props = {
   title: string;
@@ -23,7 +24,7 @@ export function PasswordForm({ title, intro, label, hint, submitLabel, submit }:
   const inputId = useId();
   const hintId = useId();
 
-  useEffect(() => field.current?.focus(), []);
+  useFocusOnShow(() => field.current);
 
   async function onSubmit(event: FormEvent) {
     event.preventDefault();
