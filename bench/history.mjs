@@ -71,7 +71,12 @@ export function recordRun({ summary, settings, loadAtStart, code }) {
     ...code,
     node: process.version,
     load: { start: loadAtStart, end: loadAverage() },
-    settings: { rounds: settings.ROUNDS, seconds: settings.ROUND_SECONDS },
+    settings: {
+      rounds: settings.ROUNDS,
+      seconds: settings.ROUND_SECONDS,
+      // Only said when it happened: earlier lines never had it.
+      ...(settings.vacuumBetweenRounds ? { vacuumBetweenRounds: true } : {}),
+    },
     cases: Object.fromEntries(summary.map((entry) => [entry.id, figuresOf(entry)])),
   };
   appendFileSync(FILE, `${JSON.stringify(line)}\n`);

@@ -128,6 +128,33 @@ function readComm(pid) {
   }
 }
 
+/**
+ * Whether the server runs autovacuum. A CI machine's server may not (its test databases live
+ * minutes); production's does, and without it each round leaves the next one more dead rows to
+ * step over (C2's deliveries, the outboxes), so a case's rate slides from round to round.
+ */
+export async function autovacuumIsOn() {
+  const admin = new pg.Client({ connectionString: adminUrl.toString() });
+  await admin.connect();
+  try {
+    const { rows } = await admin.query("SHOW autovacuum");
+    return rows[0].autovacuum === "on";
+  } finally {
+    await admin.end();
+  }
+}
+
+/** Vacuums and analyzes the run's database: between rounds, what autovacuum would have done. */
+export async function vacuumDatabase() {
+  const client = new pg.Client({ connectionString: databaseUrl.toString() });
+  await client.connect();
+  try {
+    await client.query("VACUUM (ANALYZE)");
+  } finally {
+    await client.end();
+  }
+}
+
 /** Stops every process, drops the run's database and stops its NATS server. */
 export async function cleanUp() {
   await stopAll();

@@ -12,6 +12,8 @@
 //   second, so staggering them spreads the bursts); C2's latency runs from the API call's send to
 //   the event's arrival at the receiver, on a clock both processes share;
 // - CPU per request of every process involved, from /proc/<pid>/stat during the saturation run.
+// On a server whose autovacuum is off (a CI machine's), the run's database is vacuumed and
+// analyzed after each round, as production's autovacuum would keep it.
 // Ratios are taken per round against the case's baseline in the same round; the table shows
 // their median. Results also go to bench/results.json, and a line of them to bench/history.jsonl
 // (kept in git: the table is printed against the latest earlier run; BENCH_HISTORY=off leaves it
@@ -25,7 +27,7 @@ import { defineCases, selectCases } from "./cases.mjs";
 import { commitsDatabase } from "./commits.mjs";
 import { codeUnderTest, compareWithHistory, loadAverage, printComparison, recordRun } from "./history.mjs";
 import { fixedRate, load, saturation } from "./load.mjs";
-import { cleanUp, databaseName, startPlatform, suffix } from "./platform.mjs";
+import { autovacuumIsOn, cleanUp, databaseName, startPlatform, suffix, vacuumDatabase } from "./platform.mjs";
 import { children } from "./processes.mjs";
 import { printTable, summarize } from "./report.mjs";
 import {
@@ -47,6 +49,9 @@ async function main() {
   log(`database ${databaseName}, ${ROUNDS} rounds × ${ROUND_SECONDS} s per measurement`);
   const urls = await startPlatform();
   log("platform ready");
+  const vacuumBetweenRounds = !(await autovacuumIsOn());
+  if (vacuumBetweenRounds)
+    log("the server's autovacuum is off: the run's database is vacuumed after each round");
 
   const tenant = await setUpTenant(urls.gateway, urls.receiver, suffix);
   const planePoolsOnce = async () => {
@@ -91,6 +96,7 @@ async function main() {
       measured[id] = { ...sat, fixed };
     }
     rounds.push({ order, measured });
+    if (vacuumBetweenRounds) await vacuumDatabase();
     log(
       `round ${round + 1}/${ROUNDS}: ${order.map((id) => `${id} ${measured[id].rps.toFixed(0)}/s`).join(", ")}`,
     );
@@ -99,7 +105,7 @@ async function main() {
   const summary = cases.map((c) => summarize(c, rounds));
   const machine = { cpus: cpus().length, loadAtStart, loadAtEnd: loadAverage() };
   printTable(summary, machine);
-  const settings = { ROUNDS, ROUND_SECONDS };
+  const settings = { ROUNDS, ROUND_SECONDS, vacuumBetweenRounds };
   printComparison(compareWithHistory(summary, settings));
   if (setting("BENCH_HISTORY") !== "off") recordRun({ summary, settings, loadAtStart, code });
   const results = {
@@ -107,7 +113,14 @@ async function main() {
     node: process.version,
     cpus: machine.cpus,
     load: { start: machine.loadAtStart, end: machine.loadAtEnd },
-    settings: { ROUNDS, ROUND_SECONDS, SATURATION_CONNECTIONS, FIXED_STREAMS, fixedRate: rate },
+    settings: {
+      ROUNDS,
+      ROUND_SECONDS,
+      SATURATION_CONNECTIONS,
+      FIXED_STREAMS,
+      fixedRate: rate,
+      vacuumBetweenRounds,
+    },
     calibration,
     cases: summary,
     rounds,
