@@ -413,6 +413,38 @@ describe("the hosted interview page", () => {
       "Moved our team's reports from spreadsheets to SQL.",
     ]);
   });
+
+  it("takes an answer at once when the realtime push outruns the consent's answer", async () => {
+    const { link } = await hostedInterview(tenant, bundleId);
+    const { page, problems } = await openPage(browser);
+    // The socket pushes each revision; the consent's HTTP answer is held half a second here, so
+    // the push of the consented interview (with its first question) surely comes first.
+    let pushed = false;
+    page.on("websocket", (socket) =>
+      socket.on("framereceived", (frame) => {
+        if (String(frame.payload).includes('"consented":true')) pushed = true;
+      }),
+    );
+    let pushedFirst = false;
+    await page.route("**/v1/participant/interview/consent", async (route) => {
+      const response = await route.fetch();
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      pushedFirst = pushed;
+      await route.fulfill({ response });
+    });
+    await page.goto(link);
+    await poll(() => page.getByRole("heading", { name: "Before you start" }).count()).toBe(1);
+    await page.keyboard.press("Enter");
+
+    // The question shows with its Next button usable: an answer given at once is taken.
+    await expectQuestion(page, "How many years of experience do you have?");
+    await page.keyboard.type("5");
+    await page.keyboard.press("Enter");
+    await expectQuestion(page, "Which team would you like to join?");
+    expect(pushedFirst).toBe(true);
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
 });
 
 describe("the console", () => {
