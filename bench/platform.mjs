@@ -103,13 +103,12 @@ export async function startPlatform() {
  * server (the nats-server listening on `natsPort`), whose CPU cpu.mjs reads as process trees.
  */
 async function measureTrees(natsPort) {
-  const admin = new pg.Client({ connectionString: adminUrl.toString() });
-  await admin.connect();
-  const { rows } = await admin.query("SELECT pg_backend_pid() AS pid");
-  // Read while the backend lives: once the connection ends its /proc entry goes, and with it
-  // the way to its postmaster. A cluster on another machine has no process here to read.
-  const postmaster = parentPid(rows[0].pid);
-  await admin.end();
+  const postmaster = await withClient(adminUrl, async (admin) => {
+    const { rows } = await admin.query("SELECT pg_backend_pid() AS pid");
+    // Read while the backend lives: once the connection ends its /proc entry goes, and with it
+    // the way to its postmaster. A cluster on another machine has no process here to read.
+    return parentPid(rows[0].pid);
+  });
   if (postmaster !== null && readComm(postmaster) === "postgres") trees.set("postgres", postmaster);
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry) || readComm(entry) !== "nats-server") continue;
@@ -134,22 +133,21 @@ function readComm(pid) {
  * step over (C2's deliveries, the outboxes), so a case's rate slides from round to round.
  */
 export async function autovacuumIsOn() {
-  const admin = new pg.Client({ connectionString: adminUrl.toString() });
-  await admin.connect();
-  try {
-    const { rows } = await admin.query("SHOW autovacuum");
-    return rows[0].autovacuum === "on";
-  } finally {
-    await admin.end();
-  }
+  const { rows } = await withClient(adminUrl, (admin) => admin.query("SHOW autovacuum"));
+  return rows[0].autovacuum === "on";
 }
 
 /** Vacuums and analyzes the run's database: between rounds, what autovacuum would have done. */
 export async function vacuumDatabase() {
-  const client = new pg.Client({ connectionString: databaseUrl.toString() });
+  await withClient(databaseUrl, (client) => client.query("VACUUM (ANALYZE)"));
+}
+
+/** Runs `use` on a connection of its own to `url`, closed after it however `use` ends. */
+async function withClient(url, use) {
+  const client = new pg.Client({ connectionString: url.toString() });
   await client.connect();
   try {
-    await client.query("VACUUM (ANALYZE)");
+    return await use(client);
   } finally {
     await client.end();
   }
@@ -158,9 +156,8 @@ export async function vacuumDatabase() {
 /** Stops every process, drops the run's database and stops its NATS server. */
 export async function cleanUp() {
   await stopAll();
-  const admin = new pg.Client({ connectionString: adminUrl.toString() });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS "${databaseName}" WITH (FORCE)`).catch(() => {});
-  await admin.end();
+  await withClient(adminUrl, (admin) =>
+    admin.query(`DROP DATABASE IF EXISTS "${databaseName}" WITH (FORCE)`).catch(() => {}),
+  );
   await nats?.close();
 }
