@@ -163,8 +163,24 @@ describe("calls between the planes", () => {
         subjects.importSubjects({ environment: environment(), items: items(count) }, { headers }),
       );
       expect(problem.code).toBe("validation_error");
-      expect(problem.context).toMatchObject({
-        detail: [{ loc: ["body", "items"], ctx: { field_type: "List", actual_length: count } }],
+      // The same item the gateway renders for the same body, the items it was given as its input.
+      const [type, words, bound] =
+        count === 0
+          ? ["too_short", "at least 1 item", { min_length: 1 }]
+          : ["too_long", "at most 100 items", { max_length: 100 }];
+      expect(problem.context).toEqual({
+        detail: [
+          {
+            type,
+            loc: ["body", "items"],
+            msg: `List should have ${words} after validation, not ${count}`,
+            input: items(count).map((item) => ({
+              external_id: item.externalId,
+              identity_mode: item.identityMode,
+            })),
+            ctx: { field_type: "List", ...bound, actual_length: count },
+          },
+        ],
       });
     }
     const none = await stack.db.query(

@@ -1,2 +1,3 @@
 export * from "./errors.js";
 export * from "./ids.js";
+export * from "./pydantic.js";

@@ -1,21 +1,24 @@
-import { create, type JsonObject } from "@bufbuild/protobuf";
+import { create, type JsonObject, toJson } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
 import {
-  AppError,
+  type AppError,
   auditRecord,
   eventEnvelope,
   eventMessage,
+  lengthProblem,
   newId,
   outboxValues,
   type PoolClient,
   type RequestContext,
   requestContext,
+  validationError,
   withTransaction,
 } from "@evalp/kit";
 import {
   type ImportSubjectsRequest,
   type ImportSubjectsResponse,
   ImportSubjectsResponseSchema,
+  SubjectItemSchema,
   SubjectReceiptSchema,
 } from "@evalp/proto/control/v1/subject";
 import {
@@ -59,7 +62,7 @@ export function importSubjects(deps: Deps) {
   return async (req: ImportSubjectsRequest, ctx: HandlerContext): Promise<ImportSubjectsResponse> => {
     // The gateway takes 1 to 100 items (the interface's limit); a caller that skips it is held
     // to the same, which the room an import leaves beside the environment's others counts on.
-    if (req.items.length === 0 || req.items.length > IMPORT_MOST) throw itemsProblem(req.items.length);
+    if (req.items.length === 0 || req.items.length > IMPORT_MOST) throw itemsProblem(req.items);
     const context = requestContext(ctx.values);
     const batchId = newId();
     const externalIds = req.items.map((item) => item.externalId);
@@ -97,22 +100,10 @@ export function importSubjects(deps: Deps) {
 }
 
 /** A 422 in the Pydantic shape (docs/errors.md), as the gateway renders the same refusal. */
-function itemsProblem(actual: number): AppError {
-  const [type, bound, key, limit] =
-    actual === 0
-      ? ["too_short", "at least 1 item", "min_length", 1]
-      : ["too_long", `at most ${IMPORT_MOST} items`, "max_length", IMPORT_MOST];
-  return new AppError("validation_error", "The request failed validation.", {
-    detail: [
-      {
-        type,
-        loc: ["body", "items"],
-        msg: `List should have ${bound} after validation, not ${actual}`,
-        input: null,
-        ctx: { field_type: "List", [key]: limit, actual_length: actual },
-      },
-    ],
-  });
+function itemsProblem(items: ImportSubjectsRequest["items"]): AppError {
+  const input = items.map((item) => toJson(SubjectItemSchema, item, { useProtoFieldName: true }));
+  const [bound, limit] = items.length === 0 ? (["min", 1] as const) : (["max", IMPORT_MOST] as const);
+  return validationError([{ loc: ["body", "items"], ...lengthProblem(bound, limit, input) }]);
 }
 
 type Plan = {

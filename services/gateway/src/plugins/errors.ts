@@ -1,8 +1,7 @@
 import { ConnectError } from "@connectrpc/connect";
-import { AppError, fromConnectError } from "@evalp/kit";
+import { AppError, fromConnectError, type PydanticItem } from "@evalp/kit";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { RequestValidationError } from "../validation/json-body.js";
-import type { PydanticItem } from "../validation/pydantic-errors.js";
 
 /** The application error body (docs/errors.md). */
 export function errorBody(error: AppError, requestId: string) {

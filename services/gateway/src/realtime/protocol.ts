@@ -1,7 +1,6 @@
-import { AppError } from "@evalp/kit";
+import { AppError, type PydanticItem } from "@evalp/kit";
 import type { WebSocket } from "ws";
 import { parseJsonBody, RequestValidationError } from "../validation/json-body.js";
-import type { PydanticItem } from "../validation/pydantic-errors.js";
 
 // The realtime doors' protocol (docs/interview.md): how a socket is opened, what its frames look
 // like on the way out, and how a frame that is not what it should be is answered.

@@ -1,11 +1,5 @@
 import { describe, expect, it } from "vitest";
-import {
-  dateParseError,
-  emailSyntaxError,
-  isNaiveDateTime,
-  pythonRepr,
-  uuidParseError,
-} from "./format-reasons.js";
+import { dateParseError, emailSyntaxError, isNaiveDateTime, uuidParseError } from "./format-reasons.js";
 
 // Expected texts are what Pydantic 2.13 (uuid crate, speedate) prints for the same inputs.
 describe("uuidParseError", () => {
@@ -93,15 +87,5 @@ describe("emailSyntaxError", () => {
     ["a@localhost", "The part after the @-sign is not valid. It should have a period."],
   ])("%j -> %s", (value, reason) => {
     expect(emailSyntaxError(value)).toBe(reason);
-  });
-});
-
-describe("pythonRepr", () => {
-  it("prints JSON scalars as Python does", () => {
-    expect(pythonRepr("owner")).toBe("'owner'");
-    expect(pythonRepr("it's")).toBe(`"it's"`);
-    expect(pythonRepr(3)).toBe("3");
-    expect(pythonRepr(true)).toBe("True");
-    expect(pythonRepr(null)).toBe("None");
   });
 });

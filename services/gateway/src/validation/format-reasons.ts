@@ -1,6 +1,7 @@
 // Why a string fails a `format`, in the words of the parsers Pydantic uses (the Rust uuid crate,
 // speedate, email-validator). Only called for values Ajv has already rejected, so every function
 // returns a reason; the formats themselves stay Ajv's (hyphenated UUIDs, RFC 3339 date-times).
+import { pythonRepr } from "@evalp/kit";
 
 /**
  * The uuid crate's reason (as Pydantic shows it in `uuid_parsing`) why `value` is not a UUID. Indexes
@@ -163,16 +164,4 @@ function displayCharacter(character: string): string {
     .toString(16)
     .toUpperCase()
     .padStart(code < 0xffff ? 4 : 8, "0")}`;
-}
-
-/** Python's repr() of a JSON scalar, as Pydantic puts it in messages such as `Input should be 'a' or 'b'`. */
-export function pythonRepr(value: unknown): string {
-  if (typeof value === "string") {
-    const quote = value.includes("'") && !value.includes('"') ? '"' : "'";
-    const escaped = value.replaceAll("\\", "\\\\").replaceAll("\n", "\\n").replaceAll("\t", "\\t");
-    return quote + (quote === "'" ? escaped.replaceAll("'", "\\'") : escaped) + quote;
-  }
-  if (value === null || value === undefined) return "None";
-  if (typeof value === "boolean") return value ? "True" : "False";
-  return typeof value === "object" ? JSON.stringify(value) : String(value);
 }

@@ -1,4 +1,4 @@
-import type { PydanticItem } from "./pydantic-errors.js";
+import type { PydanticItem } from "@evalp/kit";
 
 /**
  * Thrown for any request that fails validation, by the body parser and by route validation alike, so

@@ -1,26 +1,18 @@
-import type { ErrorObject } from "ajv";
 import {
-  dateParseError,
-  emailSyntaxError,
-  isNaiveDateTime,
-  pythonRepr,
-  uuidParseError,
-} from "./format-reasons.js";
+  lengthProblem,
+  type PydanticItem,
+  type PydanticProblem,
+  pluralCount,
+  pythonAlternatives,
+} from "@evalp/kit";
+import type { ErrorObject } from "ajv";
+import { dateParseError, emailSyntaxError, isNaiveDateTime, uuidParseError } from "./format-reasons.js";
 import { collapseUnions } from "./union-errors.js";
-
-/** One entry of a 422 `detail` list, exactly as FastAPI renders a Pydantic v2 error (all five keys). */
-export type PydanticItem = {
-  loc: string[];
-  msg: string;
-  type: string;
-  ctx: Record<string, unknown>;
-  input: unknown;
-};
 
 /** Where a value came from; the first element of every `loc`. */
 export type Location = "body" | "query" | "path" | "header";
 
-type Problem = Omit<PydanticItem, "loc">;
+type Problem = PydanticProblem;
 type Json = Record<string, unknown>;
 
 /**
@@ -131,21 +123,21 @@ function problemOf(error: ErrorObject, location: Location, received: unknown, pa
     case "enum":
     case "const": {
       const values = (params.allowedValues ?? [params.allowedValue]) as unknown[];
-      const expected = joinExpected(values.map(pythonRepr));
+      const expected = pythonAlternatives(values);
       const type = error.keyword === "enum" ? "enum" : "literal_error";
       return problem(type, `Input should be ${expected}`, { expected }, input);
     }
     case "minLength":
       return problem(
         "string_too_short",
-        `String should have at least ${count(limit, "character")}`,
+        `String should have at least ${pluralCount(limit, "character")}`,
         { min_length: limit },
         input,
       );
     case "maxLength":
       return problem(
         "string_too_long",
-        `String should have at most ${count(limit, "character")}`,
+        `String should have at most ${pluralCount(limit, "character")}`,
         { max_length: limit },
         input,
       );
@@ -153,7 +145,11 @@ function problemOf(error: ErrorObject, location: Location, received: unknown, pa
     case "maxItems":
     case "minProperties":
     case "maxProperties":
-      return lengthProblem(error.keyword, limit, input);
+      return lengthProblem(
+        error.keyword.startsWith("min") ? "min" : "max",
+        limit,
+        typeof input === "object" && input ? (input as Json) : [],
+      );
     case "minimum":
     case "maximum":
     case "exclusiveMinimum":
@@ -228,20 +224,6 @@ function typeProblem(types: string, input: unknown, fromText: boolean): Problem 
   return problem(type, msg, {}, input);
 }
 
-function lengthProblem(keyword: string, limit: number, input: unknown): Problem {
-  const fieldType = keyword.endsWith("Items") ? "List" : "Dictionary";
-  const actual = Array.isArray(input)
-    ? input.length
-    : typeof input === "object" && input
-      ? Object.keys(input).length
-      : 0;
-  const [type, bound, key] = keyword.startsWith("min")
-    ? ["too_short", "at least", "min_length"]
-    : ["too_long", "at most", "max_length"];
-  const msg = `${fieldType} should have ${bound} ${count(limit, "item")} after validation, not ${actual}`;
-  return problem(type, msg, { field_type: fieldType, [key]: limit, actual_length: actual }, input);
-}
-
 const BOUNDS: Record<string, [string, string, string]> = {
   ">=": ["greater_than_equal", "greater than or equal to", "ge"],
   ">": ["greater_than", "greater than", "gt"],
@@ -290,16 +272,6 @@ function formatProblem(format: string, input: unknown, ajvMessage: string | unde
     default:
       return valueError(ajvMessage ?? `must match format "${format}"`, input);
   }
-}
-
-/** Pydantic's "1 item" / "2 items". */
-function count(n: number, noun: string): string {
-  return `${n} ${noun}${n === 1 ? "" : "s"}`;
-}
-
-/** Pydantic's list of alternatives: `'a'`, `'a' or 'b'`, `'a', 'b' or 'c'`. */
-function joinExpected(values: string[]): string {
-  return values.length <= 1 ? (values[0] ?? "") : `${values.slice(0, -1).join(", ")} or ${values.at(-1)}`;
 }
 
 function valueAt(root: unknown, path: readonly string[]): unknown {

@@ -1,9 +1,10 @@
+import type { PydanticItem } from "@evalp/kit";
 import { type SchemaOptions, type TUnsafe, Type } from "@sinclair/typebox";
 import { Ajv, type ValidateFunction } from "ajv";
 import addFormats from "ajv-formats";
 import type { FastifyInstance, FastifySchema, FastifyServerOptions } from "fastify";
 import { parseJsonBody, RequestValidationError } from "./json-body.js";
-import { ajvErrorsToPydantic, type Location, type PydanticItem } from "./pydantic-errors.js";
+import { ajvErrorsToPydantic, type Location } from "./pydantic-errors.js";
 
 // A request's body parsed and every part of it validated at once (docs/architecture.md, steps 5
 // and 7): the JSON parser Fastify uses, the `preValidation` hook, and the compiled validators.

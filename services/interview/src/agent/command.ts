@@ -1,9 +1,9 @@
-import { type AppError, notFound } from "@evalp/kit";
+import { type AppError, notFound, validationError } from "@evalp/kit";
 import { appendEntries, findEntry, type NewEntry } from "../db/entries.js";
 import { saveInterview } from "../db/interviews.js";
 import type { EntryRow } from "../db/rows.js";
 import { requireInProgress } from "../flow/statuses.js";
-import { questionIdProblem, validationError } from "../rpc/submit-answer.js";
+import { questionIdProblem } from "../rpc/submit-answer.js";
 import type { Step } from "../steps.js";
 
 /** A command as the gateway validated it: `{type, id, …}` (docs/interview.md#the-agent-protocol). */

@@ -1,10 +1,10 @@
-import { AppError, notFound } from "@evalp/kit";
+import { AppError, notFound, validationError } from "@evalp/kit";
 import { appendEntries } from "../db/entries.js";
 import { saveInterview } from "../db/interviews.js";
 import type { EntryRow } from "../db/rows.js";
 import type { PendingProposal } from "../flow/agent-state.js";
 import { answerProblems } from "../flow/answers.js";
-import { questionIdProblem, recordAnswer, validationError } from "../rpc/submit-answer.js";
+import { questionIdProblem, recordAnswer } from "../rpc/submit-answer.js";
 import type { Step } from "../steps.js";
 import type { Handler } from "./command.js";
 import { attemptOf, entryById, fieldProblem, inProgress, questionOf, writeEntry } from "./command.js";

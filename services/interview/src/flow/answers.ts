@@ -1,13 +1,5 @@
 import type { Question } from "@evalp/components";
-
-/** One item of a Pydantic-shaped 422 (docs/errors.md), as the gateway renders it. */
-export type ValidationItem = {
-  loc: string[];
-  msg: string;
-  type: string;
-  ctx: Record<string, unknown>;
-  input: unknown;
-};
+import { lengthProblem, type PydanticItem, pythonAlternatives, pythonRepr } from "@evalp/kit";
 
 /** The longest text answer; longer is `string_too_long`. */
 export const MAX_TEXT_ANSWER = 10_000;
@@ -21,15 +13,8 @@ const FIELD: Record<Question["input"], string> = {
   scale: "value",
 };
 
-/** Python's repr of a string, as Pydantic quotes values in its messages. */
-function repr(value: string): string {
-  if (value.includes("'") && !value.includes('"')) return `"${value}"`;
-  return `'${value.replaceAll("\\", "\\\\").replaceAll("'", "\\'")}'`;
-}
-
 function expected(question: Question): string {
-  const ids = (question.options ?? []).map((option) => repr(option.id));
-  return ids.length <= 1 ? (ids[0] ?? "") : `${ids.slice(0, -1).join(", ")} or ${ids.at(-1)}`;
+  return pythonAlternatives((question.options ?? []).map((option) => option.id));
 }
 
 function item(loc: string[], type: string, msg: string, input: unknown, ctx: Record<string, unknown> = {}) {
@@ -40,7 +25,7 @@ function isNumber(value: unknown): value is number {
   return typeof value === "number" && Number.isFinite(value);
 }
 
-function numberProblems(question: Question, value: unknown, at: string[]): ValidationItem[] {
+function numberProblems(question: Question, value: unknown, at: string[]): PydanticItem[] {
   if (!isNumber(value)) return [item(at, "float_type", "Input should be a valid number", value)];
   if (question.min !== undefined && value < question.min) {
     return [
@@ -59,14 +44,14 @@ function numberProblems(question: Question, value: unknown, at: string[]): Valid
   return [];
 }
 
-function optionProblem(question: Question, value: unknown, at: string[]): ValidationItem | null {
+function optionProblem(question: Question, value: unknown, at: string[]): PydanticItem | null {
   if (typeof value !== "string") return item(at, "string_type", "Input should be a valid string", value);
   if ((question.options ?? []).some((option) => option.id === value)) return null;
   const choices = expected(question);
   return item(at, "enum", `Input should be ${choices}`, value, { expected: choices });
 }
 
-function valueProblems(question: Question, value: unknown, at: string[]): ValidationItem[] {
+function valueProblems(question: Question, value: unknown, at: string[]): PydanticItem[] {
   switch (question.input) {
     case "single_select": {
       const problem = optionProblem(question, value, at);
@@ -75,22 +60,16 @@ function valueProblems(question: Question, value: unknown, at: string[]): Valida
     case "multi_select": {
       if (!Array.isArray(value)) return [item(at, "list_type", "Input should be a valid list", value)];
       if (value.length === 0) {
-        return [
-          item(at, "too_short", "List should have at least 1 item after validation, not 0", value, {
-            field_type: "List",
-            min_length: 1,
-            actual_length: 0,
-          }),
-        ];
+        return [{ loc: at, ...lengthProblem("min", 1, value) }];
       }
       const seen = new Set<unknown>();
-      const problems: ValidationItem[] = [];
+      const problems: PydanticItem[] = [];
       value.forEach((choice, index) => {
         const loc = [...at, String(index)];
         const problem = optionProblem(question, choice, loc);
         if (problem) problems.push(problem);
         else if (seen.has(choice)) {
-          const error = `option ${repr(String(choice))} is chosen more than once`;
+          const error = `option ${pythonRepr(String(choice))} is chosen more than once`;
           problems.push(item(loc, "value_error", `Value error, ${error}`, choice, { error }));
         }
         seen.add(choice);
@@ -125,10 +104,10 @@ function valueProblems(question: Question, value: unknown, at: string[]): Valida
  * `{text}` or `{value}`), as Pydantic-shaped problems at `["body","answer",…]`: its one field
  * missing, any other field, and the field's own type, options and bounds.
  */
-export function answerProblems(question: Question, answer: Record<string, unknown>): ValidationItem[] {
+export function answerProblems(question: Question, answer: Record<string, unknown>): PydanticItem[] {
   const base = ["body", "answer"];
   const field = FIELD[question.input];
-  const problems: ValidationItem[] = [];
+  const problems: PydanticItem[] = [];
   if (!Object.hasOwn(answer, field)) {
     problems.push(item([...base, field], "missing", "Field required", answer));
   } else {

@@ -1,5 +1,5 @@
 import { create } from "@bufbuild/protobuf";
-import { AppError } from "@evalp/kit";
+import { type AppError, validationError } from "@evalp/kit";
 import {
   type SubmitAnswerRequest,
   type SubmitAnswerResponse,
@@ -10,14 +10,9 @@ import { appendEntries, type NewEntry } from "../db/entries.js";
 import { saveInterview } from "../db/interviews.js";
 import type { EntryRow } from "../db/rows.js";
 import type { Deps } from "../deps.js";
-import { answerProblems, answerText, type ValidationItem } from "../flow/answers.js";
+import { answerProblems, answerText } from "../flow/answers.js";
 import { requireInProgress } from "../flow/statuses.js";
 import { closeInterview, runStep, type Step, snapshotOfRow } from "../steps.js";
-
-/** A 422 in the Pydantic shape (docs/errors.md); the gateway renders `context.detail` as the body. */
-export function validationError(items: ValidationItem[]): AppError {
-  return new AppError("validation_error", "The request failed validation.", { detail: items });
-}
 
 export function questionIdProblem(questionId: string, reason: string): AppError {
   const error = `question ${JSON.stringify(questionId)} ${reason}`;

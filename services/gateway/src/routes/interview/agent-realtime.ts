@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { AppError } from "@evalp/kit";
+import { AppError, type PydanticItem } from "@evalp/kit";
 import type { FastifyRequest } from "fastify";
 import type { WebSocket } from "ws";
 import { toAppError } from "../../plugins/errors.js";
@@ -7,7 +7,6 @@ import { socketDoor } from "../../realtime/door.js";
 import { receiveFrames } from "../../realtime/frames.js";
 import { atFrame, invalidFrame, parseFrame, sendError, sendFrame } from "../../realtime/protocol.js";
 import { callOptions } from "../../upstream.js";
-import type { PydanticItem } from "../../validation/pydantic-errors.js";
 import type { RouteDeps } from "../deps.js";
 import { type AgentCommand, commandProblems, commandRunner } from "./commands.js";
 import type { InterviewApi } from "./index.js";

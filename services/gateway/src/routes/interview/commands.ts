@@ -1,8 +1,8 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { PydanticItem } from "@evalp/kit";
 import { type TSchema, Type } from "@sinclair/typebox";
 import type { FastifyRequest } from "fastify";
 import { callOptions } from "../../upstream.js";
-import type { PydanticItem } from "../../validation/pydantic-errors.js";
 import { compileRequestValidator, StringEnum } from "../../validation/request-validator.js";
 import type { RouteDeps } from "../deps.js";
 import { DateTime, FreeObject, Uuid } from "../wire.js";

@@ -1,7 +1,6 @@
 import { ConnectError } from "@connectrpc/connect";
-import { fromConnectError } from "@evalp/kit";
+import { fromConnectError, type PydanticItem } from "@evalp/kit";
 import { RequestValidationError } from "../../validation/json-body.js";
-import type { PydanticItem } from "../../validation/pydantic-errors.js";
 
 /**
  * Awaits an upstream call, turning the service's refusal of a field (a `validation_error` whose
