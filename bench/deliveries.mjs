@@ -1,5 +1,6 @@
 // C2 measured at the receiver: deliveries a second at saturation, and each event's latency from
 // its API call's send to its arrival.
+import { setTimeout as sleep } from "node:timers/promises";
 import { cpuSnapshot, cpuUsPer } from "./cpu.mjs";
 import { fixedRate, load } from "./load.mjs";
 import { now } from "./requests.mjs";
@@ -20,7 +21,7 @@ async function drain(receiver, prefix, expected) {
     if (count >= expected) break;
     if (count !== seen) [seen, progressAt] = [count, Date.now()];
     if (Date.now() - progressAt > 5_000) break;
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await sleep(50);
   }
   return receiverStats(receiver, prefix, true);
 }

@@ -1,5 +1,6 @@
 // Load through autocannon: one run, a case at saturation (throughput and CPU per request), and a
 // case at a fixed offered rate (latency).
+import { setTimeout as sleep } from "node:timers/promises";
 import autocannon from "autocannon";
 import { cpuSnapshot, cpuUsPer } from "./cpu.mjs";
 import { FIXED_STREAMS, ROUND_SECONDS, SATURATION_CONNECTIONS } from "./settings.mjs";
@@ -55,7 +56,7 @@ export async function fixedRate(target, rate) {
   const runs = [];
   for (let i = 0; i < FIXED_STREAMS; i++) {
     runs.push(load(target, { seconds: ROUND_SECONDS, connections: 1, rate: perStream }));
-    await new Promise((resolve) => setTimeout(resolve, 1000 / FIXED_STREAMS));
+    await sleep(1000 / FIXED_STREAMS);
   }
   const done = await Promise.all(runs);
   const latencies = done.flatMap((run) => run.latencies).sort((a, b) => a - b);

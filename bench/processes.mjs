@@ -1,8 +1,10 @@
 // The processes the bench starts (the platform's, the baselines', the receiver's): started with
 // their stderr relayed, known by name (for their CPU), and stopped together at the end; one that
 // exits on its own fails the bench.
+
 import { spawn } from "node:child_process";
 import { once } from "node:events";
+import { setTimeout as sleep } from "node:timers/promises";
 import { ROOT, setting } from "./settings.mjs";
 
 /** The running processes by name. */
@@ -48,7 +50,7 @@ export async function waitFor(url, what) {
       .then((r) => r.ok)
       .catch(() => false);
     if (ok) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
   }
   throw new Error(`${what} did not become ready at ${url}`);
 }
@@ -61,7 +63,7 @@ export async function stopAll() {
     .map((child) => {
       const exited = once(child, "exit");
       child.kill("SIGTERM");
-      return Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 12_000))]).then(() => {
+      return Promise.race([exited, sleep(12_000)]).then(() => {
         if (child.exitCode === null) child.kill("SIGKILL");
       });
     });

@@ -24,6 +24,7 @@
 import { createPrivateKey, createPublicKey } from "node:crypto";
 import { createServer } from "node:http";
 import http2 from "node:http2";
+import { setTimeout as sleep } from "node:timers/promises";
 import { createClient } from "@connectrpc/connect";
 import {
   callerTable,
@@ -222,7 +223,7 @@ if (mode === "hello") {
         const p = timed().finally(() => inFlight.delete(p));
         inFlight.add(p);
       }
-      await new Promise((resolve) => setTimeout(resolve, 1));
+      await sleep(1);
     }
     await Promise.all(inFlight);
   } else {

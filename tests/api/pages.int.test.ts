@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { sampleContents, startReceiver } from "@evalp/testing";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
@@ -428,7 +429,7 @@ describe("the hosted interview page", () => {
     let pushedFirst = false;
     await page.route("**/v1/participant/interview/consent", async (route) => {
       const response = await route.fetch();
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      await sleep(500);
       pushedFirst = pushed;
       await route.fulfill({ response });
     });

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
+import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { createPool, type Pool } from "@evalp/kit";
 import {
@@ -123,7 +124,7 @@ describe("the event path under faults (docs/webhooks.md: nothing is lost if any 
           { token: tenant.token, idempotencyKey: ik() },
         );
         if (answer.status !== 200) failures.push(`${n}: ${answer.status}`);
-        await new Promise((resolve) => setTimeout(resolve, 15));
+        await sleep(15);
       }
     };
     const emitting = Promise.all(Array.from({ length: CONCURRENCY }, emit));

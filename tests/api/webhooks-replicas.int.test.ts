@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { createLogger, createPool, type Pool } from "@evalp/kit";
 import type { Receiver } from "@evalp/testing";
 import { createWebhookWorkers, type WebhookWorkers } from "@evalp/webhooks";
@@ -57,7 +58,7 @@ describe("two webhooks worker replicas", () => {
       { timeout: 30_000, interval: 200 },
     );
     // Give a duplicate, if any, the time to arrive.
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await sleep(500);
     const perEvent = new Map<string, number>();
     for (const request of receiver.requests) {
       const id = request.headers["webhook-id"] as string;
@@ -114,7 +115,7 @@ describe("two webhooks worker replicas", () => {
     await importEach("changed", 6);
     await expectHeard({ "/set-third": 6 });
     // Give a delivery to a stopped endpoint, if any, the time to arrive.
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await sleep(500);
     await expectHeard({ "/set-first": 12, "/set-second": 6, "/set-third": 6 });
   });
 });

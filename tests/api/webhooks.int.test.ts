@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { ReceivedRequest, Receiver } from "@evalp/testing";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { Webhook } from "standardwebhooks";
@@ -397,7 +398,7 @@ describe("delivery (docs/webhooks.md)", () => {
     expect(disabled.status).toBe(200);
     const answeredAt = performance.timeOrigin + performance.now();
     // Without the bound, the next 16 would start as the first ones are answered, within 2 s.
-    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    await sleep(3_000);
     const late = receiver.at("/backlog").filter((request) => request.receivedAt > answeredAt + 250 + 500);
     expect(late).toEqual([]);
     const sent = receiver.at("/backlog").length;

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { createPool, ensureDatabase, migrate } from "@evalp/kit";
 import {
   type Receiver,
@@ -137,7 +138,7 @@ async function underFault(
       ),
     );
     const left = downAt + OUTAGE_MS - Date.now();
-    if (left > 0) await new Promise((resolve) => setTimeout(resolve, left));
+    if (left > 0) await sleep(left);
     const upAt = Date.now();
     down = false;
     await fault.up();

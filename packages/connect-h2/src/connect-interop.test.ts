@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { StringValueSchema } from "@bufbuild/protobuf/wkt";
 import { type Client, Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
@@ -113,7 +114,7 @@ describe.each(pairs)(
       const controller = new AbortController();
       const call = client.say({ value: `wait:${id}` }, { signal: controller.signal, timeoutMs: 30_000 });
       // Aborted once the server runs it: mid-call.
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await sleep(100);
       controller.abort();
       const error = await failure(call);
       expect(error.code).toBe(Code.Canceled);

@@ -1,4 +1,5 @@
 import http2 from "node:http2";
+import { setTimeout as sleep } from "node:timers/promises";
 import { create, createFileRegistry } from "@bufbuild/protobuf";
 import { type GenService, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import {
@@ -218,7 +219,7 @@ export async function waitFor(condition: () => boolean, timeoutMs = 3_000): Prom
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
     if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    await sleep(5);
   }
 }
 

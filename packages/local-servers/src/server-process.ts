@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { closeSync, existsSync, openSync, readFileSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
 import { answers } from "./reachability.js";
 
 /** A server program run as a child process, answering on one address. */
@@ -73,7 +74,7 @@ export function serverProcess(options: ServerProcessOptions): ServerProcess {
       if (started.exitCode !== null || started.signalCode !== null) {
         throw failed(`exited with ${started.exitCode ?? started.signalCode}`);
       }
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await sleep(50);
     }
     await stop("SIGKILL");
     throw failed(`did not answer on ${options.host}:${options.port}`);

@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import { createClient, createRouterTransport } from "@connectrpc/connect";
 import {
   createLogger,
@@ -163,7 +164,7 @@ describe("a keyed write commits with its answer", () => {
     const environmentId = randomUUID();
     let seenAfterWait = -1;
     const { call } = plane(async () => {
-      await new Promise((resolve) => setTimeout(resolve, 600));
+      await sleep(600);
       seenAfterWait = await thingsOf(environmentId);
     });
     const answer = await call(environmentId);

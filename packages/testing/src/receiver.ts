@@ -1,5 +1,6 @@
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { setTimeout as sleep } from "node:timers/promises";
 
 /** One request as the receiver got it: raw body, lower-case headers, when it arrived. */
 export type ReceivedRequest = {
@@ -62,7 +63,7 @@ export async function startReceiver(): Promise<Receiver> {
     const index = requests.push(received) - 1;
     for (const listener of listeners) listener(received);
     const reply = answer(received, index);
-    if (reply.delayMs) await new Promise((resolve) => setTimeout(resolve, reply.delayMs));
+    if (reply.delayMs) await sleep(reply.delayMs);
     if (res.destroyed) return;
     const extra: Record<string, string> = { ...reply.headers };
     if (reply.retryAfter !== undefined) extra["retry-after"] = reply.retryAfter;

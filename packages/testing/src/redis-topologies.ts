@@ -2,6 +2,7 @@ import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import { redisServerBinary, type ServerProcess, serverProcess } from "@evalp/local-servers";
 import { Redis } from "ioredis";
@@ -89,7 +90,7 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs = 30
   for (;;) {
     if (await check().catch(() => false)) return;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
   }
 }
 

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { createLogger, newId, withTransaction } from "@evalp/kit";
 import { describe, expect, it, vi } from "vitest";
 import {
@@ -33,7 +34,7 @@ function recordingSender(delayMs = 5): Sender & { sent: SendInput[]; startedAt: 
     async send(input) {
       sent.push(input);
       startedAt.push(performance.now());
-      await new Promise((resolve) => setTimeout(resolve, delayMs));
+      await sleep(delayMs);
       return { ok: true, status: 204, durationMs: delayMs };
     },
     close: async () => {},
@@ -151,7 +152,7 @@ describe("createDispatcher, deliveries handed over in memory", { timeout: 20_000
     try {
       await vi.waitFor(() => expect(sender.sent).toHaveLength(2), { timeout: 5_000, interval: 10 });
       // Both sent while the store commits; their outcome waits for it.
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await sleep(100);
       await store.query("COMMIT");
       const waiting = await statuses(handed.map((d) => d.id));
       expect([...waiting.values()].map((row) => [row.status, row.attempt_count])).toEqual([
@@ -183,7 +184,7 @@ describe("createDispatcher, deliveries handed over in memory", { timeout: 20_000
       await vi.waitFor(() => expect(sender.sent).toHaveLength(1), { timeout: 5_000, interval: 10 });
       await store.query("ROLLBACK");
       committed(false);
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await sleep(300);
       // The first was on its way; the two waiting behind it are not sent.
       expect(sender.sent).toHaveLength(1);
       expect(dispatcher.queuedTotal()).toBe(0);
@@ -227,7 +228,7 @@ describe("createDispatcher, deliveries handed over in memory", { timeout: 20_000
     const stoppedAt = performance.now();
     await vi.waitFor(() => expect(dispatcher.queuedTotal()).toBe(0), { timeout: 5_000, interval: 20 });
     // Without the bound the rest would go on being sent, one every 50 ms, for about 2 s.
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await sleep(500);
     expect(sender.startedAt.filter((at) => at > stoppedAt + 250 + 150)).toEqual([]);
     expect(sender.sent.length).toBeLessThan(handed.length / 2);
     const sentIds = new Set(sender.sent.map((input) => input.eventId));

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { createInterface } from "node:readline";
+import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import {
   createTestDatabase,
@@ -73,8 +74,6 @@ export type ProcessOptions = {
   /** The checkout whose built processes run (default this one): another release's, to run it against this schema. */
   root?: string;
 };
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Waits until `url` answers `status` (and, when given, a JSON body whose `status` is `state`). */
 async function waitForStatus(url: string, status: number, timeoutMs: number, state?: string): Promise<void> {

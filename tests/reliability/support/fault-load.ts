@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 
 /** One request of the load as the client saw it. `status` 0: no answer within the bound. */
 export type Sample = {
@@ -52,8 +53,6 @@ export type LoadOptions = {
   /** Headers of each request, asked anew for each (an `X-Forwarded-For` per request). */
   headers?: () => Record<string, string>;
 };
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * A few clients in a loop, as backends using the API would be: every other request is an

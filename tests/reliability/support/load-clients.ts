@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import type { ApiResponse } from "../../api/support/client.js";
 
 /** One request a load client makes, with the signal that bounds how long it may take. */
@@ -15,8 +16,6 @@ export type Outcome = {
   error: string | null;
   response: ApiResponse | null;
 };
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Runs one op under a time bound and records its outcome instead of throwing. */
 export async function attempt(op: LoadOp, timeoutMs: number): Promise<Outcome> {

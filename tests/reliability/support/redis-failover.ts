@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { expect, vi } from "vitest";
 import { type ApiClient, apiClient } from "../../api/support/client.js";
 import { createKey, createTenant, type Tenant } from "../../api/support/fixtures.js";
@@ -72,7 +73,7 @@ function probeRateLimit(setup: FailoverSetup) {
       } catch {
         samples.push({ at, status: 0, counted: false });
       }
-      await new Promise((resolve) => setTimeout(resolve, 15));
+      await sleep(15);
     }
   })();
   return {

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { EvalpApiError, type operations, unwrap } from "@evalp/client";
 import type { Command } from "commander";
 import type { Context } from "../context.js";
@@ -120,7 +121,7 @@ export function registerListenCommands(program: Command, act: Act): void {
             const reason = error instanceof Error ? error.message : String(error);
             context.output.note(`Cannot listen (${reason}); trying again in ${wait / 1000} s.`);
           }
-          await new Promise((resolve) => setTimeout(resolve, wait));
+          await sleep(wait);
           wait = Math.min(wait * 2, LAST_RETRY_MS);
         }
       }),

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
 import { createEndpointSet, parseServiceAddress } from "./service-endpoints.js";
 
@@ -83,7 +84,7 @@ describe("createEndpointSet", () => {
     clock = 5_000;
     // Replicas are known: the new lookup runs beside the calls, and the next pick sees its answer.
     expect(set.refresh()).toBeUndefined();
-    await new Promise((resolve) => setTimeout(resolve, 0));
+    await sleep(0);
     expect(set.endpoints().map((e) => e.url)).toEqual([
       "http://10.0.0.2:8081",
       "http://10.0.0.3:8081",
@@ -110,7 +111,7 @@ describe("createEndpointSet", () => {
     fail = true;
     clock = 100;
     set.refresh();
-    await new Promise((resolve) => setTimeout(resolve, 0));
+    await sleep(0);
     expect(set.endpoints().map((e) => e.url)).toEqual(["http://10.1.1.1:1"]);
   });
 });

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { readdir, readFile } from "node:fs/promises";
 import { basename } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { runner } from "node-pg-migrate";
 import pg from "pg";
@@ -275,7 +276,7 @@ async function withLockRetries(attempts: number, apply: () => Promise<void>): Pr
       return await apply();
     } catch (error) {
       if ((error as { code?: string }).code !== "55P03" || attempt >= attempts) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 500 * 2 ** attempt));
+      await sleep(500 * 2 ** attempt);
     }
   }
 }

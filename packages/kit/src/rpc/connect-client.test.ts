@@ -1,5 +1,6 @@
 import http2, { type ServerHttp2Session } from "node:http2";
 import { createServer } from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
 import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { HealthService } from "@evalp/proto/common/v1/health";
@@ -171,6 +172,6 @@ async function waitFor(condition: () => boolean, timeoutMs = 2_000): Promise<voi
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
     if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    await sleep(5);
   }
 }

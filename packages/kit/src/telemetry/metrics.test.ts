@@ -1,4 +1,5 @@
 import type { AddressInfo } from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { HealthService } from "@evalp/proto/common/v1/health";
 import { describe, expect, it } from "vitest";
@@ -94,7 +95,7 @@ describe("the ops server's readiness metrics", () => {
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     // A readiness answer is reused for a second: wait past it before asking again.
-    const nextAnswer = () => new Promise((resolve) => setTimeout(resolve, 1_100));
+    const nextAnswer = () => sleep(1_100);
     try {
       expect(await samples(registry, METRICS.ready.name)).toEqual({ "{}": 1 });
       expect(await samples(registry, METRICS.dependencyUp.name)).toEqual({

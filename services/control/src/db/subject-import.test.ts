@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import {
   createPool,
   eventEnvelope,
@@ -247,7 +248,7 @@ async function waitsForLock(write: Promise<unknown>): Promise<boolean> {
       "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
     );
     if (waiting.rowCount) return true;
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    await sleep(10);
   }
   return false;
 }

@@ -1,4 +1,5 @@
 import { EventEmitter } from "node:events";
+import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
 import type { WebSocket } from "ws";
 import { FRAME_LIMITS, POLICY_VIOLATION, receiveFrames } from "./frames.js";
@@ -43,7 +44,7 @@ describe("receiveFrames", () => {
     let handled = 0;
     receiveFrames(socket as unknown as WebSocket, async () => void handled++);
     // Sent at the start of a second, so that all of them fall in one.
-    while (Date.now() % 1000 > 500) await new Promise((resolve) => setTimeout(resolve, 5));
+    while (Date.now() % 1000 > 500) await sleep(5);
     for (let i = 0; i <= FRAME_LIMITS.perSecond; i++) {
       socket.emit("message", Buffer.from("{}"));
       await flush();
