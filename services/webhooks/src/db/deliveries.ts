@@ -7,6 +7,7 @@ import {
   notFound,
   type Pool,
   pageClause,
+  preparedStatement,
   type Queryable,
   runBeforeCommit,
   type TraceCarrier,
@@ -21,7 +22,6 @@ import {
   DeliverySchema,
 } from "@evalp/proto/webhooks/v1/delivery";
 import type pg from "pg";
-import { endpointSetsHold } from "./endpoint-sets.js";
 
 export type DeliveryStatus = "pending" | "failed" | "succeeded" | "dead_letter";
 export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ["pending", "failed", "succeeded", "dead_letter"];
@@ -194,9 +194,10 @@ export const KEEP_STORED_EVENT = "ON CONFLICT (id) DO UPDATE SET body = webhook_
  * deliveries marked `leased` are stored under `lease` (its token, for `ms` from now), so that no
  * claim is needed to attempt them. With `planned` (each environment's endpoint-set fingerprint
  * the deliveries were planned from), the statement stores nothing, and answers `stale`, unless
- * every one of them still holds. Not a prepared statement: in a generic plan made while the
- * endpoints table was small, the check read the whole table (9,006 rows read for 3,000 endpoints,
- * where a custom plan, made from the table's size at each call, uses the index).
+ * every one of them still holds. A prepared statement: what it reads of the endpoints table it
+ * reads through functions that plan their queries at each call (migration 011), since a plan made
+ * once, while the table was small, read the whole table once it was large (9,006 rows read for
+ * 3,000 endpoints).
  */
 export async function insertEventDeliveries(
   db: Queryable,
@@ -239,15 +240,10 @@ type StoredRow = {
   failing: boolean;
 };
 
-/** The statement of `insertEventDeliveries`. */
-function eventDeliveriesStatement(
-  events: Array<{ event: EventEnvelope; body: string }>,
-  deliveries: NewDelivery[],
-  options: StoreOptions,
-): pg.QueryConfig {
-  const { lease, planned = new Map<string, string | null>() } = options;
-  return {
-    text: `WITH fresh AS MATERIALIZED (SELECT ${endpointSetsHold(16, 17)} AS holds),
+/** What `insertEventDeliveries` runs, prepared once per connection. */
+const STORE_EVENT_DELIVERIES = preparedStatement(
+  "webhooks_store_event_deliveries",
+  `WITH fresh AS MATERIALIZED (SELECT webhook_endpoint_sets_hold($16::uuid[], $17::text[]) AS holds),
      stored_events AS (
        INSERT INTO webhook_events (id, environment_id, event_type, body, created_at, subject_id)
        SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::timestamptz[], $15::uuid[])
@@ -267,30 +263,38 @@ function eventDeliveriesStatement(
        ON CONFLICT ON CONSTRAINT webhook_deliveries_once DO NOTHING
        RETURNING id, endpoint_id, claim_token IS NOT NULL AS leased, created_at
      )
-     SELECT s.id, s.endpoint_id, s.leased, s.created_at, e.failing_since IS NOT NULL AS failing
-     FROM stored s LEFT JOIN webhook_endpoints e ON e.id = s.endpoint_id
+     SELECT s.id, s.endpoint_id, s.leased, s.created_at, s.endpoint_id = ANY (f.ids) AS failing
+     FROM stored s, (SELECT webhook_failing_endpoints($8::uuid[]) AS ids) f
      UNION ALL SELECT NULL, NULL, NULL, NULL, NULL FROM fresh WHERE NOT holds`,
-    values: [
-      // Ids as array literals (`idList`); text and JSON as arrays, which node-postgres escapes.
-      idList(events.map(({ event }) => event.id)),
-      idList(events.map(({ event }) => event.environment_id)),
-      events.map(({ event }) => event.type),
-      events.map(({ body }) => body),
-      events.map(({ event }) => event.timestamp),
-      idList(deliveries.map((d) => d.id)),
-      idList(deliveries.map((d) => d.environmentId)),
-      idList(deliveries.map((d) => d.endpointId)),
-      idList(deliveries.map((d) => d.eventId)),
-      deliveries.map((d) => d.eventType),
-      deliveries.map((d) => (d.traceContext ? JSON.stringify(d.traceContext) : null)),
-      lease?.token ?? null,
-      lease?.ms ?? 0,
-      deliveries.map((d) => lease !== undefined && d.leased === true),
-      events.map(({ event }) => subjectOf(event)),
-      idList([...planned.keys()]),
-      [...planned.values()],
-    ],
-  };
+);
+
+/** The statement of `insertEventDeliveries`, with its values. */
+function eventDeliveriesStatement(
+  events: Array<{ event: EventEnvelope; body: string }>,
+  deliveries: NewDelivery[],
+  options: StoreOptions,
+): pg.QueryConfig {
+  const { lease, planned = new Map<string, string | null>() } = options;
+  return STORE_EVENT_DELIVERIES([
+    // Ids as array literals (`idList`); text and JSON as arrays, which node-postgres escapes.
+    idList(events.map(({ event }) => event.id)),
+    idList(events.map(({ event }) => event.environment_id)),
+    events.map(({ event }) => event.type),
+    events.map(({ body }) => body),
+    events.map(({ event }) => event.timestamp),
+    idList(deliveries.map((d) => d.id)),
+    idList(deliveries.map((d) => d.environmentId)),
+    idList(deliveries.map((d) => d.endpointId)),
+    idList(deliveries.map((d) => d.eventId)),
+    deliveries.map((d) => d.eventType),
+    deliveries.map((d) => (d.traceContext ? JSON.stringify(d.traceContext) : null)),
+    lease?.token ?? null,
+    lease?.ms ?? 0,
+    deliveries.map((d) => lease !== undefined && d.leased === true),
+    events.map(({ event }) => subjectOf(event)),
+    idList([...planned.keys()]),
+    [...planned.values()],
+  ]);
 }
 
 /** What the statement of `insertEventDeliveries` answered. */

@@ -1,4 +1,4 @@
-import { type EventEnvelope, newId } from "@evalp/kit";
+import { type EventEnvelope, newId, type Queryable } from "@evalp/kit";
 import { describe, expect, it } from "vitest";
 import { testSealer, useTestDatabase } from "../database.test-support.js";
 import { eventBody } from "../event-body.js";
@@ -49,8 +49,16 @@ function eventIn(environmentId: string): { event: EventEnvelope; body: string } 
   return { event, body: eventBody(event) };
 }
 
-/** Stores one event of `environment` with a delivery to `endpoint`, planned from the fingerprints `planned`. */
-async function storeOne(environment: string, endpoint: string, planned: Map<string, string | null>) {
+/**
+ * Stores one event of `environment` with a delivery to `endpoint`, planned from the fingerprints
+ * `planned`, on `on` (the pool when not given).
+ */
+async function storeOne(
+  environment: string,
+  endpoint: string,
+  planned: Map<string, string | null>,
+  on: Queryable = db.pool,
+) {
   const stored = eventIn(environment);
   const delivery = {
     id: newId(),
@@ -60,7 +68,7 @@ async function storeOne(environment: string, endpoint: string, planned: Map<stri
     eventType: stored.event.type,
     traceContext: null,
   };
-  const result = await insertEventDeliveries(db.pool, [stored], [delivery], { planned });
+  const result = await insertEventDeliveries(on, [stored], [delivery], { planned });
   return { result, eventId: stored.event.id };
 }
 
@@ -158,6 +166,46 @@ describe("endpoint sets", () => {
       [refused.eventId],
     );
     expect(written.rows[0]).toEqual({ events: 0, deliveries: 0 });
+  });
+
+  // The store is a prepared statement: after five runs on a connection, Postgres may keep one
+  // generic plan for it, made from the table's size then. What it reads of the endpoints (the
+  // sets' fingerprints, the failure streaks) must still go by index once the table has grown,
+  // with no ANALYZE in between (a server whose autovacuum has not run yet). The connection is
+  // made to keep the generic plan at once, as Postgres may choose to.
+  it("reads only the batch's endpoints when it stores, on a connection that prepared it while the table was small", async () => {
+    const environment = newId();
+    const endpoint = await endpointIn(environment);
+    await setFailingSince(db.pool, endpoint, new Date());
+    const planned = new Map([[environment, await fingerprintOf(environment)]]);
+    const client = await db.pool.connect();
+    try {
+      await client.query("SET plan_cache_mode = force_generic_plan");
+      for (let run = 0; run < 3; run += 1) await storeOne(environment, endpoint, planned, client);
+      await db.pool.query(
+        `INSERT INTO webhook_endpoints (id, environment_id, url, event_types, secret_sealed, secret_key_id)
+         SELECT gen_random_uuid(), gen_random_uuid(), 'https://receiver.example/hook', '{*}', 'sealed', 'test'
+         FROM generate_series(1, 3000)`,
+      );
+      await client.query("BEGIN");
+      const read = async () =>
+        (
+          await client.query<{ seq: number; fetched: number }>(
+            `SELECT COALESCE(seq_tup_read, 0)::int AS seq, COALESCE(idx_tup_fetch, 0)::int AS fetched
+             FROM pg_stat_xact_user_tables WHERE relname = 'webhook_endpoints'`,
+          )
+        ).rows[0] ?? { seq: 0, fetched: 0 };
+      const before = await read();
+      const { result } = await storeOne(environment, endpoint, planned, client);
+      const after = await read();
+      await client.query("COMMIT");
+      expect(result).toMatchObject({ stale: false, failing: new Set([endpoint]) });
+      expect(after.seq - before.seq, "endpoint rows read by sequential scan").toBe(0);
+      expect(after.fetched - before.fetched).toBeGreaterThan(0);
+    } finally {
+      await client.query("RESET plan_cache_mode");
+      client.release();
+    }
   });
 
   it("stops signing with a rotated secret of a kept set once it expired, without a read", async () => {

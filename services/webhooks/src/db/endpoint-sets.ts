@@ -8,7 +8,8 @@ import { type SecretEnvelope, secretEnvelopesSql } from "../sealed-secrets.js";
  * of its failure streak alone, which the store reads itself). Any endpoint created, changed
  * (enabled, disabled, rotated, retargeted) or deleted changes the fingerprint, so a set kept in
  * memory is known to still hold when the fingerprint it was read with is the one the environment
- * has now, which the statement storing the deliveries checks.
+ * has now, which the statement storing the deliveries checks. The fingerprint is one SQL function
+ * (`webhook_endpoint_set_fingerprint`, migration 011), read by both.
  */
 
 /** An endpoint that hears events: what the consumer matches them against and an attempt needs. */
@@ -25,9 +26,6 @@ export type SubscribedEndpoint = {
   previous_secret_expires_at: Date | null;
 };
 
-/** The fingerprint of the endpoints `e` of one environment (null when it has none). */
-const FINGERPRINT = "md5(string_agg(e.id::text || ':' || COALESCE(e.version, 0), ',' ORDER BY e.id))";
-
 /** An environment's subscribed endpoints and the fingerprint they were read with. */
 export type EndpointSet = { fingerprint: string | null; endpoints: SubscribedEndpoint[] };
 
@@ -43,10 +41,8 @@ export async function readEndpointSets(
 ): Promise<Map<string, EndpointSet>> {
   const found = await db.query<SetRow>(
     `WITH sets AS (
-       SELECT e.environment_id, ${FINGERPRINT} AS fingerprint
-       FROM webhook_endpoints e
-       WHERE e.environment_id = ANY($1::uuid[]) AND e.deleted_at IS NULL
-       GROUP BY e.environment_id
+       SELECT environment_id, webhook_endpoint_set_fingerprint(environment_id) AS fingerprint
+       FROM (SELECT DISTINCT unnest($1::uuid[])) AS given (environment_id)
      )
      SELECT s.environment_id AS set_of, s.fingerprint,
        e.id, e.environment_id, e.event_types, e.created_at, e.url, ${secretEnvelopesSql("e")},
@@ -67,21 +63,6 @@ export async function readEndpointSets(
     sets.set(set_of, set);
   }
   return sets;
-}
-
-/**
- * A condition, for a statement given the environments as `$envs::uuid[]` and the fingerprints
- * planned with as `$fingerprints::text[]`: true while every environment's fingerprint is still the
- * one planned with (evaluated in the statement's snapshot).
- */
-export function endpointSetsHold(envs: number, fingerprints: number): string {
-  return `COALESCE((
-    SELECT bool_and(
-      (SELECT ${FINGERPRINT} FROM webhook_endpoints e
-       WHERE e.environment_id = planned.environment_id AND e.deleted_at IS NULL)
-      IS NOT DISTINCT FROM planned.fingerprint)
-    FROM unnest($${envs}::uuid[], $${fingerprints}::text[]) AS planned (environment_id, fingerprint)
-  ), true)`;
 }
 
 /**
