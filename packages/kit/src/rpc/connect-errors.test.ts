@@ -1,6 +1,8 @@
+import { randomInt } from "node:crypto";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { AppError } from "../core/errors.js";
+import { createPool } from "../db/db.js";
 import { fromConnectError, toConnectError } from "./connect-errors.js";
 
 describe("errors across the wire", () => {
@@ -49,6 +51,40 @@ describe("errors across the wire", () => {
     }
     const syntax = Object.assign(new Error("syntax error"), { code: "42601", severity: "ERROR" });
     expect(fromConnectError(toConnectError(syntax)).code).toBe("internal");
+  });
+
+  it("maps a transaction Postgres aborted for a deadlock, or a failed serialization, to unavailable", async () => {
+    const pool = createPool({
+      databaseUrl:
+        process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? "postgres://127.0.0.1:5432/postgres",
+      schema: "public",
+      max: 2,
+    });
+    const [first, second] = await Promise.all([pool.connect(), pool.connect()]);
+    try {
+      const [a, b] = [randomInt(1, 2 ** 47), randomInt(1, 2 ** 47)];
+      for (const client of [first, second]) await client.query("BEGIN");
+      await first.query("SELECT pg_advisory_xact_lock($1)", [a]);
+      await second.query("SELECT pg_advisory_xact_lock($1)", [b]);
+      // Each waits for the lock the other holds; Postgres aborts one of the two.
+      const outcomes = await Promise.allSettled([
+        first.query("SELECT pg_advisory_xact_lock($1)", [b]),
+        second.query("SELECT pg_advisory_xact_lock($1)", [a]),
+      ]);
+      const [lost] = outcomes.flatMap((outcome) => (outcome.status === "rejected" ? [outcome.reason] : []));
+      expect((lost as { code?: string }).code).toBe("40P01");
+      const sent = toConnectError(lost);
+      expect(sent.code).toBe(Code.Unavailable);
+      expect(fromConnectError(sent).code).toBe("unavailable");
+      const serialization = Object.assign(new Error("could not serialize access"), {
+        code: "40001",
+        severity: "ERROR",
+      });
+      expect(fromConnectError(toConnectError(serialization)).code).toBe("unavailable");
+    } finally {
+      for (const client of [first, second]) client.release(true);
+      await pool.end();
+    }
   });
 
   it("maps a peer that is down or slow by its Connect code", () => {

@@ -41,7 +41,24 @@ function toAppError(error: unknown): AppError {
   // Postgres down or restarting (refused, sessions ended by a shutdown, "starting up") is the
   // backend's state, not a bug: 503 `unavailable` with Retry-After, which a client retries.
   if (isConnectionFailure(error)) return new AppError("unavailable", undefined, {}, { cause: error });
+  // A transaction Postgres aborted because it lost a race with another (a deadlock, or a
+  // serialization failure) was rolled back whole: the same request, sent again, runs again.
+  if (isLostRace(error)) {
+    return new AppError(
+      "unavailable",
+      "The request collided with another; send it again.",
+      {},
+      { cause: error },
+    );
+  }
   return new AppError("internal", undefined, {}, { cause: error });
+}
+
+/** 40001 serialization_failure and 40P01 deadlock_detected. */
+const LOST_RACE_SQLSTATES = new Set(["40001", "40P01"]);
+
+function isLostRace(error: unknown): error is PgError {
+  return isPgError(error) && LOST_RACE_SQLSTATES.has(error.code ?? "");
 }
 
 /**
@@ -65,6 +82,10 @@ export const errorInterceptor: Interceptor = (next) => async (req) => {
     const connectError = toConnectError(error);
     if (connectError.code === Code.Internal) {
       requestLogger(req.contextValues).error({ err: error, rpc: req.method.name }, "rpc failed");
+    } else if (isLostRace(error)) {
+      // Not a bug the caller sees, but one to look at when it recurs: writers that lock in
+      // different orders.
+      requestLogger(req.contextValues).warn({ err: error, rpc: req.method.name }, "rpc lost a race");
     }
     throw connectError;
   }
