@@ -13,7 +13,7 @@ import {
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createEventConsumer } from "./consumer.js";
-import { storeTestEndpoint, TEST_ENVIRONMENT, useTestDatabase } from "./database.test-support.js";
+import { storeTestEndpoint, TEST_ENVIRONMENT, testEvent, useTestDatabase } from "./database.test-support.js";
 import type { ClaimedDelivery } from "./db/delivery-attempts.js";
 import type { Dispatcher } from "./dispatcher.js";
 
@@ -126,13 +126,7 @@ async function atEachDeliveryCommit(body: string): Promise<{ undo(): Promise<voi
 
 /** An event of the test environment, published on the stream. */
 async function publishEvent(): Promise<EventEnvelope> {
-  const event: EventEnvelope = {
-    id: newId(),
-    type: "subject.imported",
-    timestamp: new Date().toISOString(),
-    environment_id: TEST_ENVIRONMENT,
-    data: { n: 1 },
-  };
+  const { event } = testEvent(TEST_ENVIRONMENT, { n: 1 });
   await jetstream(nc).publish(`${route.prefix}.${TEST_ENVIRONMENT}.subject.imported`, JSON.stringify(event));
   return event;
 }

@@ -36,6 +36,21 @@ export function useTestDatabase(max = 4): { readonly pool: Pool } {
   };
 }
 
+/** A `subject.imported` event of `environmentId`, with the body receivers get, as the consumer stores it. */
+export function testEvent(
+  environmentId: string = TEST_ENVIRONMENT,
+  data: Record<string, unknown> = {},
+): { event: EventEnvelope; body: string } {
+  const event: EventEnvelope = {
+    id: newId(),
+    type: "subject.imported",
+    timestamp: new Date().toISOString(),
+    environment_id: environmentId,
+    data,
+  };
+  return { event, body: eventBody(event) };
+}
+
 /** An enabled endpoint of the test environment taking every event type, with its secret as a claim reads it. */
 export async function storeTestEndpoint(
   pool: Pool,
@@ -92,14 +107,7 @@ export async function storeLeasedDeliveries(
   const events: Array<{ event: EventEnvelope; body: string }> = [];
   const handed: ClaimedDelivery[] = [];
   for (let n = 0; n < count; n++) {
-    const event: EventEnvelope = {
-      id: newId(),
-      type: "subject.imported",
-      timestamp: new Date().toISOString(),
-      environment_id: TEST_ENVIRONMENT,
-      data: { n },
-    };
-    const body = eventBody(event);
+    const { event, body } = testEvent(TEST_ENVIRONMENT, { n });
     events.push({ event, body });
     for (const target of targets) {
       handed.push(firstAttempt(target, { eventId: event.id, body, token: lease.token }));

@@ -12,7 +12,6 @@ import { collapseUnions } from "./union-errors.js";
 /** Where a value came from; the first element of every `loc`. */
 export type Location = "body" | "query" | "path" | "header";
 
-type Problem = PydanticProblem;
 type Json = Record<string, unknown>;
 
 /**
@@ -102,7 +101,12 @@ function titleCaseHeader(name: string): string {
     .join("-");
 }
 
-function problemOf(error: ErrorObject, location: Location, received: unknown, path: string[]): Problem {
+function problemOf(
+  error: ErrorObject,
+  location: Location,
+  received: unknown,
+  path: string[],
+): PydanticProblem {
   const params = error.params as Json;
   const input = valueAt(received, path);
   if (typeof params.missingProperty === "string") {
@@ -178,11 +182,11 @@ function problemOf(error: ErrorObject, location: Location, received: unknown, pa
   }
 }
 
-function problem(type: string, msg: string, ctx: Json, input: unknown): Problem {
+function problem(type: string, msg: string, ctx: Json, input: unknown): PydanticProblem {
   return { type, msg, ctx, input };
 }
 
-function valueError(message: string, input: unknown): Problem {
+function valueError(message: string, input: unknown): PydanticProblem {
   return problem("value_error", `Value error, ${message}`, { error: message }, input);
 }
 
@@ -213,7 +217,7 @@ const TYPE_PROBLEMS: Record<string, [string, string, string?, string?]> = {
 };
 
 /** Query, path and header values arrive as strings, so for them a failed type is a failed parse. */
-function typeProblem(types: string, input: unknown, fromText: boolean): Problem {
+function typeProblem(types: string, input: unknown, fromText: boolean): PydanticProblem {
   const expected = types.split(",").find((type) => type !== "null") ?? "null";
   const known = TYPE_PROBLEMS[expected];
   if (!known) return valueError(`must be ${expected}`, input);
@@ -231,12 +235,12 @@ const BOUNDS: Record<string, [string, string, string]> = {
   "<": ["less_than", "less than", "lt"],
 };
 
-function boundProblem(comparison: string, limit: number, input: unknown): Problem {
+function boundProblem(comparison: string, limit: number, input: unknown): PydanticProblem {
   const [type, words, key] = BOUNDS[comparison] ?? ["value_error", comparison, "limit"];
   return problem(type, `Input should be ${words} ${limit}`, { [key]: limit }, input);
 }
 
-function formatProblem(format: string, input: unknown, ajvMessage: string | undefined): Problem {
+function formatProblem(format: string, input: unknown, ajvMessage: string | undefined): PydanticProblem {
   const text = String(input);
   switch (format) {
     case "uuid": {

@@ -1,7 +1,6 @@
-import { type EventEnvelope, newId, type Queryable } from "@evalp/kit";
+import { newId, type Queryable } from "@evalp/kit";
 import { describe, expect, it } from "vitest";
-import { testSealer, useTestDatabase } from "../database.test-support.js";
-import { eventBody } from "../event-body.js";
+import { testEvent, testSealer, useTestDatabase } from "../database.test-support.js";
 import { generateSecret } from "../secrets.js";
 import { insertEventDeliveries } from "./deliveries.js";
 import { previousSecretAt, readEndpointSets } from "./endpoint-sets.js";
@@ -38,17 +37,6 @@ async function fingerprintOf(environmentId: string): Promise<string | null> {
   return (await readEndpointSets(db.pool, [environmentId])).get(environmentId)?.fingerprint ?? null;
 }
 
-function eventIn(environmentId: string): { event: EventEnvelope; body: string } {
-  const event: EventEnvelope = {
-    id: newId(),
-    type: "subject.imported",
-    timestamp: new Date().toISOString(),
-    environment_id: environmentId,
-    data: {},
-  };
-  return { event, body: eventBody(event) };
-}
-
 /**
  * Stores one event of `environment` with a delivery to `endpoint`, planned from the fingerprints
  * `planned`, on `on` (the pool when not given).
@@ -59,7 +47,7 @@ async function storeOne(
   planned: Map<string, string | null>,
   on: Queryable = db.pool,
 ) {
-  const stored = eventIn(environment);
+  const stored = testEvent(environment);
   const delivery = {
     id: newId(),
     environmentId: environment,

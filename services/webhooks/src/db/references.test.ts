@@ -5,10 +5,10 @@ import {
   TEST_ENVIRONMENT as ENVIRONMENT,
   firstAttempt,
   storeTestEndpoint,
+  testEvent,
   testSealer,
   useTestDatabase,
 } from "../database.test-support.js";
-import { eventBody } from "../event-body.js";
 import { insertEventDeliveries } from "./deliveries.js";
 import { writeSuccesses } from "./delivery-attempts.js";
 import { webhooksRetention } from "./retention.js";
@@ -19,17 +19,6 @@ const RETENTION = { RETENTION_OUTBOX_DAYS: 7, RETENTION_WEBHOOK_DELIVERIES_DAYS:
 const db = useTestDatabase();
 
 const endpoint = () => storeTestEndpoint(db.pool, "https://receiver.example/hook");
-
-function event(): { event: EventEnvelope; body: string } {
-  const envelope: EventEnvelope = {
-    id: newId(),
-    type: "subject.imported",
-    timestamp: new Date().toISOString(),
-    environment_id: ENVIRONMENT,
-    data: {},
-  };
-  return { event: envelope, body: eventBody(envelope) };
-}
 
 /** Stores `stored`'s event (again, when it is there already) with one delivery to `endpointId`. */
 function storeDelivery(db: Queryable, stored: { event: EventEnvelope; body: string }, endpointId: string) {
@@ -51,7 +40,7 @@ async function eventExists(id: string): Promise<boolean> {
 
 /** An event stored long ago (past retention) that no delivery refers to. */
 async function orphanEvent(): Promise<{ event: EventEnvelope; body: string }> {
-  const stored = event();
+  const stored = testEvent(ENVIRONMENT);
   await db.pool.query(
     `INSERT INTO webhook_events (id, environment_id, event_type, body, created_at)
      VALUES ($1, $2, $3, $4, now() - interval '40 days')`,
@@ -88,7 +77,7 @@ async function deleteOrphanEvents(between: () => Promise<void> = async () => {})
 describe("references kept without foreign keys", () => {
   it("locks an event already stored while deliveries of it are stored again, until they commit", async () => {
     const [a, b] = [await endpoint(), await endpoint()];
-    const stored = event();
+    const stored = testEvent(ENVIRONMENT);
     await storeDelivery(db.pool, stored, a.id);
     await withTransaction(db.pool, async (tx) => {
       await storeDelivery(tx, stored, b.id);

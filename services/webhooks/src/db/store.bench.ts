@@ -1,7 +1,6 @@
-import { type EventEnvelope, newId, type PoolClient, type Queryable } from "@evalp/kit";
+import { newId, type PoolClient, type Queryable } from "@evalp/kit";
 import { afterAll, beforeAll, test } from "vitest";
-import { testSealer, useTestDatabase } from "../database.test-support.js";
-import { eventBody } from "../event-body.js";
+import { testEvent, testSealer, useTestDatabase } from "../database.test-support.js";
 import { generateSecret } from "../secrets.js";
 import { insertEventDeliveries } from "./deliveries.js";
 import { readEndpointSets } from "./endpoint-sets.js";
@@ -64,16 +63,7 @@ function withoutNames(client: PoolClient): Queryable {
 }
 
 async function storeBatch(on: Queryable): Promise<void> {
-  const events = Array.from({ length: 4 }, () => {
-    const event: EventEnvelope = {
-      id: newId(),
-      type: "subject.imported",
-      timestamp: new Date().toISOString(),
-      environment_id: environment,
-      data: {},
-    };
-    return { event, body: eventBody(event) };
-  });
+  const events = Array.from({ length: 4 }, () => testEvent(environment));
   const deliveries = events.flatMap(({ event }) =>
     endpoints.map((endpointId) => ({
       id: newId(),
