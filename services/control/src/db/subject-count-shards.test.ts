@@ -9,9 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrations } from "../server.js";
 import { SUBJECTS_COUNTED } from "./subject-import.js";
 
-// Migrations 008 and 009 against a real Postgres: a database migrated as the release before the
+// Migrations 008 to 010 against a real Postgres: a database migrated as the release before the
 // shards left it (control's migrations before 008), with subjects counted the old way, then
-// migrated to now (009 stops keeping `subject_counts`).
+// migrated to now (009 stops keeping `subject_counts`, 010 drops it).
 /** Control's own folder, the last of its migration set's (after kit's outbox and idempotency ones). */
 const SERVICE_DIR = migrations.dirs.at(-1) as string;
 const SHARDS_MIGRATION = "008_subject_count_shards.sql";
@@ -54,11 +54,10 @@ async function insertSubjects(db: pg.ClientBase | Pool, environmentId: string, c
   );
 }
 
-/** The environment's shards, and its count as `subject_counts` and as a scan of its subjects have it. */
+/** The environment's shards, and its count as they sum it and as a scan of its subjects has it. */
 async function counts(environmentId: string): Promise<{
   shards: Map<number, number>;
   sum: number;
-  row: number;
   active: number;
 }> {
   const shards = await pool.query<{ shard: number; subjects: string }>(
@@ -66,10 +65,6 @@ async function counts(environmentId: string): Promise<{
     [environmentId],
   );
   const summed = await pool.query<{ subjects: string }>(SUBJECTS_COUNTED, [environmentId]);
-  const row = await pool.query<{ subjects: string }>(
-    "SELECT subjects FROM subject_counts WHERE environment_id = $1",
-    [environmentId],
-  );
   const active = await pool.query<{ n: string }>(
     "SELECT count(*) AS n FROM subjects WHERE environment_id = $1 AND erased_at IS NULL",
     [environmentId],
@@ -77,7 +72,6 @@ async function counts(environmentId: string): Promise<{
   return {
     shards: new Map(shards.rows.map((shard) => [shard.shard, Number(shard.subjects)])),
     sum: Number(summed.rows[0]?.subjects),
-    row: Number(row.rows[0]?.subjects ?? 0),
     active: Number(active.rows[0]?.n),
   };
 }
@@ -114,14 +108,24 @@ describe("subject counts in shards", () => {
       [counted],
     );
     const empty = await newEnvironment();
+    // The count as the previous release kept it, per environment.
+    const kept = await pool.query<{ subjects: number }>(
+      "SELECT subjects::int FROM subject_counts WHERE environment_id = $1",
+      [counted],
+    );
+    expect(kept.rows).toEqual([{ subjects: 4 }]);
     await migrate(url, [migrations]);
     const migrated = await counts(counted);
     expect(migrated).toEqual({
       shards: new Map([[0, 4]]),
       sum: 4,
-      row: 4,
       active: 4,
     });
+    // Dropped by 010, with the function that locked it: no release running now reads either.
+    const left = await pool.query<{ row: string | null; locker: string | null }>(
+      "SELECT to_regclass('subject_counts')::text AS row, to_regprocedure('locked_subject_count(uuid)')::text AS locker",
+    );
+    expect(left.rows).toEqual([{ row: null, locker: null }]);
     // An environment with no subjects has no count row before, and no shards after.
     expect((await counts(empty)).shards.size).toBe(0);
   });
@@ -149,8 +153,6 @@ describe("subject counts in shards", () => {
       );
       const kept = await counts(environmentId);
       expect(kept.sum).toBe(5);
-      // No longer kept (migration 009): no release running beside this one reads it.
-      expect(kept.row).toBe(0);
       expect(kept.active).toBe(5);
       const [a, b] = pids.map((pid) => pid % 8) as [number, number];
       const expected = new Map<number, number>();
