@@ -174,6 +174,40 @@ describe("createEventConsumer", () => {
     }
   }, 30_000);
 
+  it("drops the events of an environment without endpoints on its kept set's fingerprint, and reads a set that changed", async () => {
+    await db.pool.query("UPDATE webhook_endpoints SET deleted_at = now() WHERE deleted_at IS NULL");
+    const sent: string[] = [];
+    const dispatcher = recordingDispatcher();
+    const consumer = createEventConsumer({
+      nc,
+      pool: poolRecording(db.pool, sent),
+      logger,
+      route,
+      dispatcher,
+    });
+    consumer.start();
+    try {
+      // The first event's set is read: no endpoint, nothing stored.
+      const first = await publishEvent();
+      await allAcked();
+      expect(sent.filter(isSetRead)).toHaveLength(1);
+      // The second's comes from memory, confirmed by its fingerprint rather than read again.
+      sent.length = 0;
+      const second = await publishEvent();
+      await allAcked();
+      expect(sent.filter(isSetRead)).toEqual([]);
+      expect(sent.filter((text) => text.includes("webhook_endpoint_sets_hold"))).toHaveLength(1);
+      expect([await deliveriesOf(first.id), await deliveriesOf(second.id)]).toEqual([0, 0]);
+      // An endpoint added since: the kept set no longer holds, and the third event reaches it.
+      const endpoint = await storeTestEndpoint(db.pool, "https://receiver.example/added");
+      const third = await publishEvent();
+      await vi.waitFor(() => expect(dispatcher.handed).toHaveLength(1), { timeout: 10_000, interval: 20 });
+      expect(dispatcher.handed[0]).toMatchObject({ endpoint_id: endpoint.id, event_id: third.id });
+    } finally {
+      await consumer.stop();
+    }
+  }, 30_000);
+
   it("hands the deliveries over while their store commits, and acks the message once it has", async () => {
     await onlyEndpoint("https://receiver.example/committing");
     const slow = await atEachDeliveryCommit("PERFORM pg_sleep(1);");
@@ -227,6 +261,35 @@ describe("createEventConsumer", () => {
 async function onlyEndpoint(url: string): Promise<void> {
   await db.pool.query("UPDATE webhook_endpoints SET deleted_at = now() WHERE deleted_at IS NULL");
   await storeTestEndpoint(db.pool, url);
+}
+
+/** The pool, with the text of every statement sent on it (not on a connection taken from it) kept in `sent`. */
+function poolRecording(pool: Pool, sent: string[]): Pool {
+  return new Proxy(pool, {
+    get(target, property) {
+      const value: unknown = Reflect.get(target, property);
+      if (typeof value !== "function") return value;
+      if (property !== "query") return value.bind(target);
+      return (submitted: string | Submitted, ...rest: unknown[]) => {
+        sent.push(typeof submitted === "string" ? submitted : (submitted.text ?? ""));
+        return (value as (...args: unknown[]) => unknown).call(target, submitted, ...rest);
+      };
+    },
+  });
+}
+
+/** A read of endpoint sets (db/endpoint-sets.ts). */
+const isSetRead = (text: string) => text.includes("WITH sets AS");
+
+/** Waits until the consumer has acked every message published so far. */
+async function allAcked(): Promise<void> {
+  await vi.waitFor(
+    async () => {
+      const info = await consumerInfo();
+      expect([info.num_pending, info.num_ack_pending]).toEqual([0, 0]);
+    },
+    { timeout: 10_000, interval: 20 },
+  );
 }
 
 /** The consumer's state on the stream. */

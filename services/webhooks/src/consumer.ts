@@ -26,6 +26,7 @@ import {
 import type { ClaimedDelivery } from "./db/delivery-attempts.js";
 import {
   type EndpointSet,
+  endpointSetsHold,
   previousSecretAt,
   readEndpointSets,
   type SubscribedEndpoint,
@@ -115,7 +116,7 @@ export function createEventConsumer(options: {
    * again. The STORE_PLANS-th plan, made from a read just before it, is stored without the check:
    * what a store from a read was before sets were kept, and an endpoint changed between that read
    * and the store hears the batch as it was before the change. A plan without deliveries stores
-   * nothing, so one made from memory is confirmed by a read.
+   * nothing, so one made from memory is confirmed by the sets' fingerprints (a changed set is read).
    */
   async function store(batch: Traced[]): Promise<void> {
     const environmentIds = [...new Set(batch.map((entry) => entry.event.environment_id))];
@@ -123,7 +124,10 @@ export function createEventConsumer(options: {
       const { known, fromMemory } = await endpointSetsOf(environmentIds, fresh);
       const planned = planDeliveries(known, batch);
       if (planned.deliveries.length === 0) {
-        if (!fromMemory) return;
+        // Sets kept in memory that plan nothing are confirmed before the batch is dropped: by
+        // their fingerprints, which cost less than reading the sets again (the events of an
+        // environment without endpoints come this way at every batch); a set that changed is read.
+        if (!fromMemory || (await endpointSetsHold(pool, known))) return;
         fresh = true;
         continue;
       }

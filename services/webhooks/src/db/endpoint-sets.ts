@@ -1,4 +1,4 @@
-import type { Queryable } from "@evalp/kit";
+import { preparedStatement, type Queryable } from "@evalp/kit";
 import { type SecretEnvelope, secretEnvelopesSql } from "../sealed-secrets.js";
 
 /*
@@ -63,6 +63,27 @@ export async function readEndpointSets(
     sets.set(set_of, set);
   }
   return sets;
+}
+
+/**
+ * Prepared: the consumer runs it for every batch it planned no delivery for from sets kept in
+ * memory (mostly events of environments without endpoints). Migration 011's function reads each
+ * fingerprint by index at any table size.
+ */
+const SETS_HOLD = preparedStatement(
+  "webhooks_endpoint_sets_hold",
+  "SELECT webhook_endpoint_sets_hold($1::uuid[], $2::text[]) AS holds",
+);
+
+/**
+ * Whether every one of the sets still has the fingerprint it was read with, in one snapshot: then
+ * a read of them now would give the same sets, for the cost of their fingerprints alone.
+ */
+export async function endpointSetsHold(db: Queryable, sets: Map<string, EndpointSet>): Promise<boolean> {
+  const found = await db.query<{ holds: boolean }>(
+    SETS_HOLD([[...sets.keys()], [...sets.values()].map((set) => set.fingerprint)]),
+  );
+  return found.rows[0]?.holds === true;
 }
 
 /**
