@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { testEvent, testSealer, useTestDatabase } from "../database.test-support.js";
 import { generateSecret } from "../secrets.js";
 import { insertEventDeliveries } from "./deliveries.js";
-import { previousSecretAt, readEndpointSets } from "./endpoint-sets.js";
+import { endpointSetsHold, previousSecretAt, readEndpointSets } from "./endpoint-sets.js";
 import {
   clearFailingSince,
   insertEndpoint,
@@ -161,15 +161,21 @@ describe("endpoint sets", () => {
   // sets' fingerprints, the failure streaks) must still go by index once the table has grown,
   // with no ANALYZE in between (a server whose autovacuum has not run yet). The connection is
   // made to keep the generic plan at once, as Postgres may choose to.
-  it("reads only the batch's endpoints when it stores, on a connection that prepared it while the table was small", async () => {
+  it("reads only the batch's endpoints when it stores or confirms a set, on a connection that planned both while the table was small", async () => {
     const environment = newId();
     const endpoint = await endpointIn(environment);
     await setFailingSince(db.pool, endpoint, new Date());
     const planned = new Map([[environment, await fingerprintOf(environment)]]);
+    const kept = new Map([[environment, { fingerprint: planned.get(environment) ?? null, endpoints: [] }]]);
     const client = await db.pool.connect();
     try {
+      // The statements' plans, and those of the functions they read the endpoints through
+      // (migrations 011 and 012), made now and kept.
       await client.query("SET plan_cache_mode = force_generic_plan");
-      for (let run = 0; run < 3; run += 1) await storeOne(environment, endpoint, planned, client);
+      for (let run = 0; run < 3; run += 1) {
+        await storeOne(environment, endpoint, planned, client);
+        expect(await endpointSetsHold(client, kept)).toBe(true);
+      }
       await db.pool.query(
         `INSERT INTO webhook_endpoints (id, environment_id, url, event_types, secret_sealed, secret_key_id)
          SELECT gen_random_uuid(), gen_random_uuid(), 'https://receiver.example/hook', '{*}', 'sealed', 'test'
@@ -185,11 +191,16 @@ describe("endpoint sets", () => {
         ).rows[0] ?? { seq: 0, fetched: 0 };
       const before = await read();
       const { result } = await storeOne(environment, endpoint, planned, client);
-      const after = await read();
+      const stored = await read();
+      const holds = await endpointSetsHold(client, kept);
+      const confirmed = await read();
       await client.query("COMMIT");
       expect(result).toMatchObject({ stale: false, failing: new Set([endpoint]) });
-      expect(after.seq - before.seq, "endpoint rows read by sequential scan").toBe(0);
-      expect(after.fetched - before.fetched).toBeGreaterThan(0);
+      expect(holds).toBe(true);
+      expect(stored.seq - before.seq, "endpoint rows read by sequential scan to store").toBe(0);
+      expect(stored.fetched - before.fetched).toBeGreaterThan(0);
+      expect(confirmed.seq - stored.seq, "endpoint rows read by sequential scan to confirm").toBe(0);
+      expect(confirmed.fetched - stored.fetched).toBeGreaterThan(0);
     } finally {
       await client.query("RESET plan_cache_mode");
       client.release();

@@ -67,8 +67,8 @@ export async function readEndpointSets(
 
 /**
  * Prepared: the consumer runs it for every batch it planned no delivery for from sets kept in
- * memory (mostly events of environments without endpoints). Migration 011's function reads each
- * fingerprint by index at any table size.
+ * memory (mostly events of environments without endpoints). Migration 011's function (012's
+ * definition) reads each fingerprint by index at any table size.
  */
 const SETS_HOLD = preparedStatement(
   "webhooks_endpoint_sets_hold",
