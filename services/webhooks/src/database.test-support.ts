@@ -132,3 +132,35 @@ export async function storeLeasedDeliveries(
   }
   return handed;
 }
+
+/** Stores `count` enabled endpoints of `environmentId` hearing every event; their ids. */
+export async function storeEndpointsOf(
+  pool: Queryable,
+  environmentId: string,
+  count: number,
+): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i += 1) {
+    const id = newId();
+    await insertEndpoint(pool, {
+      id,
+      environmentId,
+      url: "https://receiver.example/hook",
+      eventTypes: ["*"],
+      secret: testSealer.seal(id, generateSecret()),
+      enabled: true,
+    });
+    ids.push(id);
+  }
+  return ids;
+}
+
+/** Stores `count` endpoints, each of an environment of its own: a table grown by other tenants. */
+export async function storeOtherTenantsEndpoints(pool: Queryable, count: number): Promise<void> {
+  await pool.query(
+    `INSERT INTO webhook_endpoints (id, environment_id, url, event_types, secret_sealed, secret_key_id)
+     SELECT gen_random_uuid(), gen_random_uuid(), 'https://receiver.example/hook', '{*}', 'sealed', 'test'
+     FROM generate_series(1, $1::int)`,
+    [count],
+  );
+}

@@ -2,6 +2,7 @@ import { createPool, newId, type Pool, type PoolClient, preparedStatement } from
 import { createTestDatabase, type TestDatabase } from "@evalp/testing";
 import { afterAll, beforeAll, test } from "vitest";
 import { migrations } from "../server.js";
+import { storeEnvironment, storeSubjects } from "./database.test-support.js";
 import { READ_IMPORT_STATE } from "./subject-import.js";
 
 /**
@@ -35,21 +36,8 @@ let n = 0;
 beforeAll(async () => {
   database = await createTestDatabase([migrations]);
   pool = createPool({ databaseUrl: database.url, schema: migrations.schema, max: 2 });
-  await pool.query("INSERT INTO organizations (id, name) VALUES ($1, 'Org')", [ref.organizationId]);
-  await pool.query("INSERT INTO apps (id, organization_id, slug, name) VALUES ($1, $2, 'app', 'App')", [
-    ref.appId,
-    ref.organizationId,
-  ]);
-  await pool.query("INSERT INTO environments (id, app_id, slug, name) VALUES ($1, $2, 'live', 'Live')", [
-    ref.environmentId,
-    ref.appId,
-  ]);
-  await pool.query("INSERT INTO quotas (environment_id) VALUES ($1)", [ref.environmentId]);
-  await pool.query(
-    `INSERT INTO subjects (id, environment_id, external_id, identity_mode, profile)
-     SELECT gen_random_uuid(), $1, 'user-' || n, 'self_managed', '{}' FROM generate_series(1, 3000) AS n`,
-    [ref.environmentId],
-  );
+  await storeEnvironment(pool, ref);
+  await storeSubjects(pool, ref.environmentId, 3000);
   await pool.query("ANALYZE");
   kept = await pool.connect();
   inline = await pool.connect();

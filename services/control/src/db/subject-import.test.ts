@@ -15,6 +15,7 @@ import { createTestDatabase, type TestDatabase } from "@evalp/testing";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrations } from "../server.js";
+import { storeEnvironment, storeSubjects } from "./database.test-support.js";
 import {
   IMPORT_MOST,
   type ImportWrite,
@@ -37,12 +38,8 @@ const ref = { organizationId: newId(), appId: newId(), environmentId: newId() };
 const SUBJECTS = 3_000;
 
 /** The environment's subjects, `user-1` … `user-<count>`, `user-2` erased. */
-async function storeSubjects(count: number): Promise<void> {
-  await pool.query(
-    `INSERT INTO subjects (id, environment_id, external_id, identity_mode, profile)
-     SELECT gen_random_uuid(), $1, 'user-' || n, 'self_managed', '{}' FROM generate_series(1, $2) AS n`,
-    [ref.environmentId, count],
-  );
+async function storeSubjectsErasingOne(count: number): Promise<void> {
+  await storeSubjects(pool, ref.environmentId, count);
   // An erased subject: its external id is gone, and it is never known to an import.
   await pool.query(
     `UPDATE subjects SET external_id = NULL, profile = '{}', erased_at = now()
@@ -54,16 +51,7 @@ async function storeSubjects(count: number): Promise<void> {
 beforeAll(async () => {
   database = await createTestDatabase([migrations]);
   pool = createPool({ databaseUrl: database.url, schema: migrations.schema, max: 4 });
-  await pool.query("INSERT INTO organizations (id, name) VALUES ($1, 'Org')", [ref.organizationId]);
-  await pool.query("INSERT INTO apps (id, organization_id, slug, name) VALUES ($1, $2, 'app', 'App')", [
-    ref.appId,
-    ref.organizationId,
-  ]);
-  await pool.query("INSERT INTO environments (id, app_id, slug, name) VALUES ($1, $2, 'live', 'Live')", [
-    ref.environmentId,
-    ref.appId,
-  ]);
-  await pool.query("INSERT INTO quotas (environment_id) VALUES ($1)", [ref.environmentId]);
+  await storeEnvironment(pool, ref);
   // No statistics change under the tests' feet: a plan is kept as it was made.
   await pool.query("ALTER TABLE subjects SET (autovacuum_enabled = false)");
 });
@@ -91,7 +79,7 @@ describe("an import's state", () => {
       );
       await client.query("ROLLBACK");
       writePlanned = client;
-      await storeSubjects(SUBJECTS);
+      await storeSubjectsErasingOne(SUBJECTS);
       const explained = await client.query<{
         "QUERY PLAN": Array<{ Plan: { "Shared Hit Blocks": number; "Shared Read Blocks": number } }>;
       }>(

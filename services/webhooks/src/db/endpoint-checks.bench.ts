@@ -1,9 +1,7 @@
 import { newId, type PoolClient, preparedStatement } from "@evalp/kit";
 import { afterAll, beforeAll, test } from "vitest";
-import { testSealer, useTestDatabase } from "../database.test-support.js";
-import { generateSecret } from "../secrets.js";
+import { storeEndpointsOf, storeOtherTenantsEndpoints, useTestDatabase } from "../database.test-support.js";
 import { type EndpointSet, endpointSetsHold, readEndpointSets } from "./endpoint-sets.js";
-import { insertEndpoint } from "./endpoints.js";
 
 /**
  * The events consumer's confirmation that a kept endpoint set still holds (an environment of 3
@@ -39,22 +37,8 @@ const SQL_HOLD = preparedStatement(
 );
 
 beforeAll(async () => {
-  for (let i = 0; i < 3; i += 1) {
-    const id = newId();
-    await insertEndpoint(db.pool, {
-      id,
-      environmentId: environment,
-      url: "https://receiver.example/hook",
-      eventTypes: ["*"],
-      secret: testSealer.seal(id, generateSecret()),
-      enabled: true,
-    });
-  }
-  await db.pool.query(
-    `INSERT INTO webhook_endpoints (id, environment_id, url, event_types, secret_sealed, secret_key_id)
-     SELECT gen_random_uuid(), gen_random_uuid(), 'https://receiver.example/hook', '{*}', 'sealed', 'bench'
-     FROM generate_series(1, 2000)`,
-  );
+  await storeEndpointsOf(db.pool, environment, 3);
+  await storeOtherTenantsEndpoints(db.pool, 2000);
   await db.pool.query(SQL_FUNCTIONS);
   kept = await readEndpointSets(db.pool, [environment]);
   checks = await db.pool.connect();

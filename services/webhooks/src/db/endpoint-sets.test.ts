@@ -1,6 +1,11 @@
 import { newId, type Queryable } from "@evalp/kit";
 import { describe, expect, it } from "vitest";
-import { testEvent, testSealer, useTestDatabase } from "../database.test-support.js";
+import {
+  storeOtherTenantsEndpoints,
+  testEvent,
+  testSealer,
+  useTestDatabase,
+} from "../database.test-support.js";
 import { generateSecret } from "../secrets.js";
 import { insertEventDeliveries } from "./deliveries.js";
 import { endpointSetsHold, previousSecretAt, readEndpointSets } from "./endpoint-sets.js";
@@ -176,11 +181,7 @@ describe("endpoint sets", () => {
         await storeOne(environment, endpoint, planned, client);
         expect(await endpointSetsHold(client, kept)).toBe(true);
       }
-      await db.pool.query(
-        `INSERT INTO webhook_endpoints (id, environment_id, url, event_types, secret_sealed, secret_key_id)
-         SELECT gen_random_uuid(), gen_random_uuid(), 'https://receiver.example/hook', '{*}', 'sealed', 'test'
-         FROM generate_series(1, 3000)`,
-      );
+      await storeOtherTenantsEndpoints(db.pool, 3000);
       await client.query("BEGIN");
       const read = async () =>
         (

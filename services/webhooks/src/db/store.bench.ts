@@ -1,10 +1,13 @@
 import { newId, type PoolClient, type Queryable } from "@evalp/kit";
 import { afterAll, beforeAll, test } from "vitest";
-import { testEvent, testSealer, useTestDatabase } from "../database.test-support.js";
-import { generateSecret } from "../secrets.js";
+import {
+  storeEndpointsOf,
+  storeOtherTenantsEndpoints,
+  testEvent,
+  useTestDatabase,
+} from "../database.test-support.js";
 import { insertEventDeliveries } from "./deliveries.js";
 import { readEndpointSets } from "./endpoint-sets.js";
-import { insertEndpoint } from "./endpoints.js";
 
 /**
  * The events consumer's store of a batch (4 events, each to the environment's 3 endpoints, beside
@@ -24,23 +27,8 @@ let prepared: PoolClient | undefined;
 let unnamed: PoolClient | undefined;
 
 beforeAll(async () => {
-  for (let i = 0; i < 3; i += 1) {
-    const id = newId();
-    await insertEndpoint(db.pool, {
-      id,
-      environmentId: environment,
-      url: "https://receiver.example/hook",
-      eventTypes: ["*"],
-      secret: testSealer.seal(id, generateSecret()),
-      enabled: true,
-    });
-    endpoints.push(id);
-  }
-  await db.pool.query(
-    `INSERT INTO webhook_endpoints (id, environment_id, url, event_types, secret_sealed, secret_key_id)
-     SELECT gen_random_uuid(), gen_random_uuid(), 'https://receiver.example/hook', '{*}', 'sealed', 'bench'
-     FROM generate_series(1, 2000)`,
-  );
+  endpoints.push(...(await storeEndpointsOf(db.pool, environment, 3)));
+  await storeOtherTenantsEndpoints(db.pool, 2000);
   planned = new Map([
     [environment, (await readEndpointSets(db.pool, [environment])).get(environment)?.fingerprint ?? null],
   ]);
