@@ -51,22 +51,34 @@ export function testEvent(
   return { event, body: eventBody(event) };
 }
 
-/** An enabled endpoint of the test environment taking every event type, with its secret as a claim reads it. */
-export async function storeTestEndpoint(
-  pool: Pool,
-  url: string,
+/**
+ * Stores an endpoint of `environmentId` hearing every event, with a secret sealed under the test
+ * key: its id, url and the sealed secret as a delivery carries it.
+ */
+export async function storeEndpointIn(
+  pool: Queryable,
+  environmentId: string,
+  endpoint: { url?: string; enabled?: boolean } = {},
 ): Promise<{ id: string; url: string; secret: SecretEnvelope }> {
   const id = newId();
   const sealed = testSealer.seal(id, generateSecret());
   const row = await insertEndpoint(pool, {
     id,
-    environmentId: TEST_ENVIRONMENT,
-    url,
+    environmentId,
+    url: endpoint.url ?? "https://receiver.example/hook",
     eventTypes: ["*"],
     secret: sealed,
-    enabled: true,
+    enabled: endpoint.enabled ?? true,
   });
   return { id: row.id, url: row.url, secret: `${sealed.kid}:${sealed.sealed}` as SecretEnvelope };
+}
+
+/** An endpoint of the test environment at `url` (`storeEndpointIn`). */
+export function storeTestEndpoint(
+  pool: Pool,
+  url: string,
+): Promise<{ id: string; url: string; secret: SecretEnvelope }> {
+  return storeEndpointIn(pool, TEST_ENVIRONMENT, { url });
 }
 
 /** A first attempt's delivery of `eventId` to `target` as the dispatcher is handed it, leased under `token`. */
@@ -133,25 +145,14 @@ export async function storeLeasedDeliveries(
   return handed;
 }
 
-/** Stores `count` enabled endpoints of `environmentId` hearing every event; their ids. */
+/** Stores `count` enabled endpoints of `environmentId` hearing every event (`storeEndpointIn`); their ids. */
 export async function storeEndpointsOf(
   pool: Queryable,
   environmentId: string,
   count: number,
 ): Promise<string[]> {
   const ids: string[] = [];
-  for (let i = 0; i < count; i += 1) {
-    const id = newId();
-    await insertEndpoint(pool, {
-      id,
-      environmentId,
-      url: "https://receiver.example/hook",
-      eventTypes: ["*"],
-      secret: testSealer.seal(id, generateSecret()),
-      enabled: true,
-    });
-    ids.push(id);
-  }
+  for (let i = 0; i < count; i += 1) ids.push((await storeEndpointIn(pool, environmentId)).id);
   return ids;
 }
 

@@ -1,6 +1,7 @@
 import { newId, type Queryable } from "@evalp/kit";
 import { describe, expect, it } from "vitest";
 import {
+  storeEndpointIn,
   storeOtherTenantsEndpoints,
   testEvent,
   testSealer,
@@ -11,7 +12,6 @@ import { insertEventDeliveries } from "./deliveries.js";
 import { endpointSetsHold, previousSecretAt, readEndpointSets } from "./endpoint-sets.js";
 import {
   clearFailingSince,
-  insertEndpoint,
   markDeleted,
   markDisabled,
   markEnabled,
@@ -26,16 +26,7 @@ import {
 const db = useTestDatabase();
 
 async function endpointIn(environmentId: string, enabled = true): Promise<string> {
-  const id = newId();
-  await insertEndpoint(db.pool, {
-    id,
-    environmentId,
-    url: "https://receiver.example/hook",
-    eventTypes: ["*"],
-    secret: testSealer.seal(id, generateSecret()),
-    enabled,
-  });
-  return id;
+  return (await storeEndpointIn(db.pool, environmentId, { enabled })).id;
 }
 
 async function fingerprintOf(environmentId: string): Promise<string | null> {
