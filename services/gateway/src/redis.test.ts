@@ -1,7 +1,8 @@
 import type { Socket } from "node:net";
 import { Redis } from "ioredis";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { createRedis } from "./redis.js";
+import { startDoorway, startFakeSentinel } from "./sentinel.test-support.js";
 
 // Real Redis (the run's, as every test finds it): what is counted is the socket's writes to it.
 const url = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -55,4 +56,36 @@ describe("createRedis on one server", () => {
     await Promise.all(Array.from({ length: 20 }, (_, i) => plain.echo(`plain-${i}`)));
     expect(writes.count).toBe(20);
   });
+});
+
+describe("createRedis on a Sentinel set", () => {
+  it("connects to the new primary when the sentinels announce it while the client is asking them for it", async () => {
+    // The old primary is a doorway to the run's Redis that the test closes; the new one the run's
+    // Redis itself.
+    const server = new URL(url);
+    if (server.protocol !== "redis:") throw new Error("this test needs REDIS_URL to name one server");
+    const newPrimary = Number(server.port || 6379);
+    const oldPrimary = await startDoorway(newPrimary);
+    const sentinel = await startFakeSentinel("evalp", oldPrimary.port);
+    const redis = createRedis(`redis+sentinel://127.0.0.1:${sentinel.port}/evalp`);
+    clients.push(redis, { disconnect: () => void sentinel.close() });
+    if (!(redis instanceof Redis)) throw new Error("a Sentinel set's URL makes a Redis, not a Cluster");
+    await ready(redis);
+    await vi.waitFor(() => expect(sentinel.subscribers(), "the failover detector subscribed").toBe(1));
+
+    // The primary dies; the client seeks a connection again and asks the sentinel, which answers
+    // late with the new primary and announces the switch before it does.
+    sentinel.answerDelayMs = 500;
+    sentinel.primaryPort = newPrimary;
+    await oldPrimary.close();
+    await vi.waitFor(() => expect(sentinel.unanswered, "the client asking for the primary").toBe(1), {
+      timeout: 5_000,
+      interval: 5,
+    });
+    sentinel.announceSwitch(oldPrimary.port, newPrimary);
+
+    await vi.waitFor(() => expect(redis.status).toBe("ready"), { timeout: 5_000, interval: 20 });
+    expect(await redis.echo("after the failover")).toBe("after the failover");
+    expect(redis.stream?.remotePort).toBe(newPrimary);
+  }, 15_000);
 });

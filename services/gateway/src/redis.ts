@@ -1,6 +1,12 @@
 import type { Socket } from "node:net";
 import { parseRedisUrl } from "@evalp/kit";
-import { Cluster, Redis, type RedisOptions } from "ioredis";
+import {
+  Cluster,
+  Redis,
+  type RedisOptions,
+  type SentinelConnectionOptions,
+  SentinelConnector,
+} from "ioredis";
 
 /** The gateway's Redis: one server or a Sentinel set's primary (`Redis`), or a Cluster. */
 export type RedisClient = Redis | Cluster;
@@ -13,6 +19,32 @@ const reconnectDelay = (attempt: number) => Math.min(attempt * 50, 2_000);
  * READONLY. The connection is then made anew, to whatever the sentinels (or the URL) name now.
  */
 const reconnectOnError = (error: Error) => error.message.startsWith("READONLY");
+
+/**
+ * ioredis's connector to a Sentinel set's primary, with one change: the failover detector of a
+ * connection that has ended is taken down before the next connection is sought. Left up (as
+ * ioredis leaves it until the next connection is made), a `+switch-master` it hears while the
+ * sentinels are being asked for the new primary disconnects the connector in the middle of that
+ * attempt; the attempt then fails with "Connection is closed" and ioredis ends the client for good
+ * (status `end`, no reconnection). A primary that dies is the case: the client keeps seeking a
+ * connection while the sentinels agree on a new primary, and their announcement lands in one of
+ * the attempts' questions to them often enough (a few ms per attempt, longer on a busy machine);
+ * a gateway then answered 503 to every keyed write until it was restarted. The detector of the
+ * new connection is set up as soon as it connects, as before.
+ */
+class SentinelConnectorOfOneConnection extends SentinelConnector {
+  // ioredis constructs a `Connector` with its client's options, the sentinel options among them.
+  constructor(options: unknown) {
+    super(options as SentinelConnectionOptions);
+  }
+
+  override connect(eventEmitter: Parameters<SentinelConnector["connect"]>[0]) {
+    // A connection is sought only once the last one has closed: ending its stream again is a
+    // no-op, and this connector's `disconnect` takes the detector down with it.
+    this.disconnect();
+    return super.connect(eventEmitter);
+  }
+}
 
 /** Fail fast, per connection: see createRedis. */
 const FAIL_FAST: RedisOptions = {
@@ -84,6 +116,7 @@ export function createRedis(url: string): RedisClient {
       // Told by the sentinels of a new primary, the client reconnects at once rather than when
       // its connection to the old one fails.
       failoverDetector: true,
+      Connector: SentinelConnectorOfOneConnection,
     });
     writeByTurn(redis);
     client = redis;
