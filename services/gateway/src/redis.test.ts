@@ -1,4 +1,5 @@
 import type { Socket } from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
 import { Redis } from "ioredis";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { createRedis } from "./redis.js";
@@ -6,6 +7,12 @@ import { startDoorway, startFakeSentinel } from "./sentinel.test-support.js";
 
 // Real Redis (the run's, as every test finds it): what is counted is the socket's writes to it.
 const url = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+/** The port of the run's Redis, which the Sentinel tests' sentinels name as the primary. */
+function redisPort(): number {
+  const server = new URL(url);
+  if (server.protocol !== "redis:") throw new Error("these tests need REDIS_URL to name one server");
+  return Number(server.port || 6379);
+}
 const clients: Array<{ disconnect(): void }> = [];
 afterAll(() => {
   for (const client of clients) client.disconnect();
@@ -62,9 +69,7 @@ describe("createRedis on a Sentinel set", () => {
   it("connects to the new primary when the sentinels announce it while the client is asking them for it", async () => {
     // The old primary is a doorway to the run's Redis that the test closes; the new one the run's
     // Redis itself.
-    const server = new URL(url);
-    if (server.protocol !== "redis:") throw new Error("this test needs REDIS_URL to name one server");
-    const newPrimary = Number(server.port || 6379);
+    const newPrimary = redisPort();
     const oldPrimary = await startDoorway(newPrimary);
     const sentinel = await startFakeSentinel("evalp", oldPrimary.port);
     const redis = createRedis(`redis+sentinel://127.0.0.1:${sentinel.port}/evalp`);
@@ -87,5 +92,40 @@ describe("createRedis on a Sentinel set", () => {
     await vi.waitFor(() => expect(redis.status).toBe("ready"), { timeout: 5_000, interval: 20 });
     expect(await redis.echo("after the failover")).toBe("after the failover");
     expect(redis.stream?.remotePort).toBe(newPrimary);
+  }, 15_000);
+});
+
+describe("createRedis on a Sentinel set with a sentinel that does not answer", () => {
+  it("connects through the next sentinel when the first takes the connection and answers nothing", async () => {
+    const hung = await startFakeSentinel("evalp", redisPort());
+    hung.hung = true;
+    const answering = await startFakeSentinel("evalp", redisPort());
+    const redis = createRedis(`redis+sentinel://127.0.0.1:${hung.port},127.0.0.1:${answering.port}/evalp`);
+    clients.push(
+      redis,
+      { disconnect: () => void hung.close() },
+      { disconnect: () => void answering.close() },
+    );
+    if (!(redis instanceof Redis)) throw new Error("a Sentinel set's URL makes a Redis, not a Cluster");
+    await vi.waitFor(() => expect(redis.status).toBe("ready"), { timeout: 5_000, interval: 20 });
+    expect(await redis.echo("past a hung sentinel")).toBe("past a hung sentinel");
+  }, 15_000);
+
+  it("still hears of a failover when the sentinel confirmed the subscription later than the command timeout", async () => {
+    const sentinel = await startFakeSentinel("evalp", redisPort());
+    sentinel.subscribeDelayMs = 1_500;
+    const redis = createRedis(`redis+sentinel://127.0.0.1:${sentinel.port}/evalp`);
+    clients.push(redis, { disconnect: () => void sentinel.close() });
+    if (!(redis instanceof Redis)) throw new Error("a Sentinel set's URL makes a Redis, not a Cluster");
+    await ready(redis);
+    await vi.waitFor(() => expect(sentinel.subscribers()).toBe(1));
+    await sleep(sentinel.subscribeDelayMs + 200);
+    // Told of a switch, the client drops its connection at once and asks again.
+    const closed = new Promise((done) => redis.once("close", done));
+    sentinel.announceSwitch(redisPort(), redisPort());
+    await expect(Promise.race([closed.then(() => "reconnecting"), sleep(3_000, "not told")])).resolves.toBe(
+      "reconnecting",
+    );
+    await vi.waitFor(() => expect(redis.status).toBe("ready"), { timeout: 5_000, interval: 20 });
   }, 15_000);
 });

@@ -111,8 +111,11 @@ export function createRedis(url: string): RedisClient {
       ...(password !== undefined ? { password, sentinelPassword: password } : {}),
       ...(tls ? { tls: {}, enableTLSForSentinelMode: true, sentinelTLS: {} } : {}),
       sentinelRetryStrategy: reconnectDelay,
-      // No command timeout towards the sentinels: the failover detector's SUBSCRIBE, answered late
-      // by a busy sentinel, would time out on a connection ioredis gives no error listener.
+      // A sentinel that takes a connection and answers nothing (stopped, or stuck writing its
+      // configuration to a slow disk) is given up after 1 s for the next one: without a bound
+      // the client waited on it for ever, connection or not. The failover detector's SUBSCRIBE
+      // is bounded too; answered later, the subscription still takes effect (redis.test.ts).
+      sentinelCommandTimeout: 1_000,
       // Told by the sentinels of a new primary, the client reconnects at once rather than when
       // its connection to the old one fails.
       failoverDetector: true,

@@ -47,6 +47,10 @@ export type FakeSentinel = {
   /** The port it names as the primary, and how long it takes to answer that question. */
   primaryPort: number;
   answerDelayMs: number;
+  /** Accepts connections and reads them, but answers nothing: a sentinel hung (stopped, overloaded). */
+  hung: boolean;
+  /** How long it takes to confirm a subscription. */
+  subscribeDelayMs: number;
   /** Questions for the primary received and not yet answered. */
   unanswered: number;
   /** Connections subscribed to `+switch-master` now. */
@@ -61,7 +65,8 @@ export type FakeSentinel = {
  * set decides on its own (and when) is set here, so that a race with a client's reconnection can be
  * made to happen every time. It answers what ioredis asks a sentinel (in RESP3, as a real one
  * does once asked with HELLO 3): the primary's address, the other sentinels (none) and a
- * subscription to `+switch-master`; any other command with OK.
+ * subscription to `+switch-master`; any other command with OK. Each answer can be made late, or
+ * never given.
  */
 export async function startFakeSentinel(name: string, primaryPort: number): Promise<FakeSentinel> {
   const subscribed = new Set<Socket>();
@@ -84,6 +89,8 @@ export async function startFakeSentinel(name: string, primaryPort: number): Prom
     port: await listen(server),
     primaryPort,
     answerDelayMs: 0,
+    hung: false,
+    subscribeDelayMs: 0,
     unanswered: 0,
     subscribers: () => subscribed.size,
     announceSwitch(from, to) {
@@ -98,6 +105,7 @@ export async function startFakeSentinel(name: string, primaryPort: number): Prom
     },
   };
   function answer(socket: Socket, command: string, args: string[]) {
+    if (sentinel.hung) return;
     const [sub = "", about] = args.map((arg) => arg.toLowerCase());
     if (command === "sentinel" && sub === "get-master-addr-by-name" && about === name.toLowerCase()) {
       // The address as it is when the answer leaves, like a sentinel that answered late.
@@ -114,7 +122,8 @@ export async function startFakeSentinel(name: string, primaryPort: number): Prom
       );
     } else if (command === "subscribe") {
       subscribed.add(socket);
-      socket.write(push([bulk("subscribe"), bulk(args[0] ?? ""), ":1\r\n"]));
+      const confirm = push([bulk("subscribe"), bulk(args[0] ?? ""), ":1\r\n"]);
+      setTimeout(() => socket.write(confirm), sentinel.subscribeDelayMs);
     } else {
       socket.write("+OK\r\n");
     }
