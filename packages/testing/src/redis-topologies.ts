@@ -46,6 +46,9 @@ const dataArgs = (port: number, dir: string) => [
   "",
   "--appendonly",
   "no",
+  // A replica's first sync starts as soon as it asks (the default waits 5 s for more to ask).
+  "--repl-diskless-sync-delay",
+  "0",
 ];
 
 /** Asks one node, on a connection of its own, and closes the connection. */
@@ -278,7 +281,20 @@ export async function startRedisCluster(): Promise<TestRedisCluster> {
       },
       timeoutMs,
     );
-  await orTearDown(nodes, dir, () => healthy());
+  await orTearDown(nodes, dir, async () => {
+    await healthy();
+    // A replica that has not had its first sync never takes its primary's place (Redis counts its
+    // data as too old), and the slots stay without a primary: `cluster_state:ok` comes before the
+    // syncs, which a primary starts only once its replicas have asked.
+    await until("the replicas to sync", async () => {
+      let synced = 0;
+      for (const started of nodes) {
+        const info = await ask(started.port, (redis) => redis.info("replication"));
+        if (info.includes("role:slave") && info.includes("master_link_status:up")) synced += 1;
+      }
+      return synced === nodes.length / 2;
+    });
+  });
 
   return {
     url: `redis+cluster://${nodes.map((started) => `${HOST}:${started.port}`).join(",")}`,
