@@ -26,11 +26,11 @@ const reconnectOnError = (error: Error) => error.message.startsWith("READONLY");
  * ioredis leaves it until the next connection is made), a `+switch-master` it hears while the
  * sentinels are being asked for the new primary disconnects the connector in the middle of that
  * attempt; the attempt then fails with "Connection is closed" and ioredis ends the client for good
- * (status `end`, no reconnection). A primary that dies is the case: the client keeps seeking a
- * connection while the sentinels agree on a new primary, and their announcement lands in one of
- * the attempts' questions to them often enough (a few ms per attempt, longer on a busy machine);
- * a gateway then answered 503 to every keyed write until it was restarted. The detector of the
- * new connection is set up as soon as it connects, as before.
+ * (status `end`, no reconnection), and the gateway answered 503 to every keyed write until it was
+ * restarted. When the primary dies the client keeps seeking a connection while the sentinels
+ * agree on a new one, so their announcement can land during one of its questions to them (a few
+ * ms each, longer on a busy machine). The detector of the new connection is set up as soon as it
+ * connects, as before.
  */
 class SentinelConnectorOfOneConnection extends SentinelConnector {
   // ioredis constructs a `Connector` with its client's options, the sentinel options among them.
