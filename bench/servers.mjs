@@ -77,10 +77,11 @@ if (mode === "hello") {
     if (principal.organization_id !== organizationId) return fail(reply, 404, "not_found");
     if (principal.app_id !== appId) return fail(reply, 403, "forbidden");
     if (!principal.scopes.includes("org:read")) return fail(reply, 403, "required_scope");
-    const found = await pool.query(
-      "SELECT id, organization_id, slug, name, description, created_at FROM control.apps WHERE id = $1 AND organization_id = $2",
-      [appId, organizationId],
-    );
+    const found = await pool.query({
+      name: "monolith_app",
+      text: "SELECT id, organization_id, slug, name, description, created_at FROM control.apps WHERE id = $1 AND organization_id = $2",
+      values: [appId, organizationId],
+    });
     const row = found.rows[0];
     if (!row) return fail(reply, 404, "not_found");
     return {
