@@ -3,7 +3,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { Redis } from "ioredis";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { createRedis } from "./redis.js";
-import { startDoorway, startFakeSentinel } from "./sentinel.test-support.js";
+import { startDoorway, startFakeSentinel } from "./redis.test-support.js";
 
 // Real Redis (the run's, as every test finds it): what is counted is the socket's writes to it.
 const url = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -70,7 +70,7 @@ describe("createRedis on a Sentinel set", () => {
     // The old primary is a doorway to the run's Redis that the test closes; the new one the run's
     // Redis itself.
     const newPrimary = redisPort();
-    const oldPrimary = await startDoorway(newPrimary);
+    const oldPrimary = await startDoorway({ host: "127.0.0.1", port: newPrimary });
     const sentinel = await startFakeSentinel("evalp", oldPrimary.port);
     const redis = createRedis(`redis+sentinel://127.0.0.1:${sentinel.port}/evalp`);
     clients.push(redis, { disconnect: () => void sentinel.close() });

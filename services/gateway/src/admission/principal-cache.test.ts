@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
-import { connect, createServer, type Server, type Socket } from "node:net";
 import { Redis } from "ioredis";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createRedis } from "../redis.js";
+import { type Doorway, startDoorway } from "../redis.test-support.js";
 import { createPrincipalCache, type Principal, type PrincipalCache } from "./credentials.js";
 
 // Real Redis (the run's, as every test finds it). One gateway's cache reaches it through a proxy
@@ -12,28 +12,14 @@ import { createPrincipalCache, type Principal, type PrincipalCache } from "./cre
 const url = new URL(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
 const LATE_MS = 300;
 const closers: Array<() => unknown> = [];
-let proxy: Server;
+let proxy: Doorway;
 
 beforeAll(async () => {
-  const sockets = new Set<Socket>();
-  proxy = createServer((client) => {
-    const upstream = connect(Number(url.port || 6379), url.hostname);
-    sockets.add(client).add(upstream);
-    client.on("data", (chunk) => upstream.write(chunk));
-    // Every chunk is held as long, so the order of what Redis sent is kept.
-    upstream.on("data", (chunk) => setTimeout(() => client.writable && client.write(chunk), LATE_MS));
-    const end = () => {
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on("close", end).on("error", end);
-    upstream.on("close", end).on("error", end);
-  });
-  await new Promise<void>((listening) => proxy.listen(0, "127.0.0.1", listening));
-  closers.push(() => {
-    for (const socket of sockets) socket.destroy();
-    proxy.close();
-  });
+  proxy = await startDoorway(
+    { host: url.hostname, port: Number(url.port || 6379) },
+    { replyDelayMs: LATE_MS },
+  );
+  closers.push(() => proxy.close());
 });
 afterAll(async () => {
   for (const close of closers.reverse()) await close();
@@ -45,7 +31,7 @@ const logger = pino({ level: "silent" });
 function lateUrl(): string {
   const late = new URL(url);
   late.hostname = "127.0.0.1";
-  late.port = String((proxy.address() as { port: number }).port);
+  late.port = String(proxy.port);
   return late.toString();
 }
 

@@ -137,11 +137,18 @@ export type Doorway = {
   close(): Promise<void>;
 };
 
-/** A port of its own in front of `port` on 127.0.0.1: a Redis that can be made to die. */
-export async function startDoorway(port: number): Promise<Doorway> {
+/**
+ * A port of its own in front of the Redis at `host`:`port`: a Redis that can be made to die, or,
+ * with `replyDelayMs`, one whose every reply reaches the client that much later (in the order Redis
+ * sent them), as a gateway that is busy or descheduled reads them.
+ */
+export async function startDoorway(
+  upstreamAt: { host: string; port: number },
+  options: { replyDelayMs?: number } = {},
+): Promise<Doorway> {
   const sockets = new Set<Socket>();
   const server = createServer((client) => {
-    const upstream = createConnection({ host: "127.0.0.1", port });
+    const upstream = createConnection(upstreamAt);
     for (const socket of [client, upstream]) {
       sockets.add(socket);
       socket.on("error", () => {});
@@ -152,7 +159,10 @@ export async function startDoorway(port: number): Promise<Doorway> {
       });
     }
     client.pipe(upstream);
-    upstream.pipe(client);
+    const { replyDelayMs } = options;
+    if (replyDelayMs === undefined) upstream.pipe(client);
+    else
+      upstream.on("data", (chunk) => setTimeout(() => client.writable && client.write(chunk), replyDelayMs));
   });
   return {
     port: await listen(server),
