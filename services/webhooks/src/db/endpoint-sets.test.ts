@@ -199,6 +199,45 @@ describe("endpoint sets", () => {
     }
   });
 
+  it("reads a batch's failing endpoints once, whatever the number of deliveries it stores", async () => {
+    const environment = newId();
+    const endpoints = [
+      await endpointIn(environment),
+      await endpointIn(environment),
+      await endpointIn(environment),
+    ];
+    const failing = endpoints[1] as string;
+    await setFailingSince(db.pool, failing, new Date());
+    const planned = new Map([[environment, await fingerprintOf(environment)]]);
+    const events = Array.from({ length: 8 }, () => testEvent(environment));
+    const deliveries = events.flatMap(({ event }) =>
+      endpoints.map((endpointId) => ({
+        id: newId(),
+        environmentId: environment,
+        endpointId,
+        eventId: event.id,
+        eventType: event.type,
+        traceContext: null,
+      })),
+    );
+    const client = await db.pool.connect();
+    try {
+      await client.query("BEGIN");
+      // Counted for this transaction only (pg_stat_xact_user_functions); needs a superuser, as the tests run.
+      await client.query("SET LOCAL track_functions = 'pl'");
+      const result = await insertEventDeliveries(client, events, deliveries, { planned });
+      const calls = await client.query<{ calls: number }>(
+        "SELECT calls::int FROM pg_stat_xact_user_functions WHERE funcname = 'webhook_failing_endpoints'",
+      );
+      await client.query("COMMIT");
+      expect(result).toMatchObject({ stale: false, failing: new Set([failing]) });
+      expect(result.unleasedSince.size).toBe(endpoints.length);
+      expect(calls.rows.map((row) => row.calls)).toEqual([1]);
+    } finally {
+      client.release();
+    }
+  });
+
   it("stops signing with a rotated secret of a kept set once it expired, without a read", async () => {
     const environment = newId();
     const endpoint = await endpointIn(environment);
