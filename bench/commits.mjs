@@ -84,7 +84,13 @@ export async function commitSaturation(pools, children, { notify = false } = {})
   await Promise.all(pools.flatMap((pool) => Array.from({ length: PER_PLANE }, () => worker(pool))));
   const seconds = (performance.now() - started) / 1000;
   const after = cpuSnapshot(children);
-  return { rps: commits / seconds, non2xx: 0, errors, cpuUsPerRequest: cpuUsPer(before, after, commits) };
+  return {
+    rps: commits / seconds,
+    units: commits,
+    non2xx: 0,
+    errors,
+    cpuUsPerRequest: cpuUsPer(before, after, commits),
+  };
 }
 
 /**

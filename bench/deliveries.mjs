@@ -42,6 +42,7 @@ export async function deliverySaturation(target, { receiver, prefix, perCall }, 
   const delivered = stats.count;
   return {
     rps: delivered / ((last - started) / 1000),
+    units: delivered,
     non2xx: run.non2xx + Math.max(0, expected - delivered),
     errors: run.errors,
     cpuUsPerRequest: cpuUsPer(before, after, delivered),
@@ -105,6 +106,7 @@ export async function streamDrain(fill, { receiver, prefix, perEvent, plane }, c
   const last = Math.max(...stats.arrivals.map(([, at]) => at));
   return {
     rps: stats.count / ((last - started) / 1000),
+    units: stats.count,
     non2xx: Math.max(0, expected - stats.count),
     errors: 0,
     cpuUsPerRequest: cpuUsPer(before, after, stats.count),

@@ -40,6 +40,7 @@ export async function saturation(target, children) {
   const ok = run.latencies.length;
   return {
     rps: ok / run.seconds,
+    units: ok,
     non2xx: run.non2xx,
     errors: run.errors,
     cpuUsPerRequest: cpuUsPer(before, after, ok),

@@ -19,7 +19,8 @@ export const suffix = `${Date.now().toString(36)}${randomBytes(3).toString("hex"
 export const databaseName = `evalp_bench_${suffix}`;
 export const databaseUrl = new URL(baseUrl);
 databaseUrl.pathname = `/${databaseName}`;
-const adminUrl = new URL(baseUrl);
+/** The server's maintenance database, where the run's database is made and dropped. */
+export const adminUrl = new URL(baseUrl);
 adminUrl.pathname = "/postgres";
 // NODE_ENV=production: each process connects to NATS as its own user, within its permissions,
 // on a server of the run's own (the default stream names).

@@ -17,8 +17,10 @@
 // Ratios are taken per round against the case's baseline in the same round; the table shows
 // their median. Results also go to bench/results.json, and a line of them to bench/history.jsonl
 // (kept in git: the table is printed against the latest earlier run; BENCH_HISTORY=off leaves it
-// alone, for runs on a busy machine). Environment: BENCH_ROUNDS, BENCH_SECONDS, BENCH_CPU_PROF,
-// BENCH_CASES, BENCH_HISTORY, DATABASE_URL, REDIS_URL.
+// alone, for runs on a busy machine). Where the server has pg_stat_statements, each case's
+// statements per unit go to results.json too (statements.mjs). Environment: BENCH_ROUNDS,
+// BENCH_SECONDS, BENCH_CPU_PROF, BENCH_CASES, BENCH_HISTORY, BENCH_STATEMENTS, DATABASE_URL,
+// REDIS_URL.
 // The parts: platform.mjs starts what is measured, tenant.mjs and cases.mjs say what is loaded and
 // how, load.mjs, hops.mjs and deliveries.mjs measure it (cpu.mjs the CPU), report.mjs prints it.
 import { writeFileSync } from "node:fs";
@@ -27,7 +29,15 @@ import { defineCases, selectCases } from "./cases.mjs";
 import { commitsDatabase } from "./commits.mjs";
 import { codeUnderTest, compareWithHistory, loadAverage, printComparison, recordRun } from "./history.mjs";
 import { fixedRate, load, saturation } from "./load.mjs";
-import { autovacuumIsOn, cleanUp, databaseName, startPlatform, suffix, vacuumDatabase } from "./platform.mjs";
+import {
+  adminUrl,
+  autovacuumIsOn,
+  cleanUp,
+  databaseName,
+  startPlatform,
+  suffix,
+  vacuumDatabase,
+} from "./platform.mjs";
 import { children } from "./processes.mjs";
 import { printTable, summarize } from "./report.mjs";
 import {
@@ -39,6 +49,7 @@ import {
   setting,
   startedAt,
 } from "./settings.mjs";
+import { printStatements, statementsOf } from "./statements.mjs";
 import { shuffle } from "./stats.mjs";
 import { setUpTenant } from "./tenant.mjs";
 
@@ -50,6 +61,12 @@ async function main() {
   const urls = await startPlatform();
   log("platform ready");
   const vacuumBetweenRounds = !(await autovacuumIsOn());
+  statements = await statementsOf(adminUrl, databaseName);
+  log(
+    statements
+      ? "pg_stat_statements: each case's statements per unit go to bench/results.json (BENCH_STATEMENTS=1 prints them)"
+      : "no pg_stat_statements on the server: no statements per case (CONTRIBUTING.md)",
+  );
   if (vacuumBetweenRounds)
     log("the server's autovacuum is off: the run's database is vacuumed after each round");
 
@@ -87,11 +104,13 @@ async function main() {
     const measured = {};
     for (const id of order) {
       const c = byId[id];
+      const before = c.latencyOnly ? null : await statements?.snapshot();
       const sat = c.latencyOnly
         ? { rps: Number.NaN, non2xx: 0, errors: 0, cpuUsPerRequest: {} }
         : c.saturation
           ? await c.saturation(children)
           : await saturation(c.target, children);
+      if (before) sat.statements = await statements.since(before, sat.units);
       const fixed = c.fixed ? await c.fixed() : await fixedRate(c.target, c.rate ?? rate);
       measured[id] = { ...sat, fixed };
     }
@@ -107,6 +126,7 @@ async function main() {
   printTable(summary, machine);
   const settings = { ROUNDS, ROUND_SECONDS, vacuumBetweenRounds };
   printComparison(compareWithHistory(summary, settings));
+  if (setting("BENCH_STATEMENTS") === "1") printStatements(cases, rounds);
   if (setting("BENCH_HISTORY") !== "off") recordRun({ summary, settings, loadAtStart, code });
   const results = {
     date: new Date().toISOString(),
@@ -134,6 +154,8 @@ async function main() {
 
 // W1's database and pools (commits.mjs), made when it first runs and dropped with the run.
 let commits = null;
+// The reader of pg_stat_statements (statements.mjs), when the server has it.
+let statements = null;
 
 try {
   await main();
@@ -141,6 +163,7 @@ try {
   console.error(error);
   process.exitCode = 1;
 } finally {
+  await statements?.close().catch(() => {});
   await commits
     ?.then((database) => database.drop())
     .catch((error) => console.error("W1's database: failed to make or drop:", error));
