@@ -249,7 +249,7 @@ type StoredRow = {
  */
 const STORE_EVENT_DELIVERIES = preparedStatement(
   "webhooks_store_event_deliveries",
-  `WITH fresh AS MATERIALIZED (SELECT webhook_endpoint_sets_hold($16::uuid[], $17::text[]) AS holds),
+  `WITH fresh AS MATERIALIZED (SELECT webhook_endpoint_sets_hold($17::uuid[], $18::text[]) AS holds),
      stored_events AS (
        INSERT INTO webhook_events (id, environment_id, event_type, body, created_at, subject_id)
        SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::timestamptz[], $15::uuid[])
@@ -269,7 +269,7 @@ const STORE_EVENT_DELIVERIES = preparedStatement(
        ON CONFLICT ON CONSTRAINT webhook_deliveries_once DO NOTHING
        RETURNING id, endpoint_id, claim_token IS NOT NULL AS leased, created_at
      ),
-     failing AS MATERIALIZED (SELECT webhook_failing_endpoints($18::uuid[]) AS ids)
+     failing AS MATERIALIZED (SELECT webhook_failing_endpoints($16::uuid[]) AS ids)
      SELECT s.id, s.endpoint_id, s.leased, s.created_at, s.endpoint_id = ANY (f.ids) AS failing
      FROM stored s, failing f
      UNION ALL SELECT NULL, NULL, NULL, NULL, NULL FROM fresh WHERE NOT holds`,
@@ -299,9 +299,10 @@ function eventDeliveriesStatement(
     lease?.ms ?? 0,
     deliveries.map((d) => lease !== undefined && d.leased === true),
     events.map(({ event }) => subjectOf(event)),
+    idList([...new Set(deliveries.map((d) => d.endpointId))]),
+    // The fingerprints last: the consumer's tests find a checked store by them.
     idList([...planned.keys()]),
     [...planned.values()],
-    idList([...new Set(deliveries.map((d) => d.endpointId))]),
   ]);
 }
 
