@@ -1,7 +1,7 @@
 import { createPool, type EventEnvelope, newId, type Pool, type Queryable } from "@evalp/kit";
 import { createTestDatabase, type TestDatabase } from "@evalp/testing";
 import { afterAll, beforeAll } from "vitest";
-import { insertEventDeliveries } from "./db/deliveries.js";
+import { insertEventDeliveries, type NewDelivery } from "./db/deliveries.js";
 import type { ClaimedDelivery } from "./db/delivery-attempts.js";
 import { insertEndpoint } from "./db/endpoints.js";
 import { eventBody } from "./event-body.js";
@@ -49,6 +49,26 @@ export function testEvent(
     data,
   };
   return { event, body: eventBody(event) };
+}
+
+/** `count` events of `environmentId` and a delivery of each to every one of `endpoints`, as the consumer stores them. */
+export function testBatch(
+  environmentId: string,
+  endpoints: readonly string[],
+  count: number,
+): { events: Array<{ event: EventEnvelope; body: string }>; deliveries: NewDelivery[] } {
+  const events = Array.from({ length: count }, () => testEvent(environmentId));
+  const deliveries = events.flatMap(({ event }) =>
+    endpoints.map((endpointId) => ({
+      id: newId(),
+      environmentId,
+      endpointId,
+      eventId: event.id,
+      eventType: event.type,
+      traceContext: null,
+    })),
+  );
+  return { events, deliveries };
 }
 
 /**

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import {
   storeEndpointIn,
   storeOtherTenantsEndpoints,
+  testBatch,
   testEvent,
   testSealer,
   useTestDatabase,
@@ -209,17 +210,7 @@ describe("endpoint sets", () => {
     const failing = endpoints[1] as string;
     await setFailingSince(db.pool, failing, new Date());
     const planned = new Map([[environment, await fingerprintOf(environment)]]);
-    const events = Array.from({ length: 8 }, () => testEvent(environment));
-    const deliveries = events.flatMap(({ event }) =>
-      endpoints.map((endpointId) => ({
-        id: newId(),
-        environmentId: environment,
-        endpointId,
-        eventId: event.id,
-        eventType: event.type,
-        traceContext: null,
-      })),
-    );
+    const { events, deliveries } = testBatch(environment, endpoints, 8);
     const client = await db.pool.connect();
     try {
       await client.query("BEGIN");

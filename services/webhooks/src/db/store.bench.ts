@@ -3,7 +3,7 @@ import { afterAll, beforeAll, test } from "vitest";
 import {
   storeEndpointsOf,
   storeOtherTenantsEndpoints,
-  testEvent,
+  testBatch,
   useTestDatabase,
 } from "../database.test-support.js";
 import { insertEventDeliveries } from "./deliveries.js";
@@ -51,17 +51,7 @@ function withoutNames(client: PoolClient): Queryable {
 }
 
 async function storeBatch(on: Queryable): Promise<void> {
-  const events = Array.from({ length: 4 }, () => testEvent(environment));
-  const deliveries = events.flatMap(({ event }) =>
-    endpoints.map((endpointId) => ({
-      id: newId(),
-      environmentId: environment,
-      endpointId,
-      eventId: event.id,
-      eventType: event.type,
-      traceContext: null,
-    })),
-  );
+  const { events, deliveries } = testBatch(environment, endpoints, 4);
   const stored = await insertEventDeliveries(on, events, deliveries, { planned });
   if (stored.stale || stored.unleasedSince.size !== endpoints.length)
     throw new Error("the batch was not stored");
