@@ -23,15 +23,20 @@ import {
   type UnaryResponse,
 } from "@connectrpc/connect";
 import {
+  contentTypeUnaryProto,
   errorFromJsonBytes,
+  headerContentType,
+  headerProtocolVersion,
   headerTimeout,
-  requestHeader,
+  headerUserAgent,
+  protocolVersion,
   validateResponseWithCompression,
 } from "@connectrpc/connect/protocol-connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { codeOf, errorFromNode, errorFromReset } from "./h2-errors.js";
 import { nodeHeaders, webHeaders } from "./h2-messages.js";
 import { ReplicaSession } from "./h2-replica-session.js";
+import { WireHeaders } from "./wire-headers.js";
 
 /*
  * A Connect client over raw `node:http2` sessions for unary calls, speaking the protocol with
@@ -217,7 +222,7 @@ export function createH2Transport(options: H2TransportOptions): H2Transport {
     incoming: http2.IncomingHttpHeaders,
     chunks: Buffer[],
   ): UnaryResponse => {
-    const trailer = new Headers();
+    const trailer = new WireHeaders();
     const header = webHeaders(incoming, trailer);
     const { isUnaryError, unaryError } = validateResponseWithCompression(
       "unary",
@@ -287,7 +292,7 @@ export function createH2Transport(options: H2TransportOptions): H2Transport {
         method,
         requestMethod: "POST",
         url: baseUrl + pathOf(method),
-        header: requestHeader("unary", USE_BINARY, timeout, header, true),
+        header: unaryRequestHeader(timeout, header),
         contextValues: contextValues ?? createContextValues(),
         message: create(method.input, input),
         // A call's own: nothing another call does reaches it.
@@ -305,6 +310,23 @@ export function createH2Transport(options: H2TransportOptions): H2Transport {
     // connect-node's connection for streams closes itself once idle.
     close: () => session.close(),
   };
+}
+
+/** What connect's own client sends as its user agent (its `requestHeader`), the version it was written against. */
+const USER_AGENT = "connect-es/2.2.0";
+
+/**
+ * A unary binary call's headers as connect's `requestHeader` makes them (the caller's, then the
+ * timeout, content type, protocol version and, unless the caller named one, the user agent), in
+ * the hop's `WireHeaders`.
+ */
+export function unaryRequestHeader(timeoutMs: number | undefined, init: CallHeaders): WireHeaders {
+  const header = new WireHeaders(init);
+  if (timeoutMs !== undefined) header.set(headerTimeout, `${timeoutMs}`);
+  header.set(headerContentType, contentTypeUnaryProto);
+  header.set(headerProtocolVersion, protocolVersion);
+  if (!header.has(headerUserAgent)) header.set(headerUserAgent, USER_AGENT);
+  return header;
 }
 
 /**

@@ -24,11 +24,11 @@ import {
   headerTimeout,
   headerUnaryContentLength,
   parseTimeout,
-  trailerMux,
 } from "@connectrpc/connect/protocol-connect";
 import { Deadlines } from "./h2-deadlines.js";
 import { errorFromUnansweredClose } from "./h2-errors.js";
 import { nodeHeaders, webHeaders } from "./h2-messages.js";
+import { WireHeaders } from "./wire-headers.js";
 
 /*
  * The lean path of the platform's server, for the call the planes make of each other: unary,
@@ -144,7 +144,8 @@ export async function serveLeanUnary(
     context.abort();
   }
   if (stream.destroyed) return;
-  const head = nodeHeaders(trailerMux(context.responseHeader, context.responseTrailer));
+  // A unary answer's trailers travel as `trailer-<name>` headers (connect's `trailerMux`).
+  const head = nodeHeaders(context.responseTrailer, nodeHeaders(context.responseHeader), "trailer-");
   head[CONTENT_LENGTH] = String(answer.byteLength);
   head[":status"] = status;
   // Ended by (empty) trailers, as the router's path ends a stream: see respond() in the handler.
@@ -203,8 +204,8 @@ function createContext(
     signal,
     timeoutMs: timeLeft,
     requestHeader: webHeaders(headers),
-    responseHeader: new Headers({ [headerContentType]: contentTypeUnaryProto }),
-    responseTrailer: new Headers(),
+    responseHeader: new WireHeaders({ [headerContentType]: contentTypeUnaryProto }),
+    responseTrailer: new WireHeaders(),
     values: createContextValues(),
     abort(reason?: unknown) {
       forget?.();

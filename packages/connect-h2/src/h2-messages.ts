@@ -1,41 +1,33 @@
 import type http2 from "node:http2";
+import { WireHeaders } from "./wire-headers.js";
 
 /* What the platform's HTTP/2 client and server share: headers both ways, a body as it arrives. */
 
 /**
- * Node's incoming headers as web Headers, pseudo-headers left out. With `trailers`, the fields
- * Connect sends as `trailer-<name>` in a unary answer go there under `<name>` (connect's
- * `trailerDemux`, in the same pass).
+ * Node's incoming headers as Headers (the hop's `WireHeaders`), pseudo-headers left out. With
+ * `trailers`, the fields Connect sends as `trailer-<name>` in a unary answer go there under
+ * `<name>` (connect's `trailerDemux`, in the same pass).
  */
-export function webHeaders(nodeHeaders: http2.IncomingHttpHeaders | undefined, trailers?: Headers): Headers {
-  const header = new Headers();
-  if (!nodeHeaders) return header;
-  for (const key in nodeHeaders) {
-    if (key.charCodeAt(0) === 58 /* ":" */) continue;
-    const value = nodeHeaders[key];
-    if (value === undefined) continue;
-    let target = header;
-    let name = key;
-    if (trailers && key.startsWith("trailer-")) {
-      target = trailers;
-      name = key.slice("trailer-".length);
-    }
-    if (Array.isArray(value)) for (const one of value) target.append(name, one);
-    else target.append(name, String(value));
-  }
-  return header;
+export function webHeaders(
+  nodeHeaders: http2.IncomingHttpHeaders | undefined,
+  trailers?: WireHeaders,
+): WireHeaders {
+  return WireHeaders.fromNode(nodeHeaders, trailers);
 }
 
 /**
- * Web Headers as Node's outgoing headers (lowercase names, as Headers keeps them), added to
- * `headers` (a request's pseudo-headers, say) so that a call makes one object.
+ * Headers as Node's outgoing headers (lowercase names), added to `headers` (a request's
+ * pseudo-headers, say) so that a call makes one object; with `prefix`, each name prefixed (a
+ * unary answer's trailers, sent as `trailer-<name>`).
  */
 export function nodeHeaders(
   header: Headers | undefined,
   headers: http2.OutgoingHttpHeaders = {},
+  prefix = "",
 ): http2.OutgoingHttpHeaders {
+  if (header instanceof WireHeaders) return header.copyTo(headers, prefix);
   header?.forEach((value, key) => {
-    headers[key] = value;
+    headers[prefix + key] = value;
   });
   return headers;
 }

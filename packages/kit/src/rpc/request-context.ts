@@ -47,31 +47,46 @@ export function requestLogger(values: ContextValues): Logger {
 /** Services asked every few seconds by probes and balancers: their calls are logged at debug. */
 const QUIET_SERVICES = new Set(["evalp.common.v1.HealthService", "grpc.health.v1.Health"]);
 
-/** Server interceptor: reads request id and actor from metadata and binds a child logger to them. */
+/**
+ * Server interceptor: reads request id and actor from metadata and binds a child logger to them,
+ * made when first used: a call that logs nothing (the RPC line below off at the level set, no
+ * handler logging) makes none.
+ */
 export function requestContextInterceptor(logger: Logger): Interceptor {
-  return (next) => async (req) => {
+  return (next) => (req) => {
     const requestId = req.header.get(REQUEST_ID_HEADER);
     const kind = req.header.get(ACTOR_KIND_HEADER);
     const id = req.header.get(ACTOR_ID_HEADER);
-    const child = logger.child({ request_id: requestId ?? undefined, rpc: req.method.name });
+    let child: Logger | undefined;
+    const bound = () => {
+      child ??= logger.child({ request_id: requestId ?? undefined, rpc: req.method.name });
+      return child;
+    };
     req.contextValues.set(contextKey, {
       requestId,
       actor: kind && id ? { kind, id } : null,
-      logger: child,
+      get logger() {
+        return bound();
+      },
     });
-    // One line per RPC, so the gateway's request id can be followed into every service it touched.
+    // One line per RPC, so the gateway's request id can be followed into every service it
+    // touched; readiness polls would drown the log at info. Below the level set, the call passes
+    // straight through.
+    const level = QUIET_SERVICES.has(req.service.typeName) ? "debug" : "info";
+    if (!logger.isLevelEnabled(level)) return next(req);
     const started = performance.now();
-    let code = "ok";
-    try {
-      return await next(req);
-    } catch (error) {
-      code = error instanceof ConnectError ? Code[error.code] : "unknown";
-      throw error;
-    } finally {
-      // Readiness polls would drown the log at info.
-      const level = QUIET_SERVICES.has(req.service.typeName) ? "debug" : "info";
-      child[level]({ code, duration_ms: Math.round((performance.now() - started) * 10) / 10 }, "rpc");
-    }
+    const line = (code: string) =>
+      bound()[level]({ code, duration_ms: Math.round((performance.now() - started) * 10) / 10 }, "rpc");
+    return next(req).then(
+      (res) => {
+        line("ok");
+        return res;
+      },
+      (error: unknown) => {
+        line(error instanceof ConnectError ? Code[error.code] : "unknown");
+        throw error;
+      },
+    );
   };
 }
 
