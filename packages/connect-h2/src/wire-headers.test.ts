@@ -119,6 +119,8 @@ describe("WireHeaders", () => {
       ["set-cookie", "b=2"],
     ]);
     expect([...trailer]).toEqual([["x-t", "t"]]);
+    // Trimmed as the web's Headers trims.
+    expect(webHeaders({ "x-a": " padded\t" }).get("x-a")).toBe("padded");
   });
 
   it("makes a unary call's headers as connect's requestHeader does", () => {

@@ -31,12 +31,16 @@ function checkedName(name: string): string {
   return text.toLowerCase();
 }
 
-function checkedValue(value: string): string {
-  let text = String(value);
+/** A value without the HTTP whitespace at its edges, as the web's Headers keeps it. */
+function trimmed(text: string): string {
   // Most values have no whitespace at their edges: the regex runs only for those that do.
   const first = text.charCodeAt(0);
   const last = text.charCodeAt(text.length - 1);
-  if (first <= 32 || last <= 32) text = text.replace(EDGE_WHITESPACE, "");
+  return first <= 32 || last <= 32 ? text.replace(EDGE_WHITESPACE, "") : text;
+}
+
+function checkedValue(value: string): string {
+  const text = trimmed(String(value));
   if (FORBIDDEN_IN_VALUE.test(text)) throw new TypeError("Headers: invalid header value");
   for (let i = 0; i < text.length; i++) {
     if (text.charCodeAt(i) > 255) throw new TypeError("Headers: a header value must be a ByteString");
@@ -72,9 +76,9 @@ export class WireHeaders implements Headers {
   }
 
   /**
-   * Headers a peer sent, as Node hands them over (already valid, names lowercase), pseudo-headers
-   * left out. With `trailers`, the fields Connect sends as `trailer-<name>` in a unary answer go
-   * there under `<name>` (connect's `trailerDemux`, in the same pass).
+   * Headers a peer sent, as Node hands them over (names lowercase), pseudo-headers left out.
+   * With `trailers`, the fields Connect sends as `trailer-<name>` in a unary answer go there
+   * under `<name>` (connect's `trailerDemux`, in the same pass).
    */
   static fromNode(incoming: http2.IncomingHttpHeaders | undefined, trailers?: WireHeaders): WireHeaders {
     const header = new WireHeaders();
@@ -89,8 +93,9 @@ export class WireHeaders implements Headers {
         target = trailers;
         name = key.slice("trailer-".length);
       }
-      if (Array.isArray(value)) for (const one of value) target.#add(name, one);
-      else target.#add(name, String(value));
+      // Node's HTTP/2 parser refused bad names and values; the edges are trimmed as the web's are.
+      if (Array.isArray(value)) for (const one of value) target.#add(name, trimmed(one));
+      else target.#add(name, trimmed(String(value)));
     }
     return header;
   }
@@ -109,10 +114,13 @@ export class WireHeaders implements Headers {
     return headers;
   }
 
-  /** A value already checked, under a name already lowercase. */
-  #add(name: string, value: string): void {
+  /**
+   * A value already checked, under a name already lowercase: added to the name's values (joined
+   * by ", ", a cookie kept apart), or with `replace`, in their place.
+   */
+  #add(name: string, value: string, replace = false): void {
     if (name === SET_COOKIE) {
-      if (this.#cookies) this.#cookies.push(value);
+      if (this.#cookies && !replace) this.#cookies.push(value);
       else this.#cookies = [value];
       return;
     }
@@ -121,7 +129,7 @@ export class WireHeaders implements Headers {
       this.#names.push(name);
       this.#values.push(value);
     } else {
-      this.#values[at] = `${this.#values[at]}, ${value}`;
+      this.#values[at] = replace ? value : `${this.#values[at]}, ${value}`;
     }
   }
 
@@ -130,19 +138,7 @@ export class WireHeaders implements Headers {
   }
 
   set(name: string, value: string): void {
-    const key = checkedName(name);
-    const text = checkedValue(value);
-    if (key === SET_COOKIE) {
-      this.#cookies = [text];
-      return;
-    }
-    const at = this.#names.indexOf(key);
-    if (at < 0) {
-      this.#names.push(key);
-      this.#values.push(text);
-    } else {
-      this.#values[at] = text;
-    }
+    this.#add(checkedName(name), checkedValue(value), true);
   }
 
   delete(name: string): void {
