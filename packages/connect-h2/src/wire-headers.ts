@@ -1,14 +1,14 @@
 import type http2 from "node:http2";
 
 /*
- * The web's `Headers` as the hop keeps them: a plain object of lowercase names. The hop's calls
- * hand Connect's interceptors and handlers a `Headers` (connect's types ask for one), and Node's
- * own (undici's) spends most of what the hop's headers cost: WebIDL conversions of every name
- * and value, a sorted copy at each iteration, a Map and its lists per object — several objects per
- * call at each end, and much of the hop's garbage. This one behaves as the web's does for
- * what callers do with it (names case-insensitive, values trimmed of HTTP whitespace and checked,
- * a repeated name's values joined by ", ", `set-cookie` kept apart, iteration sorted by name)
- * and hands its fields to Node's headers in one pass (`copyTo`).
+ * The web's `Headers` as the hop keeps them: short lists of lowercase names and their values.
+ * The hop's calls hand Connect's interceptors and handlers a `Headers` (connect's types ask for
+ * one), and Node's own (undici's) spends most of what the hop's headers cost: WebIDL conversions
+ * of every name and value, a sorted copy at each iteration, a Map and its lists per object —
+ * several objects per call at each end, and much of the hop's garbage. This one behaves as the
+ * web's does for what callers do with it (names case-insensitive, values trimmed of HTTP
+ * whitespace and checked, a repeated name's values joined by ", ", `set-cookie` kept apart,
+ * iteration sorted by name) and hands its fields to Node's headers in one pass (`copyTo`).
  */
 
 /** A header name: an HTTP token (RFC 9110 §5.6.2), as the web's Headers requires. */
