@@ -46,6 +46,12 @@ function figuresOf(entry) {
     ...(entry.baseline ? { vs: entry.baseline, ratio: round(entry.throughputRatio, 3) } : {}),
     ...(entry.baseline ? { p99DeltaMs: round(entry.p99DeltaMs, 2) } : {}),
     ...(entry.cpuRatio ? { cpuRatio: round(entry.cpuRatio.ratio, 3) } : {}),
+    ...(entry.cpuRatio?.atEqualRate
+      ? {
+          cpuRatioAtEqualRate: round(entry.cpuRatio.atEqualRate.ratio, 3),
+          equalRate: entry.cpuRatio.atEqualRate.rate,
+        }
+      : {}),
     cpuUs: Object.fromEntries(
       Object.entries(entry.cpuUsPerRequest)
         .filter(([group]) => group !== "autocannon")
@@ -137,7 +143,9 @@ function printHistory(ids) {
     for (const run of history.filter((r) => r.cases[id])) {
       const c = run.cases[id];
       const ratio = c.ratio !== undefined ? ` ${c.ratio}×${c.vs}` : "";
-      const cpu = c.cpuRatio !== undefined ? ` cpu ${c.cpuRatio}×` : "";
+      const equal =
+        c.cpuRatioAtEqualRate !== undefined ? ` (${c.cpuRatioAtEqualRate}× at ${c.equalRate}/s)` : "";
+      const cpu = c.cpuRatio !== undefined ? ` cpu ${c.cpuRatio}×${equal}` : "";
       console.log(
         `  ${run.date.slice(0, 16)} ${run.commit}${run.dirty ? "+" : ""} load ${run.load.start}/${run.load.end}` +
           ` ${run.settings.rounds}×${run.settings.seconds}s: ${c.perSecond}/s${ratio}${cpu} p50 ${c.p50Ms} p99 ${c.p99Ms}` +

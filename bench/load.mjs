@@ -50,18 +50,21 @@ export async function saturation(target, children) {
 /**
  * p50/p99 at `rate` requests a second, offered by FIXED_STREAMS runs of one connection each,
  * started evenly across a second (autocannon paces each connection per second, so staggering
- * them spreads the bursts).
+ * them spreads the bursts); with `children`, the CPU each request cost at that rate too.
  */
-export async function fixedRate(target, rate) {
+export async function fixedRate(target, rate, children) {
   const perStream = Math.max(1, Math.round(rate / FIXED_STREAMS));
+  const before = children ? cpuSnapshot(children) : null;
   const runs = [];
   for (let i = 0; i < FIXED_STREAMS; i++) {
     runs.push(load(target, { seconds: ROUND_SECONDS, connections: 1, rate: perStream }));
     await sleep(1000 / FIXED_STREAMS);
   }
   const done = await Promise.all(runs);
+  const after = children ? cpuSnapshot(children) : null;
   const latencies = done.flatMap((run) => run.latencies).sort((a, b) => a - b);
   return {
+    ...(before ? { cpuUsPerRequest: cpuUsPer(before, after, latencies.length) } : {}),
     offered: perStream * FIXED_STREAMS,
     achieved: latencies.length / ROUND_SECONDS,
     p50: percentile(latencies, 50),

@@ -11,7 +11,9 @@
 //   of one connection each, started evenly across a second (autocannon paces each connection per
 //   second, so staggering them spreads the bursts); C2's latency runs from the API call's send to
 //   the event's arrival at the receiver, on a clock both processes share;
-// - CPU per request of every process involved, from /proc/<pid>/stat during the saturation run.
+// - CPU per request of every process involved, from /proc/<pid>/stat during the saturation run;
+//   for a CPU target (B1's gateway against A2's), also with both cases at half the case's
+//   saturation rate, where neither process's CPU per request is lowered by a higher load.
 // On a server whose autovacuum is off (a CI machine's), the run's database is vacuumed and
 // analyzed after each round, as production's autovacuum would keep it.
 // Ratios are taken per round against the case's baseline in the same round; the table shows
@@ -113,6 +115,18 @@ async function main() {
       if (before) sat.statements = await statements.since(before, sat.units);
       const fixed = c.fixed ? await c.fixed() : await fixedRate(c.target, c.rate ?? rate);
       measured[id] = { ...sat, fixed };
+      // A process's CPU per request falls as its load rises (more work per wake-up and per
+      // write), so a case that saturates elsewhere at a lower rate pays more per request for the
+      // same work. A CPU target is read once more with both cases offered one rate both hold.
+      const vs = c.targets?.cpuOf ? byId[c.targets.cpuOf.vs] : undefined;
+      if (vs?.target && c.target && Number.isFinite(sat.rps)) {
+        const equal = Math.max(FIXED_STREAMS, Math.round(sat.rps / 2));
+        measured[id].equalRate = {
+          rate: equal,
+          cpuUsPerRequest: (await fixedRate(c.target, equal, children)).cpuUsPerRequest,
+          vsCpuUsPerRequest: (await fixedRate(vs.target, equal, children)).cpuUsPerRequest,
+        };
+      }
     }
     rounds.push({ order, measured });
     if (vacuumBetweenRounds) await vacuumDatabase();
