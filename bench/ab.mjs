@@ -13,7 +13,7 @@
 // It writes no history line (BENCH_HISTORY=off for every run) and leaves the worktree in place for
 // the next comparison with the same commit (`git worktree remove` it when done).
 import { execFileSync, spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT, setting } from "./settings.mjs";
 import { median, spread } from "./stats.mjs";
@@ -32,7 +32,7 @@ function prepareBase(ref) {
     console.error(`[ab] installing and building ${commit.slice(0, 12)} in ${dir}`);
     run("npm", ["ci", "--no-audit", "--no-fund"]);
     run("npx", ["turbo", "run", "build", "--output-logs=errors-only"]);
-    execFileSync("touch", [".ab-built"], { cwd: dir });
+    writeFileSync(join(dir, ".ab-built"), `${commit}\n`);
   }
   return { label: commit.slice(0, 12), dir };
 }
@@ -62,10 +62,22 @@ async function benchIn(tree, cases) {
         cpu:
           Object.values(c.cpuUsPerRequest).reduce((sum, us) => sum + us, 0) -
           (c.cpuUsPerRequest.autocannon ?? 0),
+        // A CPU target's ratio (B1's gateway against A2's), at saturation and at one rate.
+        cpuRatio: c.cpuRatio?.ratio,
+        cpuRatioAtEqualRate: c.cpuRatio?.atEqualRate?.ratio,
       },
     ]),
   );
 }
+
+/** The figures compared, by their names in a case's line, as the table prints them. */
+const NAMES = {
+  rps: "per s",
+  ratio: "ratio to its baseline",
+  cpu: "CPU µs per unit, all processes",
+  cpuRatio: "CPU target's ratio",
+  cpuRatioAtEqualRate: "the same at one rate",
+};
 
 /**
  * Per case and figure, the medians of each build and of the per-pair changes (this tree ÷ base),
@@ -75,7 +87,7 @@ export function comparePairs(pairs) {
   const ids = Object.keys(pairs[0].head).filter((id) => pairs.every((p) => p.base[id] && p.head[id]));
   const rows = [];
   for (const id of ids) {
-    for (const figure of ["rps", "ratio", "cpu"]) {
+    for (const figure of Object.keys(NAMES)) {
       const both = pairs
         .map((p) => [p.base[id][figure], p.head[id][figure]])
         .filter(([a, b]) => Number.isFinite(a) && Number.isFinite(b) && a > 0);
@@ -93,8 +105,6 @@ export function comparePairs(pairs) {
   }
   return rows;
 }
-
-const NAMES = { rps: "per s", ratio: "ratio to its baseline", cpu: "CPU µs per unit, all processes" };
 
 async function main() {
   const [ref, ...cases] = process.argv.slice(2);
@@ -117,7 +127,7 @@ async function main() {
     "case │ figure                         │ base       │ this tree  │ change (median of pairs) │ ± spread",
   );
   for (const row of comparePairs(pairs)) {
-    const digits = row.figure === "ratio" ? 3 : 0;
+    const digits = row.figure.toLowerCase().includes("ratio") ? 3 : 0;
     console.log(
       [
         row.id.padEnd(4),
