@@ -1,11 +1,12 @@
 // Two builds measured by turns: `node bench/ab.mjs <ref> [CASE …]` runs the bench of the commit
-// <ref> (checked out and built once, in a worktree under var/bench-ab/) and of this tree, one
-// after the other, PAIRS times, the order swapped every pair, each run one round of the cases
-// named (all by default) with its own platform. On a machine whose speed drifts by more than the
-// change measured (a shared VM's does, by tens of percent from one minute to the next), two runs
-// made one after the other still see nearly the same machine: so each figure is compared within
-// its pair, this tree's against <ref>'s, and the table shows the median of those per-pair
-// changes, with their spread. A change smaller than the spread is not one this run can see.
+// <ref> (checked out and built once, in a worktree under var/bench-ab/) and of this tree (built
+// first, as it is now), one after the other, PAIRS times, the order swapped every pair, each run
+// one round of the cases named (all by default) with its own platform. On a machine whose speed
+// drifts by more than the change measured (a shared VM's does, by tens of percent from one minute
+// to the next), two runs made one after the other still see nearly the same machine: so each
+// figure is compared within its pair, this tree's against <ref>'s, and the table shows the median
+// of those per-pair changes, with their spread. A change smaller than the spread is not one this
+// run can see.
 //
 //   node bench/ab.mjs HEAD~3 A2 H1      A2 (with A1, its baseline) and H1 (with H0), 4 pairs
 //   BENCH_AB_PAIRS=6 BENCH_SECONDS=5 node bench/ab.mjs main
@@ -111,6 +112,11 @@ async function main() {
   if (!ref) throw new Error("usage: node bench/ab.mjs <ref> [CASE …]");
   const base = prepareBase(ref);
   const head = { label: "this tree", dir: ROOT };
+  // This tree as it is now, not as it was last built (as `npm run bench` builds before it runs).
+  execFileSync("npx", ["turbo", "run", "build", "--output-logs=errors-only"], {
+    cwd: ROOT,
+    stdio: "inherit",
+  });
   const pairs = [];
   for (let i = 0; i < PAIRS; i++) {
     // Swapped every pair, so that neither build is always the one measured on a warmer machine.
@@ -135,7 +141,7 @@ async function main() {
         row.base.toFixed(digits).padStart(10),
         row.head.toFixed(digits).padStart(10),
         `${((row.change - 1) * 100).toFixed(1).padStart(6)} %`.padEnd(24),
-        `${(row.spread * 100).toFixed(0)} %`,
+        Number.isFinite(row.spread) ? `${(row.spread * 100).toFixed(0)} %` : "—",
       ].join(" │ "),
     );
   }
