@@ -24,7 +24,8 @@ import {
   serveLeanUnary,
   type UnarySpec,
 } from "./h2-lean-unary.js";
-import { ByteQueue, nodeHeaders, webHeaders } from "./h2-messages.js";
+import { ByteQueue, nodeHeaders } from "./h2-messages.js";
+import { WireHeaders } from "./wire-headers.js";
 
 /*
  * Serves a Connect router on `node:http2`'s own stream events rather than its compatibility API
@@ -103,7 +104,7 @@ export function connectH2Handler(
       httpVersion: "2.0",
       method: headers[":method"] ?? "",
       url: `${headers[":scheme"] ?? "http"}://${headers[":authority"] ?? "localhost"}${path}`,
-      header: webHeaders(headers),
+      header: WireHeaders.fromNode(headers),
       body,
       signal: controller.signal,
     };

@@ -34,7 +34,7 @@ import {
 } from "@connectrpc/connect/protocol-connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { codeOf, errorFromNode, errorFromReset } from "./h2-errors.js";
-import { nodeHeaders, webHeaders } from "./h2-messages.js";
+import { nodeHeaders } from "./h2-messages.js";
 import { ReplicaSession } from "./h2-replica-session.js";
 import { WireHeaders } from "./wire-headers.js";
 
@@ -223,7 +223,7 @@ export function createH2Transport(options: H2TransportOptions): H2Transport {
     chunks: Buffer[],
   ): UnaryResponse => {
     const trailer = new WireHeaders();
-    const header = webHeaders(incoming, trailer);
+    const header = WireHeaders.fromNode(incoming, trailer);
     const { isUnaryError, unaryError } = validateResponseWithCompression(
       "unary",
       [],

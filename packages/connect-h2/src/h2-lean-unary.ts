@@ -27,7 +27,7 @@ import {
 } from "@connectrpc/connect/protocol-connect";
 import { Deadlines } from "./h2-deadlines.js";
 import { errorFromUnansweredClose } from "./h2-errors.js";
-import { nodeHeaders, webHeaders } from "./h2-messages.js";
+import { nodeHeaders } from "./h2-messages.js";
 import { WireHeaders } from "./wire-headers.js";
 
 /*
@@ -203,7 +203,7 @@ function createContext(
     url: `${header(headers, ":scheme") ?? "http"}://${header(headers, ":authority") ?? "localhost"}${path}`,
     signal,
     timeoutMs: timeLeft,
-    requestHeader: webHeaders(headers),
+    requestHeader: WireHeaders.fromNode(headers),
     responseHeader: new WireHeaders({ [headerContentType]: contentTypeUnaryProto }),
     responseTrailer: new WireHeaders(),
     values: createContextValues(),

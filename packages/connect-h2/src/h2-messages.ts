@@ -1,19 +1,10 @@
 import type http2 from "node:http2";
 import { WireHeaders } from "./wire-headers.js";
 
-/* What the platform's HTTP/2 client and server share: headers both ways, a body as it arrives. */
-
-/**
- * Node's incoming headers as Headers (the hop's `WireHeaders`), pseudo-headers left out. With
- * `trailers`, the fields Connect sends as `trailer-<name>` in a unary answer go there under
- * `<name>` (connect's `trailerDemux`, in the same pass).
+/*
+ * What the platform's HTTP/2 client and server share: headers on their way out, a body as it
+ * arrives. Headers coming in are read by `WireHeaders.fromNode`.
  */
-export function webHeaders(
-  nodeHeaders: http2.IncomingHttpHeaders | undefined,
-  trailers?: WireHeaders,
-): WireHeaders {
-  return WireHeaders.fromNode(nodeHeaders, trailers);
-}
 
 /**
  * Headers as Node's outgoing headers (lowercase names), added to `headers` (a request's

@@ -2,7 +2,7 @@ import type http2 from "node:http2";
 import { requestHeader } from "@connectrpc/connect/protocol-connect";
 import { describe, expect, it } from "vitest";
 import { unaryRequestHeader } from "./connect-h2-transport.js";
-import { nodeHeaders, webHeaders } from "./h2-messages.js";
+import { nodeHeaders } from "./h2-messages.js";
 import { WireHeaders } from "./wire-headers.js";
 
 /** What a Headers object shows a reader: every way of reading it. */
@@ -109,7 +109,7 @@ describe("WireHeaders", () => {
     const trailer = new WireHeaders();
     // Node hands a response's status over as a number among the headers.
     const incoming = { ":status": 200, "content-type": "application/proto", "trailer-x-t": "t" };
-    const header = webHeaders(
+    const header = WireHeaders.fromNode(
       { ...(incoming as unknown as http2.IncomingHttpHeaders), "set-cookie": ["a=1", "b=2"] },
       trailer,
     );
@@ -120,7 +120,7 @@ describe("WireHeaders", () => {
     ]);
     expect([...trailer]).toEqual([["x-t", "t"]]);
     // Trimmed as the web's Headers trims.
-    expect(webHeaders({ "x-a": " padded\t" }).get("x-a")).toBe("padded");
+    expect(WireHeaders.fromNode({ "x-a": " padded\t" }).get("x-a")).toBe("padded");
   });
 
   it("makes a unary call's headers as connect's requestHeader does", () => {

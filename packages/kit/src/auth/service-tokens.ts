@@ -28,11 +28,11 @@ export type ServicePublicKeys = ReadonlyMap<string, { service: string; key: KeyO
 /** What a service needs to check the tokens sent to it: its own name (the audience) and the callers' keys. */
 export type ServiceTokenVerifier = { audience: string; keys: ServicePublicKeys };
 
-/** What a verified token says. */
 /** A step of a call as an interceptor wraps it, and the call it is handed. */
 type CallStep = Parameters<Interceptor>[0];
 type CallRequest = Parameters<CallStep>[0];
 
+/** What a verified token says. */
 export type ServiceClaims = { caller: string; actor: { kind: string; id: string } | null };
 
 /** The processes that call or serve RPCs, each with a key pair of its own. */
